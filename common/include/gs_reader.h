@@ -1,0 +1,79 @@
+/* gs_reader.h - streaming reader of the RPM GC heap dump record format.
+ *
+ * The reader pulls one record at a time from a byte source (a callback, a file
+ * descriptor, a FILE* or a buffer) and keeps only the current line in memory,
+ * so memory is O(longest line), never O(file). It accepts both versions of the
+ * format: "a" and "c" with or without their timestamp, LF or CRLF, blank
+ * lines, and a missing final newline.
+ *
+ * A record's strings and reference array point into the reader and stay valid
+ * until the next call of gs_reader_next(). */
+#ifndef GS_READER_H
+#define GS_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "gs_diag.h"
+
+/* Default and hard limits on one line, in bytes. An object with a million
+ * references takes about 17 MB, well inside the default. */
+#define GS_READER_DEFAULT_MAX_LINE (64u << 20)
+#define GS_READER_MIN_MAX_LINE     1024u
+
+typedef enum gs_record_kind {
+  GS_REC_SECTION = 'a', GS_REC_TYPE = 't', GS_REC_OBJECT = 'o',
+  GS_REC_ROOT = 'r', GS_REC_END = 'c'
+} gs_record_kind;
+
+/* Root kinds 0-5 and flag bits, as the format defines them. */
+enum { GS_ROOT_INTERNAL = 0, GS_ROOT_LOCAL = 1, GS_ROOT_FINALIZER = 2,
+       GS_ROOT_HANDLE = 3, GS_ROOT_STATIC = 4, GS_ROOT_RUNTIME = 5 };
+#define GS_ROOT_KINDS 6
+#define GS_FLAG_PINNED   1u
+#define GS_FLAG_WEAK     2u
+#define GS_FLAG_INTERIOR 4u
+
+typedef struct gs_record {
+  gs_record_kind kind;
+  uint64_t line;            /* 1-based line number */
+  uint64_t id;              /* a: format version; t: type ID; o, r: object ID */
+  uint64_t type;            /* o: type ID; r: container type ID (kind 4) */
+  uint64_t size;            /* o: size in bytes */
+  uint64_t timestamp;       /* a, c: ms since boot, when has_timestamp */
+  int has_timestamp;        /* a, c */
+  unsigned root_kind;       /* r */
+  unsigned root_flags;      /* r */
+  int has_container;        /* r: set for static roots */
+  const char *name;         /* a, c: AppDomain name; t: type name (not NUL-terminated) */
+  size_t name_len;
+  const uint64_t *refs;     /* o: referenced object IDs */
+  size_t nrefs;
+} gs_record;
+
+/* Reads up to cap bytes into buf; sets *got (0 at end of input). Returns 0
+ * or a negative gs error code. */
+typedef int (*gs_read_fn)(void *ctx, void *buf, size_t cap, size_t *got);
+
+typedef struct gs_reader gs_reader;
+
+int gs_reader_new(gs_reader **r, gs_read_fn fn, void *ctx);
+int gs_reader_new_file(gs_reader **r, FILE *f);
+int gs_reader_new_fd(gs_reader **r, int fd);
+/* Reads a caller-owned buffer in place; it must outlive the reader. */
+int gs_reader_new_buffer(gs_reader **r, const void *data, size_t len);
+void gs_reader_free(gs_reader *r);
+
+/* Lines longer than max_line bytes are reported as GS_D_LINE_TOO_LONG. */
+void gs_reader_set_max_line(gs_reader *r, size_t max_line);
+
+/* Returns GS_OK with *rec filled, GS_EOF at end of input, GS_EFORMAT when the
+ * line is malformed (gs_reader_diag() says why; the next call goes on with
+ * the next line), or GS_EIO / GS_ENOMEM, after which the reader is done. */
+int gs_reader_next(gs_reader *r, gs_record *rec);
+const gs_diag *gs_reader_diag(const gs_reader *r);
+
+/* Bytes consumed so far, for progress reports. */
+uint64_t gs_reader_offset(const gs_reader *r);
+
+#endif

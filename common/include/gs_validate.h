@@ -1,0 +1,43 @@
+/* gs_validate.h - validator of the RPM GC heap dump record format.
+ *
+ * Records (from gs_reader or any other producer) are fed one at a time; every
+ * problem is reported through a callback with a stable code (gs_diag.h). The
+ * validator keeps going after errors. Checks that need the whole section
+ * (references and roots to objects not in the dump, types never defined) are
+ * reported when the section ends, in line order. Memory is O(objects in the
+ * largest section): one hash entry per distinct object ID. */
+#ifndef GS_VALIDATE_H
+#define GS_VALIDATE_H
+
+#include <stdint.h>
+#include "gs_diag.h"
+#include "gs_reader.h"
+
+typedef void (*gs_diag_fn)(void *ctx, const gs_diag *d);
+
+typedef struct gs_validator gs_validator;
+
+typedef struct gs_validate_counts {
+  uint64_t errors;
+  uint64_t warnings;
+  uint64_t sections;
+  uint64_t records;
+} gs_validate_counts;
+
+int gs_validator_new(gs_validator **v, gs_diag_fn fn, void *ctx);
+void gs_validator_free(gs_validator *v);
+
+/* Feeds one record. Returns GS_OK or GS_ENOMEM. */
+int gs_validator_record(gs_validator *v, const gs_record *rec);
+/* Feeds a diagnostic the producer found itself (a reader syntax error). */
+void gs_validator_report(gs_validator *v, const gs_diag *d);
+/* Ends the input: reports an open section or an input with no section. */
+int gs_validator_finish(gs_validator *v);
+const gs_validate_counts *gs_validator_counts(const gs_validator *v);
+
+/* Reads r to its end through a validator. Returns GS_OK (see counts for the
+ * verdict), or GS_EIO / GS_ENOMEM. */
+int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx,
+                       gs_validate_counts *counts);
+
+#endif

@@ -1,0 +1,437 @@
+/* gs_reader.c - streaming reader of the RPM GC heap dump record format.
+ *
+ * Input is read in large blocks into one window buffer; each call finds the
+ * next line with memchr and parses it in place. The window only grows to hold
+ * the longest line, and the reference array only to hold the most references
+ * of one object, so a steady-state read allocates nothing.
+ *
+ * Lenient where both seed versions differ (optional timestamps, blank lines,
+ * CRLF, runs of blanks between numbers), strict about everything else: each
+ * malformed line is one diagnostic, and reading goes on with the next line. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gs_port.h"
+#include "gs_reader.h"
+
+#define READ_BLOCK   (256u << 10)
+#define MIN_WINDOW   (1u << 20)
+#define MAX_HEX_DIGITS 16
+
+struct gs_reader {
+  gs_read_fn fn;
+  void *ctx;
+  FILE *file;
+  int fd;
+  char *buf;            /* window; caller's memory in buffer mode */
+  size_t cap, pos, end;
+  int owns_buf, eof, skip_line;
+  int io_error;
+  uint64_t line;        /* number of the line last returned */
+  uint64_t base;        /* stream offset of buf[0] */
+  size_t max_line;
+  uint64_t *refs;
+  size_t refs_cap;
+  gs_diag diag;
+};
+
+/* Character classes: HEX | value for hex digits, SEP for a field separator,
+ * 0 for anything else. A constant table keeps the reader free of start-up
+ * state. */
+#define HEX 0x10
+#define SEP 0x20
+#define D(v) (HEX | (v))
+static const unsigned char cclass[256] = {
+  ['\t'] = SEP, [' '] = SEP,
+  ['0'] = D(0), ['1'] = D(1), ['2'] = D(2), ['3'] = D(3), ['4'] = D(4),
+  ['5'] = D(5), ['6'] = D(6), ['7'] = D(7), ['8'] = D(8), ['9'] = D(9),
+  ['a'] = D(10), ['b'] = D(11), ['c'] = D(12), ['d'] = D(13), ['e'] = D(14), ['f'] = D(15),
+  ['A'] = D(10), ['B'] = D(11), ['C'] = D(12), ['D'] = D(13), ['E'] = D(14), ['F'] = D(15),
+};
+
+/* ---- construction ---------------------------------------------------- */
+
+static int reader_alloc(gs_reader **out) {
+  gs_reader *r = calloc(1, sizeof *r);
+  if (!r) return GS_ENOMEM;
+  r->max_line = GS_READER_DEFAULT_MAX_LINE;
+  r->fd = -1;
+  *out = r;
+  return GS_OK;
+}
+
+static int reader_alloc_window(gs_reader *r) {
+  r->buf = malloc(MIN_WINDOW);
+  if (!r->buf) return GS_ENOMEM;
+  r->cap = MIN_WINDOW;
+  r->owns_buf = 1;
+  return GS_OK;
+}
+
+int gs_reader_new(gs_reader **out, gs_read_fn fn, void *ctx) {
+  int err = reader_alloc(out);
+  if (err) return err;
+  (*out)->fn = fn;
+  (*out)->ctx = ctx;
+  if ((err = reader_alloc_window(*out))) { gs_reader_free(*out); *out = NULL; }
+  return err;
+}
+
+static int read_file(void *ctx, void *buf, size_t cap, size_t *got) {
+  FILE *f = ctx;
+  *got = fread(buf, 1, cap, f);
+  return (*got == 0 && ferror(f)) ? GS_EIO : GS_OK;
+}
+
+static int read_fd(void *ctx, void *buf, size_t cap, size_t *got) {
+  return gs_port_read_fd(*(int *)ctx, buf, cap, got);
+}
+
+int gs_reader_new_file(gs_reader **out, FILE *f) {
+  return gs_reader_new(out, read_file, f);
+}
+
+int gs_reader_new_fd(gs_reader **out, int fd) {
+  int err = gs_reader_new(out, read_fd, NULL);
+  if (err) return err;
+  (*out)->fd = fd;
+  (*out)->ctx = &(*out)->fd;
+  return GS_OK;
+}
+
+int gs_reader_new_buffer(gs_reader **out, const void *data, size_t len) {
+  int err = reader_alloc(out);
+  if (err) return err;
+  /* The window points at the caller's bytes; the reader never writes to it
+   * because at end of input it never compacts or refills. */
+  (*out)->buf = (char *)(uintptr_t)data;
+  (*out)->cap = (*out)->end = len;
+  (*out)->eof = 1;
+  return GS_OK;
+}
+
+void gs_reader_free(gs_reader *r) {
+  if (!r) return;
+  if (r->owns_buf) free(r->buf);
+  free(r->refs);
+  free(r);
+}
+
+void gs_reader_set_max_line(gs_reader *r, size_t max_line) {
+  r->max_line = max_line < GS_READER_MIN_MAX_LINE ? GS_READER_MIN_MAX_LINE : max_line;
+}
+
+const gs_diag *gs_reader_diag(const gs_reader *r) { return &r->diag; }
+
+uint64_t gs_reader_offset(const gs_reader *r) { return r->base + r->pos; }
+
+/* ---- diagnostics ----------------------------------------------------- */
+
+static int fail(gs_reader *r, gs_diag_code code, const char *fmt, ...) {
+  va_list ap;
+  r->diag.code = code;
+  r->diag.line = r->line;
+  va_start(ap, fmt);
+  vsnprintf(r->diag.message, sizeof r->diag.message, fmt, ap);
+  va_end(ap);
+  return GS_EFORMAT;
+}
+
+static int is_control(unsigned char c) {
+  return (c < 0x20 && c != '\t') || c == 0x7f;
+}
+
+/* ---- input window ---------------------------------------------------- */
+
+/* Moves the partial line to the front of the window, grows the window when
+ * the partial line fills it, and reads one more block. */
+static int refill(gs_reader *r) {
+  size_t partial = r->end - r->pos, got = 0;
+  int err;
+  if (r->pos > 0) {
+    memmove(r->buf, r->buf + r->pos, partial);
+    r->base += r->pos;
+    r->pos = 0;
+    r->end = partial;
+  }
+  if (r->cap - r->end < READ_BLOCK) {
+    size_t cap = r->cap * 2;
+    char *buf = realloc(r->buf, cap);
+    if (!buf) return GS_ENOMEM;
+    r->buf = buf;
+    r->cap = cap;
+  }
+  err = r->fn(r->ctx, r->buf + r->end, r->cap - r->end, &got);
+  if (err) return err;
+  if (got == 0) r->eof = 1;
+  r->end += got;
+  return GS_OK;
+}
+
+/* Sets [*start, *stop) to the next line without its newline. Returns GS_OK,
+ * GS_EOF, GS_EFORMAT for an overlong line, or an I/O error. */
+static int next_line(gs_reader *r, const char **start, const char **stop) {
+  for (;;) {
+    char *p = r->buf + r->pos;
+    size_t avail = r->end - r->pos;
+    char *nl = avail ? memchr(p, '\n', avail) : NULL;
+    size_t len = nl ? (size_t)(nl - p) : avail;
+    int err;
+    if (nl || (r->eof && avail)) {
+      r->pos += len + (nl != NULL);
+      if (r->skip_line) { r->skip_line = 0; continue; }
+      r->line++;
+      if (len > r->max_line)
+        return fail(r, GS_D_LINE_TOO_LONG, "line is longer than the limit of %lu bytes",
+                    (unsigned long)r->max_line);
+      *start = p;
+      *stop = p + len;
+      return GS_OK;
+    }
+    if (r->eof) return GS_EOF;
+    if (avail > r->max_line) {
+      /* Report now and drop the rest of the line as it arrives, so that
+       * memory stays bounded by the limit. */
+      int reported = r->skip_line;
+      r->base += r->end;
+      r->pos = r->end = 0;
+      if (!reported) {
+        r->skip_line = 1;
+        r->line++;
+        return fail(r, GS_D_LINE_TOO_LONG, "line is longer than the limit of %lu bytes",
+                    (unsigned long)r->max_line);
+      }
+    }
+    if ((err = refill(r))) { r->io_error = err; return err; }
+  }
+}
+
+/* ---- fields ---------------------------------------------------------- */
+
+static const char *skip_blanks(const char *p, const char *e) {
+  while (p < e && (*p == ' ' || *p == '\t')) p++;
+  return p;
+}
+
+/* Parses one hex number at *pp (blanks before it skipped). Returns GS_OK,
+ * GS_EOF when the line has no more fields, or GS_EFORMAT. */
+static int parse_hex(gs_reader *r, const char **pp, const char *e, const char *what,
+                     uint64_t *out) {
+  const char *p = skip_blanks(*pp, e), *start = p;
+  uint64_t v = 0;
+  unsigned c;
+  if (p == e) return GS_EOF;
+  while (p < e && ((c = cclass[(unsigned char)*p]) & HEX)) {
+    if (v >> 60) {
+      while (p < e && (cclass[(unsigned char)*p] & HEX)) p++;
+      *pp = p;
+      return fail(r, GS_D_OVERFLOW, "%s %.*s does not fit in 64 bits", what,
+                  (int)(p - start > 40 ? 40 : p - start), start);
+    }
+    v = (v << 4) | (c & 15);
+    p++;
+  }
+  if (p < e && cclass[(unsigned char)*p] != SEP) {
+    unsigned char c = (unsigned char)*p;
+    if (is_control(c))
+      return fail(r, GS_D_NOT_TEXT, "control byte 0x%02x in %s", c, what);
+    return fail(r, GS_D_NOT_HEX, "%s is not a hex number: unexpected '%c'", what,
+                c < 0x80 ? c : '?');
+  }
+  *pp = p;
+  *out = v;
+  return GS_OK;
+}
+
+static int need_hex(gs_reader *r, const char **pp, const char *e, const char *what,
+                    uint64_t *out) {
+  int err = parse_hex(r, pp, e, what, out);
+  if (err == GS_EOF) return fail(r, GS_D_MISSING_FIELD, "%s is missing", what);
+  return err;
+}
+
+static int no_more_fields(gs_reader *r, const char *p, const char *e, const char *rec) {
+  p = skip_blanks(p, e);
+  if (p == e) return GS_OK;
+  return fail(r, GS_D_EXTRA_FIELD, "%s has an extra field '%.*s'", rec,
+              (int)(e - p > 40 ? 40 : e - p), p);
+}
+
+/* Length of the valid UTF-8 sequence at p, or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *e) {
+  unsigned c = p[0];
+  size_t n, i;
+  uint32_t cp;
+  if (c < 0xc2 || c > 0xf4) return 0;
+  n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+  if ((size_t)(e - p) < n) return 0;
+  cp = c & (0x3f >> (n - 1));
+  for (i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3f);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+      (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return n;
+}
+
+static int check_text(gs_reader *r, const char *s, const char *e, const char *what) {
+  const unsigned char *p = (const unsigned char *)s, *end = (const unsigned char *)e;
+  while (p < end) {
+    size_t n;
+    if (*p >= 0x20 && *p < 0x7f) { p++; continue; }
+    if (*p < 0x80) {
+      if (*p == '\t') { p++; continue; }
+      return fail(r, GS_D_NOT_TEXT, "control byte 0x%02x in %s", *p, what);
+    }
+    if (!(n = utf8_len(p, end)))
+      return fail(r, GS_D_NOT_TEXT, "%s is not valid UTF-8 (byte 0x%02x)", what, *p);
+    p += n;
+  }
+  return GS_OK;
+}
+
+/* Splits "NAME [TIMESTAMP]": the last blank-separated token is the timestamp
+ * when it is a hex number and something comes before it. A name ending in a
+ * hex-looking word written without a timestamp is therefore ambiguous; files
+ * written by gcsnap always carry the timestamp. */
+static int parse_name_timestamp(gs_reader *r, const char *p, const char *e,
+                                const char *what, gs_record *rec) {
+  const char *last = e, *q;
+  p = skip_blanks(p, e);
+  if (p == e) return fail(r, GS_D_MISSING_FIELD, "%s is missing", what);
+  while (last > p && last[-1] != ' ' && last[-1] != '\t') last--;
+  rec->has_timestamp = 0;
+  if (last > p && e - last <= MAX_HEX_DIGITS) {
+    uint64_t v = 0;
+    for (q = last; q < e && (cclass[(unsigned char)*q] & HEX); q++)
+      v = (v << 4) | (cclass[(unsigned char)*q] & 15);
+    if (q == e) {
+      rec->has_timestamp = 1;
+      rec->timestamp = v;
+      e = last;
+      while (e > p && (e[-1] == ' ' || e[-1] == '\t')) e--;
+    }
+  }
+  rec->name = p;
+  rec->name_len = (size_t)(e - p);
+  return check_text(r, p, e, what);
+}
+
+/* ---- records --------------------------------------------------------- */
+
+static int parse_section(gs_reader *r, const char *p, const char *e, gs_record *rec) {
+  int err = need_hex(r, &p, e, "format version", &rec->id);
+  if (err) return err;
+  return parse_name_timestamp(r, p, e, "AppDomain name", rec);
+}
+
+static int parse_type(gs_reader *r, const char *p, const char *e, gs_record *rec) {
+  int err = need_hex(r, &p, e, "type ID", &rec->id);
+  if (err) return err;
+  p = skip_blanks(p, e);
+  if (p == e) return fail(r, GS_D_MISSING_FIELD, "type name is missing");
+  rec->name = p;
+  rec->name_len = (size_t)(e - p);
+  return check_text(r, p, e, "type name");
+}
+
+static int grow_refs(gs_reader *r) {
+  size_t cap = r->refs_cap ? r->refs_cap * 2 : 256;
+  uint64_t *refs = realloc(r->refs, cap * sizeof *refs);
+  if (!refs) return GS_ENOMEM;
+  r->refs = refs;
+  r->refs_cap = cap;
+  return GS_OK;
+}
+
+static int parse_object(gs_reader *r, const char *p, const char *e, gs_record *rec) {
+  size_t n = 0;
+  int err;
+  if ((err = need_hex(r, &p, e, "object ID", &rec->id)) ||
+      (err = need_hex(r, &p, e, "type ID", &rec->type)))
+    return err;
+  p = skip_blanks(p, e);
+  if (p < e && *p == '-') return fail(r, GS_D_NEGATIVE_SIZE, "object size is negative");
+  if ((err = need_hex(r, &p, e, "object size", &rec->size))) return err;
+  for (;;) {
+    uint64_t ref;
+    if (n == r->refs_cap && (err = grow_refs(r))) return err;
+    err = parse_hex(r, &p, e, "reference", &ref);
+    if (err == GS_EOF) break;
+    if (err) return err;
+    r->refs[n++] = ref;
+  }
+  rec->refs = r->refs;
+  rec->nrefs = n;
+  return GS_OK;
+}
+
+static int parse_root(gs_reader *r, const char *p, const char *e, gs_record *rec) {
+  uint64_t kind, flags;
+  int err;
+  if ((err = need_hex(r, &p, e, "root object ID", &rec->id)) ||
+      (err = need_hex(r, &p, e, "root kind", &kind)) ||
+      (err = need_hex(r, &p, e, "root flags", &flags)))
+    return err;
+  if (kind >= GS_ROOT_KINDS)
+    return fail(r, GS_D_ROOT_KIND, "root kind %llx is outside 0-5", (unsigned long long)kind);
+  rec->root_kind = (unsigned)kind;
+  rec->root_flags = flags > 0xffffffffu ? 0xffffffffu : (unsigned)flags;
+  rec->has_container = 0;
+  if (kind == GS_ROOT_STATIC) {
+    err = parse_hex(r, &p, e, "static root container", &rec->type);
+    if (err == GS_EOF)
+      return fail(r, GS_D_STATIC_CONTAINER, "static root (kind 4) has no container type");
+    if (err) return err;
+    rec->has_container = 1;
+  }
+  return no_more_fields(r, p, e, "root record");
+}
+
+static int parse_end(gs_reader *r, const char *p, const char *e, gs_record *rec) {
+  return parse_name_timestamp(r, p, e, "AppDomain name", rec);
+}
+
+static int parse_line(gs_reader *r, const char *p, const char *e, gs_record *rec) {
+  char letter = *p;
+  if (e - p > 1 && p[1] != ' ' && p[1] != '\t') letter = 0;
+  rec->kind = (gs_record_kind)letter;
+  rec->line = r->line;
+  rec->has_timestamp = 0;
+  rec->name = NULL;
+  rec->name_len = 0;
+  rec->nrefs = 0;
+  rec->has_container = 0;
+  switch (letter) {
+  case 'o': return parse_object(r, p + 1, e, rec);
+  case 'r': return parse_root(r, p + 1, e, rec);
+  case 't': return parse_type(r, p + 1, e, rec);
+  case 'a': return parse_section(r, p + 1, e, rec);
+  case 'c': return parse_end(r, p + 1, e, rec);
+  default: {
+    const char *w = p;
+    while (w < e && *w != ' ' && *w != '\t') w++;
+    if (check_text(r, p, w, "record letter")) return GS_EFORMAT;
+    return fail(r, GS_D_UNKNOWN_RECORD, "unknown record '%.*s' (expected a, t, o, r or c)",
+                (int)(w - p > 20 ? 20 : w - p), p);
+  }
+  }
+}
+
+int gs_reader_next(gs_reader *r, gs_record *rec) {
+  for (;;) {
+    const char *p = NULL, *e = NULL;
+    int err;
+    if (r->io_error) return r->io_error;
+    err = next_line(r, &p, &e);
+    if (err) return err;
+    while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
+    p = skip_blanks(p, e);
+    if (p == e) continue;   /* blank line */
+    return parse_line(r, p, e, rec);
+  }
+}
