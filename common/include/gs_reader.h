@@ -60,7 +60,7 @@ typedef struct gs_reader gs_reader;
 int gs_reader_new(gs_reader **r, gs_read_fn fn, void *ctx);
 int gs_reader_new_file(gs_reader **r, FILE *f);
 int gs_reader_new_fd(gs_reader **r, int fd);
-/* Reads a caller-owned buffer in place; it must outlive the reader. */
+/* Reads a caller-owned buffer, a block at a time; it must outlive the reader. */
 int gs_reader_new_buffer(gs_reader **r, const void *data, size_t len);
 void gs_reader_free(gs_reader *r);
 
@@ -72,6 +72,11 @@ void gs_reader_set_max_line(gs_reader *r, size_t max_line);
  * the next line), or GS_EIO / GS_ENOMEM, after which the reader is done. */
 int gs_reader_next(gs_reader *r, gs_record *rec);
 const gs_diag *gs_reader_diag(const gs_reader *r);
+
+/* Size of the input in bytes when known (0 if not), set by the fd
+ * constructor or by the caller; consumers use it to size their tables. */
+void gs_reader_set_size_hint(gs_reader *r, uint64_t bytes);
+uint64_t gs_reader_size_hint(const gs_reader *r);
 
 /* Bytes consumed so far, for progress reports. */
 uint64_t gs_reader_offset(const gs_reader *r);

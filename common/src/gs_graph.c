@@ -320,6 +320,19 @@ static int load_records(loader *l) {
   }
 }
 
+static size_t expected_objects(gs_reader *r) {
+  uint64_t n = gs_reader_size_hint(r) / GS_IDMAP_BYTES_PER_ID;
+  return n < (1u << 12) ? (1u << 12) : n > MAX_NODES ? MAX_NODES : (size_t)n;
+}
+
+/* Reserves generously from the size hint: pages that are never touched cost
+ * nothing, and finish() gives back the slack. */
+static int reserve_arrays(loader *l) {
+  size_t nodes = expected_objects(l->reader) * 2, edges = nodes * 4;
+  if (grow_nodes(l, nodes)) return GS_ENOMEM;
+  return grow((void **)&l->g->refs, &l->edges_cap, edges, sizeof *l->g->refs);
+}
+
 int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   loader l;
   gs_diag scratch;
@@ -329,8 +342,11 @@ int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   l.err = err_out ? err_out : &scratch;
   *out = NULL;
   if (!(l.g = calloc(1, sizeof *l.g))) return GS_ENOMEM;
-  if (gs_idmap_init(&l.objects, 1 << 16) || gs_idmap_init(&l.types, 1024)) err = GS_ENOMEM;
-  else err = load_records(&l);
+  if (gs_idmap_init(&l.objects, expected_objects(r)) || gs_idmap_init(&l.types, 1024) ||
+      reserve_arrays(&l))
+    err = GS_ENOMEM;
+  else
+    err = load_records(&l);
   gs_idmap_free(&l.objects);
   gs_idmap_free(&l.types);
   free(l.starts);

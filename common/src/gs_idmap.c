@@ -1,18 +1,21 @@
 /* gs_idmap.c - open-addressing hash map of 64-bit IDs (see gs_idmap.h).
  *
  * Fibonacci hashing spreads the ascending, evenly spaced IDs that heap walks
- * produce; the table grows at 70% load. */
+ * produce; the table grows at 70% load. Growing a table of millions of
+ * entries costs more than filling it, so callers size it from the input size
+ * when they know it. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
 #include "gs_idmap.h"
+#include "gs_port.h"
 
 #define MIN_CAPACITY 64
 
 static int idmap_alloc(gs_idmap *m, size_t capacity) {
   unsigned log2 = 0;
   while (((size_t)1 << log2) < capacity) log2++;
-  m->slots = calloc((size_t)1 << log2, sizeof *m->slots);
+  m->slots = gs_port_alloc_table(((size_t)1 << log2) * sizeof *m->slots);
   if (!m->slots) return GS_ENOMEM;
   m->mask = ((size_t)1 << log2) - 1;
   m->shift = 64 - log2;
@@ -27,7 +30,7 @@ int gs_idmap_init(gs_idmap *m, size_t expected) {
 }
 
 void gs_idmap_free(gs_idmap *m) {
-  free(m->slots);
+  if (m->slots) gs_port_free_table(m->slots, (m->mask + 1) * sizeof *m->slots);
   memset(m, 0, sizeof *m);
 }
 
@@ -59,7 +62,7 @@ static int idmap_grow(gs_idmap *m) {
     m->slots[j] = *s;
   }
   m->count = old.count;
-  free(old.slots);
+  gs_idmap_free(&old);
   return GS_OK;
 }
 

@@ -25,13 +25,15 @@ struct gs_reader {
   void *ctx;
   FILE *file;
   int fd;
-  char *buf;            /* window; caller's memory in buffer mode */
+  void *owned_ctx;      /* source state the reader frees */
+  char *buf;            /* window; one byte past end is always writable */
   size_t cap, pos, end;
-  int owns_buf, eof, skip_line;
+  int eof, skip_line;
   int io_error;
   uint64_t line;        /* number of the line last returned */
   uint64_t base;        /* stream offset of buf[0] */
   size_t max_line;
+  uint64_t size_hint;
   uint64_t *refs;
   size_t refs_cap;
   gs_diag diag;
@@ -66,7 +68,6 @@ static int reader_alloc_window(gs_reader *r) {
   r->buf = malloc(MIN_WINDOW);
   if (!r->buf) return GS_ENOMEM;
   r->cap = MIN_WINDOW;
-  r->owns_buf = 1;
   return GS_OK;
 }
 
@@ -98,23 +99,38 @@ int gs_reader_new_fd(gs_reader **out, int fd) {
   if (err) return err;
   (*out)->fd = fd;
   (*out)->ctx = &(*out)->fd;
+  (*out)->size_hint = gs_port_fd_size(fd);
+  return GS_OK;
+}
+
+typedef struct buffer_source { const char *data; size_t len, pos; } buffer_source;
+
+static int read_buffer(void *ctx, void *buf, size_t cap, size_t *got) {
+  buffer_source *b = ctx;
+  size_t n = b->len - b->pos < cap ? b->len - b->pos : cap;
+  memcpy(buf, b->data + b->pos, n);
+  b->pos += n;
+  *got = n;
   return GS_OK;
 }
 
 int gs_reader_new_buffer(gs_reader **out, const void *data, size_t len) {
-  int err = reader_alloc(out);
-  if (err) return err;
-  /* The window points at the caller's bytes; the reader never writes to it
-   * because at end of input it never compacts or refills. */
-  (*out)->buf = (char *)(uintptr_t)data;
-  (*out)->cap = (*out)->end = len;
-  (*out)->eof = 1;
+  buffer_source *b = malloc(sizeof *b);
+  int err;
+  if (!b) return GS_ENOMEM;
+  b->data = data;
+  b->len = len;
+  b->pos = 0;
+  if ((err = gs_reader_new(out, read_buffer, b))) { free(b); return err; }
+  (*out)->size_hint = len;
+  (*out)->owned_ctx = b;
   return GS_OK;
 }
 
 void gs_reader_free(gs_reader *r) {
   if (!r) return;
-  if (r->owns_buf) free(r->buf);
+  free(r->buf);
+  free(r->owned_ctx);
   free(r->refs);
   free(r);
 }
@@ -122,6 +138,10 @@ void gs_reader_free(gs_reader *r) {
 void gs_reader_set_max_line(gs_reader *r, size_t max_line) {
   r->max_line = max_line < GS_READER_MIN_MAX_LINE ? GS_READER_MIN_MAX_LINE : max_line;
 }
+
+void gs_reader_set_size_hint(gs_reader *r, uint64_t bytes) { r->size_hint = bytes; }
+
+uint64_t gs_reader_size_hint(const gs_reader *r) { return r->size_hint; }
 
 const gs_diag *gs_reader_diag(const gs_reader *r) { return &r->diag; }
 
@@ -163,7 +183,7 @@ static int refill(gs_reader *r) {
     r->buf = buf;
     r->cap = cap;
   }
-  err = r->fn(r->ctx, r->buf + r->end, r->cap - r->end, &got);
+  err = r->fn(r->ctx, r->buf + r->end, r->cap - r->end - 1, &got);
   if (err) return err;
   if (got == 0) r->eof = 1;
   r->end += got;
@@ -186,6 +206,8 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
       if (len > r->max_line)
         return fail(r, GS_D_LINE_TOO_LONG, "line is longer than the limit of %lu bytes",
                     (unsigned long)r->max_line);
+      /* The parsers rely on a non-hex byte right after the line. */
+      if (!nl) p[len] = '\n';
       *start = p;
       *stop = p + len;
       return GS_OK;
@@ -216,31 +238,29 @@ static const char *skip_blanks(const char *p, const char *e) {
 }
 
 /* Parses one hex number at *pp (blanks before it skipped). Returns GS_OK,
- * GS_EOF when the line has no more fields, or GS_EFORMAT. */
+ * GS_EOF when the line has no more fields, or GS_EFORMAT. The byte at e is
+ * never a hex digit (see next_line), so the digit loop needs no bound. */
 static int parse_hex(gs_reader *r, const char **pp, const char *e, const char *what,
                      uint64_t *out) {
-  const char *p = skip_blanks(*pp, e), *start = p;
+  const unsigned char *p = (const unsigned char *)*pp, *start;
   uint64_t v = 0;
   unsigned c;
-  if (p == e) return GS_EOF;
-  while (p < e && ((c = cclass[(unsigned char)*p]) & HEX)) {
-    if (v >> 60) {
-      while (p < e && (cclass[(unsigned char)*p] & HEX)) p++;
-      *pp = p;
-      return fail(r, GS_D_OVERFLOW, "%s %.*s does not fit in 64 bits", what,
-                  (int)(p - start > 40 ? 40 : p - start), start);
-    }
-    v = (v << 4) | (c & 15);
-    p++;
-  }
-  if (p < e && cclass[(unsigned char)*p] != SEP) {
-    unsigned char c = (unsigned char)*p;
-    if (is_control(c))
-      return fail(r, GS_D_NOT_TEXT, "control byte 0x%02x in %s", c, what);
+  while (cclass[*p] == SEP) p++;
+  if ((const char *)p >= e) return GS_EOF;
+  start = p;
+  while ((c = cclass[*p]) & HEX) { v = (v << 4) | (c & 15); p++; }
+  if (c != SEP && (const char *)p < e) {
+    if (is_control(*p)) return fail(r, GS_D_NOT_TEXT, "control byte 0x%02x in %s", *p, what);
     return fail(r, GS_D_NOT_HEX, "%s is not a hex number: unexpected '%c'", what,
-                c < 0x80 ? c : '?');
+                *p < 0x80 ? *p : '?');
   }
-  *pp = p;
+  if (p - start > MAX_HEX_DIGITS) {
+    while (*start == '0' && p - start > MAX_HEX_DIGITS) start++;
+    if (p - start > MAX_HEX_DIGITS)
+      return fail(r, GS_D_OVERFLOW, "%s %.*s does not fit in 64 bits", what,
+                  (int)(p - start > 40 ? 40 : p - start), (const char *)start);
+  }
+  *pp = (const char *)p;
   *out = v;
   return GS_OK;
 }

@@ -372,8 +372,13 @@ int gs_validator_finish(gs_validator *v) {
 int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_counts *counts) {
   gs_validator *v;
   gs_record rec;
+  uint64_t expect = gs_reader_size_hint(r) / GS_IDMAP_BYTES_PER_ID;
   int err = gs_validator_new(&v, fn, ctx);
   if (err) return err;
+  if (expect > v->objects.count) {
+    gs_idmap_free(&v->objects);
+    if (gs_idmap_init(&v->objects, (size_t)expect)) { gs_validator_free(v); return GS_ENOMEM; }
+  }
   for (;;) {
     err = gs_reader_next(r, &rec);
     if (err == GS_EOF) break;
