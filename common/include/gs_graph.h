@@ -63,8 +63,9 @@ void gs_graph_free(gs_graph *g);
  * returned pointer is valid until the next call with the same buffer. */
 const char *gs_graph_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap);
 
-/* Marks in bits (nnodes bits, caller-zeroed) every node reachable from a
- * root without the weak flag. Returns GS_OK or GS_ENOMEM. */
+/* Marks in bits (nnodes bits, caller-zeroed; node n is bit n % 8 of byte
+ * n / 8) every node reachable from a root without the weak flag. Returns
+ * GS_OK or GS_ENOMEM. */
 int gs_graph_reachable(const gs_graph *g, uint8_t *bits);
 
 /* Bytes the graph holds (arrays only), for the memory bound. */
