@@ -1,0 +1,44 @@
+/* gs_cli.h - what the gcsnap commands share: exit codes, entry points and
+ * the helpers that keep their output uniform.
+ *
+ * Exit codes are part of the command-line contract: 0 success, 1 the input
+ * is invalid (or, for validate --strict, has warnings), 2 the command could
+ * not do its work (bad usage, missing or unreadable file, write failure). */
+#ifndef GS_CLI_H
+#define GS_CLI_H
+
+#include <stdio.h>
+#include "gs_diag.h"
+
+#define GS_EXIT_OK      0
+#define GS_EXIT_INVALID 1
+#define GS_EXIT_USAGE   2   /* also I/O errors: nothing was decided about the input */
+
+#ifndef GS_VERSION
+#define GS_VERSION "0.0.0"
+#endif
+
+/* Each command takes its own argv, argv[0] being the command name. */
+int gs_cmd_validate(int argc, char **argv);
+int gs_cmd_summary(int argc, char **argv);
+int gs_cmd_convert(int argc, char **argv);
+
+/* Prints usage to stdout for --help; returns GS_EXIT_OK. */
+int gs_cli_help(const char *usage);
+/* Prints "gcsnap CMD: MESSAGE" and the usage to stderr; returns GS_EXIT_USAGE. */
+int gs_cli_usage_error(const char *cmd, const char *usage, const char *message);
+/* Prints "gcsnap: MESSAGE" to stderr (printf-style). */
+void gs_cli_error(const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 1, 2)))
+#endif
+  ;
+/* "FILE:LINE: error [CODE]: message", or "FILE: ..." when line is 0. */
+void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d);
+/* The name shown for a path: "<stdin>" for "-". */
+const char *gs_cli_display_name(const char *path);
+/* Flushes stdout; on a write error (full disk, closed pipe) reports it and
+ * returns GS_EXIT_USAGE, else returns code unchanged. */
+int gs_cli_finish(int code);
+
+#endif

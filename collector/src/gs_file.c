@@ -1,0 +1,236 @@
+/* gs_file.c - input files of every command: plain or zstd-compressed dumps.
+ *
+ * The first four bytes are read at open to look for the zstd magic; they are
+ * then served again, either as the start of the plain text or as the first
+ * compressed input. Decompression runs straight into the reader's buffer, so
+ * the only extra memory is zstd's own input block and window. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "gs_cli.h"
+#include "gs_error.h"
+#include "gs_file.h"
+#include "gs_progress.h"
+
+#define MAGIC_LEN 4
+static const unsigned char zstd_magic[MAGIC_LEN] = {0x28, 0xb5, 0x2f, 0xfd};
+
+struct gs_file {
+  const char *name;
+  int fd;
+  int owns_fd;
+  uint64_t size;
+  uint64_t consumed;
+  unsigned char peek[MAGIC_LEN];
+  size_t peek_len, peek_pos;
+  int raw_eof;
+  /* zstd */
+  int zstd;
+  ZSTD_DStream *dstream;
+  unsigned char *zbuf;
+  size_t zbuf_cap;
+  ZSTD_inBuffer in;
+  int frame_open;        /* the last call ended inside a frame */
+  int output_full;       /* the last call filled its output: more may be pending */
+  gs_progress progress;
+  char error[256];
+};
+
+static int fail(gs_file *f, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->error, sizeof f->error, fmt, ap);
+  va_end(ap);
+  return GS_EIO;
+}
+
+/* ---- raw bytes ------------------------------------------------------- */
+
+static int read_fd(gs_file *f, void *buf, size_t cap, size_t *got) {
+  for (;;) {
+    ssize_t n = read(f->fd, buf, cap);
+    if (n >= 0) { *got = (size_t)n; return GS_OK; }
+    if (errno != EINTR) return fail(f, "read error: %s", strerror(errno));
+  }
+}
+
+/* Raw file bytes: the peeked ones first, then the descriptor. */
+static int raw_read(gs_file *f, void *buf, size_t cap, size_t *got) {
+  int err;
+  if (f->peek_pos < f->peek_len) {
+    size_t n = f->peek_len - f->peek_pos;
+    if (n > cap) n = cap;
+    memcpy(buf, f->peek + f->peek_pos, n);
+    f->peek_pos += n;
+    *got = n;
+    return GS_OK;
+  }
+  if (f->raw_eof) { *got = 0; return GS_OK; }
+  if ((err = read_fd(f, buf, cap, got))) return err;
+  if (*got == 0) f->raw_eof = 1;
+  f->consumed += *got;
+  gs_progress_update(&f->progress, f->consumed);
+  return GS_OK;
+}
+
+/* Fills the peek buffer; short reads happen on pipes. */
+static int read_peek(gs_file *f) {
+  while (f->peek_len < MAGIC_LEN && !f->raw_eof) {
+    size_t got;
+    int err = read_fd(f, f->peek + f->peek_len, MAGIC_LEN - f->peek_len, &got);
+    if (err) return err;
+    if (got == 0) f->raw_eof = 1;
+    f->peek_len += got;
+    f->consumed += got;
+  }
+  return GS_OK;
+}
+
+/* ---- zstd ------------------------------------------------------------ */
+
+static int zstd_start(gs_file *f) {
+  f->zstd = 1;
+  f->dstream = ZSTD_createDStream();
+  f->zbuf_cap = ZSTD_DStreamInSize();
+  f->zbuf = malloc(f->zbuf_cap);
+  if (!f->dstream || !f->zbuf) return GS_ENOMEM;
+  ZSTD_initDStream(f->dstream);
+  f->in.src = f->zbuf;
+  return GS_OK;
+}
+
+/* Gets more compressed input; sets *eof when the file has none left. */
+static int zstd_refill(gs_file *f, int *eof) {
+  size_t got;
+  int err = raw_read(f, f->zbuf, f->zbuf_cap, &got);
+  if (err) return err;
+  f->in.size = got;
+  f->in.pos = 0;
+  *eof = got == 0;
+  return GS_OK;
+}
+
+static int zstd_read(gs_file *f, void *buf, size_t cap, size_t *got) {
+  ZSTD_outBuffer out = {buf, cap, 0};
+  while (out.pos == 0) {
+    size_t ret;
+    /* With the input used up, zstd may still hold output that did not fit
+     * last time; only read more when it has nothing left to give. */
+    if (f->in.pos == f->in.size && !f->output_full) {
+      int eof, err = zstd_refill(f, &eof);
+      if (err) return err;
+      if (eof) break;
+    }
+    ret = ZSTD_decompressStream(f->dstream, &out, &f->in);
+    if (ZSTD_isError(ret))
+      return fail(f, "bad zstd data: %s", ZSTD_getErrorName(ret));
+    f->frame_open = ret != 0;
+    f->output_full = out.pos == out.size;
+  }
+  if (out.pos == 0 && f->frame_open)
+    return fail(f, "bad zstd data: the input ends inside a frame (truncated file?)");
+  *got = out.pos;
+  return GS_OK;
+}
+
+/* ---- public ---------------------------------------------------------- */
+
+int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got) {
+  gs_file *f = ctx;
+  if (cap == 0) { *got = 0; return GS_OK; }
+  return f->zstd ? zstd_read(f, buf, cap, got) : raw_read(f, buf, cap, got);
+}
+
+static int open_fd(gs_file *f, const char *path, char *err, size_t cap) {
+  struct stat st;
+  if (strcmp(path, "-") == 0) {
+    f->fd = STDIN_FILENO;
+  } else if ((f->fd = open(path, O_RDONLY)) < 0) {
+    snprintf(err, cap, "cannot open '%s': %s", path, strerror(errno));
+    return GS_EIO;
+  } else {
+    f->owns_fd = 1;
+  }
+  if (fstat(f->fd, &st) != 0) {
+    snprintf(err, cap, "cannot read '%s': %s", f->name, strerror(errno));
+    return GS_EIO;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    snprintf(err, cap, "cannot read '%s': %s", f->name, strerror(EISDIR));
+    return GS_EIO;
+  }
+  f->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+  return GS_OK;
+}
+
+/* Switches to decompression when the peeked bytes are the zstd magic; they
+ * become the first compressed input. */
+static int detect_zstd(gs_file *f) {
+  int err;
+  if (f->peek_len < MAGIC_LEN || memcmp(f->peek, zstd_magic, MAGIC_LEN) != 0)
+    return GS_OK;
+  if ((err = zstd_start(f))) return err;
+  memcpy(f->zbuf, f->peek, MAGIC_LEN);
+  f->in.size = MAGIC_LEN;
+  f->peek_pos = f->peek_len;
+  return GS_OK;
+}
+
+int gs_file_open(gs_file **out, const char *path, char *err, size_t cap) {
+  gs_file *f = calloc(1, sizeof *f);
+  int rc;
+  *out = NULL;
+  if (!f) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
+  f->fd = -1;
+  f->name = gs_cli_display_name(path);
+  if ((rc = open_fd(f, path, err, cap)) != GS_OK) goto failed;
+  if ((rc = read_peek(f)) != GS_OK) {
+    snprintf(err, cap, "%s: %s", f->name, f->error);
+    goto failed;
+  }
+  if ((rc = detect_zstd(f)) != GS_OK) {
+    snprintf(err, cap, "out of memory");
+    goto failed;
+  }
+  *out = f;
+  return GS_OK;
+failed:
+  gs_file_close(f);
+  return rc;
+}
+
+void gs_file_close(gs_file *f) {
+  if (!f) return;
+  gs_progress_end(&f->progress);
+  if (f->owns_fd) close(f->fd);
+  ZSTD_freeDStream(f->dstream);
+  free(f->zbuf);
+  free(f);
+}
+
+int gs_file_new_reader(gs_file *f, gs_reader **r) {
+  int err = gs_reader_new(r, gs_file_read, f);
+  /* The hint sizes the consumers' tables. For zstd the text is larger than
+   * the file, but an underestimate only costs a few table doublings. */
+  if (err == GS_OK) gs_reader_set_size_hint(*r, f->size);
+  return err;
+}
+
+const char *gs_file_name(const gs_file *f) { return f->name; }
+const char *gs_file_error(const gs_file *f) { return f->error; }
+int gs_file_is_zstd(const gs_file *f) { return f->zstd; }
+uint64_t gs_file_size(const gs_file *f) { return f->size; }
+uint64_t gs_file_consumed(const gs_file *f) { return f->consumed; }
+
+void gs_file_show_progress(gs_file *f) {
+  gs_progress_start(&f->progress, f->name, f->size);
+  gs_progress_update(&f->progress, f->consumed);
+}
+
+void gs_file_hide_progress(gs_file *f) { gs_progress_hide(&f->progress); }

@@ -1,0 +1,38 @@
+/* gs_file.h - input files of every command: plain or zstd-compressed dumps.
+ *
+ * A file is opened by path ("-" is standard input) and read through a
+ * gs_read_fn, so any gs_reader can sit on top of it. Compression is detected
+ * by the zstd magic bytes, not by the name, and decompressed as a stream:
+ * memory stays a few hundred kilobytes whatever the file size. */
+#ifndef GS_FILE_H
+#define GS_FILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gs_reader.h"
+
+typedef struct gs_file gs_file;
+
+/* Opens path and looks at its first bytes. On failure returns GS_EIO or
+ * GS_ENOMEM with a message in err ("cannot open 'x': No such file..."). */
+int gs_file_open(gs_file **f, const char *path, char *err, size_t cap);
+void gs_file_close(gs_file *f);
+
+/* The gs_read_fn of the file: decompressed bytes. On GS_EIO,
+ * gs_file_error() says what went wrong (read error, bad zstd data). */
+int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got);
+/* A reader on the file; free it before the file. */
+int gs_file_new_reader(gs_file *f, gs_reader **r);
+
+const char *gs_file_name(const gs_file *f);     /* as shown: "<stdin>" for "-" */
+const char *gs_file_error(const gs_file *f);    /* "" when nothing failed */
+int gs_file_is_zstd(const gs_file *f);
+uint64_t gs_file_size(const gs_file *f);        /* bytes on disk; 0 if unknown */
+uint64_t gs_file_consumed(const gs_file *f);    /* bytes read from disk so far */
+
+/* Shows a percentage on stderr while the file is read, when it is large
+ * and stderr is a terminal; hide before printing, end when done. */
+void gs_file_show_progress(gs_file *f);
+void gs_file_hide_progress(gs_file *f);
+
+#endif

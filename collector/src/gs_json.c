@@ -1,0 +1,68 @@
+/* gs_json.c - the few jansson helpers the --json outputs need. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_json.h"
+
+/* Length of the valid UTF-8 sequence at p, or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *e) {
+  unsigned c = p[0];
+  size_t n, i;
+  uint32_t cp;
+  if (c < 0x80) return 1;
+  if (c < 0xc2 || c > 0xf4) return 0;
+  n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+  if ((size_t)(e - p) < n) return 0;
+  cp = c & (0x3f >> (n - 1));
+  for (i = 1; i < n; i++) {
+    if ((p[i] & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (p[i] & 0x3f);
+  }
+  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+      (cp >= 0xd800 && cp <= 0xdfff))
+    return 0;
+  return n;
+}
+
+static json_t *string_repaired(const char *s, size_t len) {
+  const unsigned char *p = (const unsigned char *)s, *e = p + len;
+  char *copy = malloc(len * 3 + 1), *q = copy;
+  json_t *v;
+  if (!copy) return NULL;
+  while (p < e) {
+    size_t n = utf8_len(p, e);
+    if (n) {
+      memcpy(q, p, n);
+      q += n;
+      p += n;
+    } else {
+      memcpy(q, "\xef\xbf\xbd", 3);   /* U+FFFD */
+      q += 3;
+      p++;
+    }
+  }
+  v = json_stringn(copy, (size_t)(q - copy));
+  free(copy);
+  return v;
+}
+
+json_t *gs_json_string(const char *s, size_t len) {
+  json_t *v = json_stringn(s, len);
+  return v ? v : string_repaired(s, len);
+}
+
+json_t *gs_json_cstring(const char *s) { return gs_json_string(s, strlen(s)); }
+
+json_t *gs_json_u64(uint64_t v) {
+  if (v <= (uint64_t)INT64_MAX) return json_integer((json_int_t)v);
+  return json_real((double)v);
+}
+
+int gs_json_set(json_t *object, const char *key, json_t *value) {
+  return value ? json_object_set_new(object, key, value) : -1;
+}
+
+int gs_json_print(const json_t *value) {
+  if (json_dumpf(value, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0) return -1;
+  return fputc('\n', stdout) == EOF ? -1 : 0;
+}

@@ -1,0 +1,59 @@
+/* gs_main.c - entry point of the gcsnap command-line tool.
+ *
+ * Only dispatches: global options (--help, --version) and the command name
+ * are handled here; each command parses its own options. */
+#include <stdio.h>
+#include <string.h>
+#include "gs_cli.h"
+
+typedef struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} command;
+
+static const command commands[] = {
+  {"validate", gs_cmd_validate, "check dumps against the record format"},
+  {"summary", gs_cmd_summary, "report objects, roots, reachability and types of a dump"},
+  {"convert", gs_cmd_convert, "rewrite a dump in canonical form, optionally zstd-compressed"},
+};
+
+#define NCOMMANDS (sizeof commands / sizeof commands[0])
+
+static void print_usage(FILE *out) {
+  size_t i;
+  fputs("usage: gcsnap COMMAND [OPTIONS] [ARGS]\n"
+        "       gcsnap --version | --help\n"
+        "\n"
+        "Tools for GC heap snapshots in the RPM GC heap dump record format\n"
+        "(.gclog, or .gclog.zst compressed with zstd).\n"
+        "\n"
+        "Commands:\n", out);
+  for (i = 0; i < NCOMMANDS; i++)
+    fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+  fputs("\n"
+        "Run 'gcsnap COMMAND --help' for the options of a command.\n"
+        "Exit status: 0 success, 1 invalid input, 2 usage or I/O error.\n", out);
+}
+
+int main(int argc, char **argv) {
+  size_t i;
+  if (argc < 2) {
+    print_usage(stderr);
+    return GS_EXIT_USAGE;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+    print_usage(stdout);
+    return gs_cli_finish(GS_EXIT_OK);
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("gcsnap %s\n", GS_VERSION);
+    return gs_cli_finish(GS_EXIT_OK);
+  }
+  for (i = 0; i < NCOMMANDS; i++)
+    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "gcsnap: unknown %s '%s'\n", argv[1][0] == '-' ? "option" : "command",
+          argv[1]);
+  print_usage(stderr);
+  return GS_EXIT_USAGE;
+}

@@ -1,0 +1,197 @@
+/* gs_output.c - output file written atomically, optionally zstd-compressed.
+ *
+ * The temporary file is created with O_EXCL so that a stale file or a link
+ * planted under its name is never written through. Its path is kept in a
+ * static slot for the signal handler: an interrupted convert removes it
+ * rather than leave a partial dump next to the destination. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include "gs_error.h"
+#include "gs_output.h"
+
+#define ZSTD_LEVEL 3
+
+struct gs_output {
+  int fd;
+  int is_stdout;
+  int committed;
+  int discarding;
+  char *path;           /* destination */
+  char *tmp_path;       /* NULL for stdout */
+  ZSTD_CCtx *cctx;      /* NULL when not compressing */
+  unsigned char *zbuf;
+  size_t zbuf_cap;
+  char error[256];
+};
+
+static int fail(gs_output *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->error, sizeof o->error, fmt, ap);
+  va_end(ap);
+  return GS_EIO;
+}
+
+/* ---- cleanup on signals --------------------------------------------- */
+
+static const char *volatile signal_tmp_path;
+
+static void on_signal(int sig) {
+  const char *p = signal_tmp_path;
+  if (p) unlink(p);                 /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void guard_tmp(const char *path) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  size_t i;
+  signal_tmp_path = path;
+  if (!path) return;
+  for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
+}
+
+/* ---- raw writes ------------------------------------------------------ */
+
+static int write_fd(gs_output *o, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = write(o->fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0)
+      return fail(o, "cannot write '%s': %s",
+                  o->is_stdout ? "<stdout>" : o->tmp_path, strerror(errno));
+    p += n;
+    len -= (size_t)n;
+  }
+  return GS_OK;
+}
+
+/* Feeds zstd until it has taken all of in (or, for ZSTD_e_end, until the
+ * frame is complete), writing compressed blocks as they come. */
+static int compress(gs_output *o, ZSTD_inBuffer *in, ZSTD_EndDirective mode) {
+  for (;;) {
+    ZSTD_outBuffer out = {o->zbuf, o->zbuf_cap, 0};
+    size_t left = ZSTD_compressStream2(o->cctx, &out, in, mode);
+    int err;
+    if (ZSTD_isError(left))
+      return fail(o, "zstd compression failed: %s", ZSTD_getErrorName(left));
+    if ((err = write_fd(o, o->zbuf, out.pos))) return err;
+    if (mode == ZSTD_e_end ? left == 0 : in->pos == in->size) return GS_OK;
+  }
+}
+
+int gs_output_write(void *ctx, const void *buf, size_t len) {
+  gs_output *o = ctx;
+  ZSTD_inBuffer in = {buf, len, 0};
+  if (o->discarding) return GS_OK;
+  if (!o->cctx) return write_fd(o, buf, len);
+  return compress(o, &in, ZSTD_e_continue);
+}
+
+/* ---- open / commit --------------------------------------------------- */
+
+static int ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int start_zstd(gs_output *o) {
+  o->cctx = ZSTD_createCCtx();
+  o->zbuf_cap = ZSTD_CStreamOutSize();
+  o->zbuf = malloc(o->zbuf_cap);
+  if (!o->cctx || !o->zbuf) return GS_ENOMEM;
+  /* The checksum lets readers tell a damaged file from a short one. */
+  ZSTD_CCtx_setParameter(o->cctx, ZSTD_c_compressionLevel, ZSTD_LEVEL);
+  ZSTD_CCtx_setParameter(o->cctx, ZSTD_c_checksumFlag, 1);
+  return GS_OK;
+}
+
+static int create_tmp(gs_output *o, const char *path, char *err, size_t cap) {
+  size_t n = strlen(path) + 32;
+  o->path = malloc(strlen(path) + 1);
+  o->tmp_path = malloc(n);
+  if (!o->path || !o->tmp_path) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
+  strcpy(o->path, path);
+  snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
+  o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+  if (o->fd < 0) {
+    snprintf(err, cap, "cannot create '%s': %s", o->tmp_path, strerror(errno));
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+    return GS_EIO;
+  }
+  guard_tmp(o->tmp_path);
+  return GS_OK;
+}
+
+int gs_output_open(gs_output **out, const char *path, char *err, size_t cap) {
+  gs_output *o = calloc(1, sizeof *o);
+  int rc = GS_OK;
+  *out = NULL;
+  if (!o) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
+  o->fd = -1;
+  if (strcmp(path, "-") == 0) {
+    o->fd = STDOUT_FILENO;
+    o->is_stdout = 1;
+  } else {
+    rc = create_tmp(o, path, err, cap);
+    if (rc == GS_OK && ends_with(path, ".zst") && (rc = start_zstd(o)) != GS_OK)
+      snprintf(err, cap, "out of memory");
+  }
+  if (rc != GS_OK) { gs_output_close(o); return rc; }
+  *out = o;
+  return GS_OK;
+}
+
+void gs_output_discard(gs_output *o) { o->discarding = 1; }
+
+int gs_output_commit(gs_output *o) {
+  int err;
+  if (o->cctx) {
+    ZSTD_inBuffer in = {NULL, 0, 0};
+    if ((err = compress(o, &in, ZSTD_e_end))) return err;
+  }
+  if (o->is_stdout) { o->committed = 1; return GS_OK; }
+  /* Sync before the rename: after a crash the destination holds either the
+   * old file or the whole new one, never a prefix. */
+  if (fsync(o->fd) != 0)
+    return fail(o, "cannot write '%s': %s", o->tmp_path, strerror(errno));
+  err = close(o->fd);
+  o->fd = -1;
+  if (err != 0) return fail(o, "cannot write '%s': %s", o->tmp_path, strerror(errno));
+  if (rename(o->tmp_path, o->path) != 0)
+    return fail(o, "cannot rename '%s' to '%s': %s", o->tmp_path, o->path,
+                strerror(errno));
+  o->committed = 1;
+  return GS_OK;
+}
+
+void gs_output_close(gs_output *o) {
+  if (!o) return;
+  if (!o->is_stdout && o->fd >= 0) close(o->fd);
+  if (o->tmp_path) {
+    if (!o->committed) unlink(o->tmp_path);
+    guard_tmp(NULL);
+  }
+  ZSTD_freeCCtx(o->cctx);
+  free(o->zbuf);
+  free(o->path);
+  free(o->tmp_path);
+  free(o);
+}
+
+const char *gs_output_error(const gs_output *o) { return o->error; }

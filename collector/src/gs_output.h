@@ -1,0 +1,28 @@
+/* gs_output.h - output file written atomically, optionally zstd-compressed.
+ *
+ * Bytes go to a temporary file next to the destination (OUT.tmp.PID) that
+ * is renamed over OUT only by gs_output_commit(), after everything was
+ * written and synced. An aborted or interrupted run leaves OUT untouched and
+ * no temporary file behind. "-" writes to standard output directly. A path
+ * ending in ".zst" gets zstd compression. */
+#ifndef GS_OUTPUT_H
+#define GS_OUTPUT_H
+
+#include <stddef.h>
+
+typedef struct gs_output gs_output;
+
+/* Returns GS_OK, or GS_EIO / GS_ENOMEM with a message in err. */
+int gs_output_open(gs_output **o, const char *path, char *err, size_t cap);
+/* The gs_write_fn of the output. */
+int gs_output_write(void *ctx, const void *buf, size_t len);
+/* Drops every later write: for a failed run, whose buffered tail must not
+ * reach standard output either. */
+void gs_output_discard(gs_output *o);
+/* Ends the compressed frame, syncs and renames into place. */
+int gs_output_commit(gs_output *o);
+/* Removes the temporary file unless committed, and frees. */
+void gs_output_close(gs_output *o);
+const char *gs_output_error(const gs_output *o);   /* "" when nothing failed */
+
+#endif

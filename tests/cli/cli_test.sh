@@ -1,0 +1,544 @@
+#!/usr/bin/env bash
+# cli_test.sh - end-to-end tests of the gcsnap command-line tool.
+#
+# usage: cli_test.sh SUITE GCSNAP DATA_DIR WORK_DIR [PYTHON] [FIXTURE]
+#
+# Runs one suite (help, validate, summary, convert, zstd_tool, progress,
+# wpfapp) against the built binary. Exit 0 when every check passed, 1 when
+# one failed, 77 when a check could not run (missing tool or fixture) and
+# none failed, so that ctest reports it as skipped rather than passed.
+set -u
+
+suite=$1 gcsnap=$2 data=$3 work=$4 python=${5:-} fixture=${6:-}
+failures=0 skips=0 checks=0
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+cp "$data"/*.gclog .
+# The first version of the format, with CRLF line ends, a blank line, runs
+# of blanks, uppercase hex and no final newline. Written here rather than
+# stored so that no checkout can normalize its line ends.
+printf 'a 2 bubblecs.exe\r\nt 2 System.RuntimeType\r\no 7C79F 2 64\r\n\r\no 1CE004 2  18   7c79f\r\nr 7c79f 5 0\r\nc bubblecs.exe' >old.gclog
+
+# ---- helpers ----------------------------------------------------------
+
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+skip() { echo "SKIP: $*"; skips=$((skips + 1)); }
+pass() { checks=$((checks + 1)); }
+
+# run CMD...: stdout in out.txt, stderr in err.txt, exit status in $rc.
+run() {
+  "$@" >out.txt 2>err.txt
+  rc=$?
+}
+
+expect_rc() {
+  if [ "$rc" -eq "$1" ]; then pass; else
+    fail "$2: exit status $rc, expected $1"; sed 's/^/  | /' err.txt | head -5
+  fi
+}
+
+# expect_line FILE LINE DESC: FILE holds LINE exactly.
+expect_line() {
+  if grep -Fxq -- "$2" "$1"; then pass; else
+    fail "$3: no line '$2' in $1"; sed 's/^/  | /' "$1" | head -20
+  fi
+}
+
+# expect_regex FILE ERE DESC: some line of FILE matches ERE.
+expect_regex() {
+  if grep -Eq -- "$2" "$1"; then pass; else
+    fail "$3: no line matching /$2/ in $1"; sed 's/^/  | /' "$1" | head -20
+  fi
+}
+
+expect_no_regex() {
+  if grep -Eq -- "$2" "$1"; then fail "$3: unexpected line matching /$2/ in $1"; else pass; fi
+}
+
+# expect_count FILE ERE N DESC: exactly N lines of FILE match ERE.
+expect_count() {
+  local n
+  n=$(grep -Ec -- "$2" "$1")
+  if [ "$n" -eq "$3" ]; then pass; else fail "$4: $n lines match /$2/, expected $3"; fi
+}
+
+expect_empty() {
+  if [ ! -s "$1" ]; then pass; else fail "$2: $1 is not empty"; sed 's/^/  | /' "$1" | head -5; fi
+}
+
+expect_same() {
+  if cmp -s "$1" "$2"; then pass; else fail "$3: $1 and $2 differ"; fi
+}
+
+expect_absent() {
+  if [ ! -e "$1" ]; then pass; else fail "$2: $1 exists"; fi
+}
+
+no_temp_files() {
+  local left
+  left=$(ls -a | grep -F '.tmp.' || true)
+  if [ -z "$left" ]; then pass; else fail "$1: temporary files left: $left"; fi
+}
+
+# json_check FILE DESC PYTHON-STATEMENTS: runs the statements with the
+# parsed JSON in d; any failed assert fails the check.
+json_check() {
+  local file=$1 desc=$2 code=$3
+  if [ -z "$python" ]; then skip "$desc (no python3 to parse JSON)"; return; fi
+  if "$python" - "$file" <<PY >py.txt 2>&1
+import json, sys
+with open(sys.argv[1]) as f:
+    d = json.load(f)
+$code
+PY
+  then pass; else fail "$desc"; sed 's/^/  | /' py.txt | tail -5; fi
+}
+
+# Every diagnostic line has the documented shape.
+DIAG_RE='^[^:]+(:[0-9]+)?: (error|warning) \[[a-z-]+\]: .+$'
+
+# ---- help and usage ---------------------------------------------------
+
+suite_help() {
+  local cmd
+  for cmd in "" validate summary convert; do
+    for flag in --help -h; do
+      run "$gcsnap" $cmd $flag
+      expect_rc 0 "gcsnap $cmd $flag"
+      expect_regex out.txt '^usage: gcsnap' "gcsnap $cmd $flag prints usage to stdout"
+      expect_empty err.txt "gcsnap $cmd $flag stderr"
+    done
+  done
+  run "$gcsnap" --version
+  expect_rc 0 "--version"
+  expect_regex out.txt '^gcsnap [0-9]+\.[0-9]+\.[0-9]+$' "--version output"
+
+  run "$gcsnap"
+  expect_rc 2 "no command"
+  expect_empty out.txt "no command stdout"
+  expect_regex err.txt '^usage: gcsnap' "no command prints usage to stderr"
+  run "$gcsnap" frobnicate
+  expect_rc 2 "unknown command"
+  expect_regex err.txt "unknown command 'frobnicate'" "unknown command message"
+  run "$gcsnap" --frobnicate
+  expect_rc 2 "unknown global option"
+
+  for cmd in validate summary convert; do
+    run "$gcsnap" $cmd --no-such-option small.gclog small2.gclog
+    expect_rc 2 "$cmd with an unknown option"
+    expect_empty out.txt "$cmd with an unknown option: stdout"
+    expect_regex err.txt "^gcsnap $cmd: unknown option '--no-such-option'" "$cmd unknown option message"
+    expect_regex err.txt "^usage: gcsnap $cmd" "$cmd unknown option prints usage to stderr"
+    run "$gcsnap" $cmd
+    expect_rc 2 "$cmd without arguments"
+    expect_regex err.txt "^usage: gcsnap $cmd" "$cmd without arguments prints usage"
+  done
+  run "$gcsnap" validate --max-errors
+  expect_rc 2 "--max-errors without its value"
+  expect_regex err.txt "needs a value" "--max-errors without its value: message"
+  run "$gcsnap" validate --max-errors=many small.gclog
+  expect_rc 2 "--max-errors with a non-number"
+  run "$gcsnap" validate --json=yes small.gclog
+  expect_rc 2 "a flag given a value"
+  run "$gcsnap" summary --top -1 small.gclog
+  expect_rc 2 "--top with a negative number"
+  run "$gcsnap" summary small.gclog old.gclog
+  expect_rc 2 "summary with two files"
+  run "$gcsnap" convert small.gclog a.gclog b.gclog
+  expect_rc 2 "convert with three paths"
+  expect_absent a.gclog "convert with three paths writes nothing"
+}
+
+# ---- validate ---------------------------------------------------------
+
+# 30 unknown records inside one section: 30 errors, no warnings.
+make_many_errors() {
+  { echo "a 2 many.exe 0"; for i in $(seq 1 30); do echo "x $i"; done; echo "c many.exe 0"; } >many.gclog
+}
+
+# One object with 30 references to objects not in the dump: 30 warnings.
+make_many_warnings() {
+  { echo "a 2 warn.exe 0"; echo "t 1 T"
+    printf 'o 1 1 8'; for i in $(seq 101 130); do printf ' %x' "$i"; done; echo
+    echo "r 1 1 0"; echo "c warn.exe 0"; } >warn.gclog
+}
+
+suite_validate() {
+  run "$gcsnap" validate small.gclog
+  expect_rc 0 "valid file with warnings"
+  expect_regex out.txt '^small\.gclog:10: warning \[dangling-reference\]: .+' "dangling reference at line 10"
+  expect_regex out.txt '^small\.gclog:11: warning \[undefined-type\]: .+' "undefined type at line 11"
+  expect_regex out.txt '^small\.gclog:15: warning \[dangling-root\]: .+' "dangling root at line 15"
+  expect_count out.txt "$DIAG_RE" 3 "three diagnostics"
+  expect_line out.txt "small.gclog: valid (3 warnings)" "verdict of a valid file"
+
+  run "$gcsnap" validate --strict small.gclog
+  expect_rc 1 "--strict makes warnings fail"
+  expect_regex out.txt '^small\.gclog: invalid \(0 errors, 3 warnings\)' "--strict verdict"
+
+  run "$gcsnap" validate old.gclog
+  expect_rc 0 "first-version file with CRLF"
+  expect_line out.txt "old.gclog: valid (0 warnings)" "verdict without warnings"
+  run "$gcsnap" validate --strict old.gclog
+  expect_rc 0 "--strict on a file without warnings"
+
+  run "$gcsnap" validate invalid.gclog
+  expect_rc 1 "invalid file"
+  expect_regex out.txt '^invalid\.gclog:3: error \[not-hex\]: .+' "not-hex at line 3"
+  expect_regex out.txt '^invalid\.gclog:4: error \[unknown-record\]: .+' "unknown record at line 4"
+  expect_regex out.txt '^invalid\.gclog:6: error \[duplicate-object\]: .+' "duplicate object at line 6"
+  expect_regex out.txt '^invalid\.gclog:7: error \[root-kind\]: .+' "root kind at line 7"
+  expect_regex out.txt '^invalid\.gclog:8: error \[section-name\]: .+' "section name at line 8"
+  expect_count out.txt "$DIAG_RE" 5 "five diagnostics"
+  expect_line out.txt "invalid.gclog: invalid (5 errors, 0 warnings)" "verdict of an invalid file"
+
+  : >empty.gclog
+  run "$gcsnap" validate empty.gclog
+  expect_rc 1 "empty file"
+  expect_regex out.txt '^empty\.gclog: error \[no-section\]: .+' "diagnostic without a line number"
+
+  run "$gcsnap" validate missing.gclog
+  expect_rc 2 "missing file"
+  expect_regex err.txt "missing\.gclog" "missing file is named on stderr"
+  expect_no_regex out.txt 'valid' "no verdict for a missing file"
+  run "$gcsnap" validate small.gclog missing.gclog invalid.gclog
+  expect_rc 2 "an I/O error outranks an invalid file"
+  expect_line out.txt "small.gclog: valid (3 warnings)" "other files still checked (1)"
+  expect_line out.txt "invalid.gclog: invalid (5 errors, 0 warnings)" "other files still checked (2)"
+  run "$gcsnap" validate small.gclog invalid.gclog
+  expect_rc 1 "one invalid file of two"
+  run "$gcsnap" validate .
+  expect_rc 2 "a directory"
+
+  run "$gcsnap" validate - <small.gclog
+  expect_rc 0 "standard input"
+  expect_line out.txt "<stdin>: valid (3 warnings)" "standard input is named <stdin>"
+
+  make_many_errors
+  run "$gcsnap" validate many.gclog
+  expect_rc 1 "many errors"
+  expect_count out.txt "$DIAG_RE" 20 "20 errors shown by default"
+  expect_line out.txt "many.gclog: ... and 10 more errors" "count of the errors not shown"
+  expect_line out.txt "many.gclog: invalid (30 errors, 0 warnings)" "all errors counted"
+  run "$gcsnap" validate --max-errors 5 many.gclog
+  expect_count out.txt "$DIAG_RE" 5 "--max-errors 5 shows 5"
+  expect_regex out.txt '^many\.gclog:2: error \[unknown-record\]' "the first error is shown first"
+  expect_line out.txt "many.gclog: ... and 25 more errors" "--max-errors 5: count of the rest"
+  run "$gcsnap" validate --max-errors=0 many.gclog
+  expect_count out.txt "$DIAG_RE" 30 "--max-errors=0 shows all"
+  expect_no_regex out.txt 'more errors' "--max-errors=0 has no rest"
+
+  make_many_warnings
+  run "$gcsnap" validate --max-errors 3 warn.gclog
+  expect_rc 0 "many warnings are still valid"
+  expect_count out.txt "$DIAG_RE" 3 "--max-errors limits warnings too"
+  expect_line out.txt "warn.gclog: ... and 27 more warnings" "count of the warnings not shown"
+  expect_line out.txt "warn.gclog: valid (30 warnings)" "all warnings counted"
+
+  run "$gcsnap" validate --json invalid.gclog
+  expect_rc 1 "--json on an invalid file"
+  json_check out.txt "--json report of an invalid file" '
+assert d["file"] == "invalid.gclog", d["file"]
+assert d["valid"] is False
+assert d["errors"] == 5 and d["warnings"] == 0, (d["errors"], d["warnings"])
+assert d["sections"] == 1, d["sections"]
+assert isinstance(d["records"], int)
+lines = [x["line"] for x in d["diagnostics"]]
+codes = [x["code"] for x in d["diagnostics"]]
+assert lines == [3, 4, 6, 7, 8], lines
+assert codes == ["not-hex", "unknown-record", "duplicate-object", "root-kind", "section-name"], codes
+assert all(x["severity"] == "error" and x["message"] for x in d["diagnostics"])
+assert d["omitted_errors"] == 0 and d["omitted_warnings"] == 0'
+
+  run "$gcsnap" validate --json small.gclog
+  expect_rc 0 "--json on a valid file"
+  json_check out.txt "--json report of a valid file" '
+assert d["valid"] is True
+assert (d["errors"], d["warnings"], d["sections"], d["records"]) == (0, 3, 2, 23), d
+assert [(x["line"], x["severity"], x["code"]) for x in d["diagnostics"]] == [
+    (10, "warning", "dangling-reference"), (11, "warning", "undefined-type"),
+    (15, "warning", "dangling-root")], d["diagnostics"]'
+
+  run "$gcsnap" validate --json --max-errors 4 many.gclog
+  json_check out.txt "--json with --max-errors" '
+assert len(d["diagnostics"]) == 4
+assert d["errors"] == 30 and d["omitted_errors"] == 26, d'
+
+  run "$gcsnap" validate --json --strict small.gclog
+  expect_rc 1 "--json --strict"
+  json_check out.txt "--json --strict verdict" 'assert d["valid"] is False and d["strict"] is True'
+
+  run "$gcsnap" validate --json small.gclog invalid.gclog missing.gclog
+  expect_rc 2 "--json with several files"
+  json_check out.txt "--json with several files: files array" '
+assert d["valid"] is False
+assert [f["file"] for f in d["files"]] == ["small.gclog", "invalid.gclog", "missing.gclog"]
+assert [f["valid"] for f in d["files"]] == [True, False, False]
+assert "io_error" in d["files"][2] and "io_error" not in d["files"][0]'
+}
+
+# ---- summary ----------------------------------------------------------
+
+# small.gclog, by hand (sizes in hex in the file, decimal here):
+# section 1 "demo.exe": objects 10(32) 20(48) 30(24) 40(256) 50(40) 60(64)
+#   70(16) 80(8): 8 objects, 488 bytes. References: 20->10,30,40; 40->20;
+#   50->60; 60->50; 70->99: 7, of which 1 dangling (99 is not in the dump).
+#   Roots: 20 local; 50 handle+weak; 70 static+pinned; 90 finalizer, not in
+#   the dump (dangling). Strongly reachable: 20 10 30 40 70; the weak root
+#   keeps 50 and 60 nowhere, and 80 has no root: 3 unreachable, 112 bytes.
+#   Types: String 10 30 50 70 = 4 / 112; Object[] 20 60 = 2 / 112;
+#   "Demo.Node With Spaces" 40 = 1 / 256; type 7 undefined: 80 = 1 / 8.
+# section 2 "other domain": 100(32)->200(48): 2 objects, 80 bytes, 1
+#   reference; root 100 internal+interior; nothing unreachable.
+# totals: 10 objects, 568 bytes, 8 references, 5 roots, 3 type names.
+SUMMARY_CHECKS='
+tot = {"objects": 10, "bytes": 568, "references": 8, "dangling_references": 1,
+       "roots": 5, "dangling_roots": 1, "types": 3, "unreachable": 3,
+       "unreachable_bytes": 112}
+for k, v in tot.items():
+    assert d[k] == v, (k, d[k], v)
+assert d["roots_by_kind"] == {"internal": 1, "local": 1, "finalizer": 1, "handle": 1,
+                              "static": 1, "runtime": 0}, d["roots_by_kind"]
+for k, v in {"none": 2, "pinned": 1, "weak": 1, "interior": 1}.items():
+    assert d["roots_by_flag"][k] == v, (k, d["roots_by_flag"])
+rows = [(r["type"], r["count"], r["bytes"]) for r in d["by_type"]]
+assert rows == [("Demo.Node With Spaces", 1, 256), ("System.String", 6, 192),
+                ("System.Object[]", 2, 112), ("?7", 1, 8)], rows
+s1, s2 = d["sections"]
+assert (s1["name"], s1["timestamp"], s2["name"], s2["timestamp"]) == \
+       ("demo.exe", 0x1f4, "other domain", 0xa), (s1["name"], s2["name"])
+assert (s1["objects"], s1["bytes"], s1["references"], s1["roots"]) == (8, 488, 7, 4)
+assert (s1["unreachable"], s1["unreachable_bytes"], s1["types"]) == (3, 112, 3)
+assert s1["roots_by_flag"]["interior"] == 0 and s2["roots_by_flag"]["interior"] == 1
+assert [(r["type"], r["count"], r["bytes"]) for r in s1["by_type"]] == [
+    ("Demo.Node With Spaces", 1, 256), ("System.String", 4, 112),
+    ("System.Object[]", 2, 112), ("?7", 1, 8)], s1["by_type"]
+assert (s2["objects"], s2["bytes"], s2["references"], s2["roots"]) == (2, 80, 1, 1)
+assert (s2["unreachable"], s2["dangling_references"], s2["types"]) == (0, 0, 1)
+assert s2["by_type"] == [{"type": "System.String", "count": 2, "bytes": 80,
+                          "percent": 100.0}], s2["by_type"]
+'
+
+suite_summary() {
+  run "$gcsnap" summary --json small.gclog
+  expect_rc 0 "summary --json"
+  json_check out.txt "summary --json numbers" "$SUMMARY_CHECKS"
+
+  run "$gcsnap" summary --json --top 2 small.gclog
+  json_check out.txt "summary --json --top 2" '
+assert [r["type"] for r in d["by_type"]] == ["Demo.Node With Spaces", "System.String"]
+assert d["by_type_omitted"] == {"types": 2, "count": 3, "bytes": 120}, d["by_type_omitted"]
+assert d["objects"] == 10'
+
+  run "$gcsnap" summary small.gclog
+  expect_rc 0 "summary text"
+  expect_line out.txt "File: small.gclog (2 sections)" "summary title"
+  expect_line out.txt "Section 1: demo.exe (line 1, timestamp 1f4)" "first section title"
+  expect_line out.txt "Section 2: other domain (line 18, timestamp a)" "second section title"
+  sed -n '/^Total of 2 sections$/,$p' out.txt >total.txt
+  expect_regex total.txt '^  Objects +10$' "text total objects"
+  expect_regex total.txt '^  Bytes +568$' "text total bytes"
+  expect_regex total.txt '^  References +8$' "text total references"
+  expect_regex total.txt '^  Dangling references +1$' "text dangling references"
+  expect_regex total.txt '^  Roots +5$' "text roots"
+  expect_regex total.txt '^    static +1$' "text roots by kind"
+  expect_regex total.txt '^    weak +1$' "text roots by flag"
+  expect_regex total.txt '^  Types +3$' "text types"
+  expect_regex total.txt '^  Unreachable objects +3$' "text unreachable objects"
+  expect_regex total.txt '^  Unreachable bytes +112$' "text unreachable bytes"
+  # 256/568 = 45.07%, 192/568 = 33.80%
+  expect_regex total.txt '^ +1 +256 +45\.1%  Demo\.Node With Spaces$' "text type row 1"
+  expect_regex total.txt '^ +6 +192 +33\.8%  System\.String$' "text type row 2"
+  expect_count total.txt '%  ' 4 "text total has 4 type rows"
+
+  run "$gcsnap" summary --top 1 small.gclog
+  sed -n '/^Total of 2 sections$/,$p' out.txt >total.txt
+  # the 3 other types: 6+2+1 objects, 192+112+8 = 312 bytes = 54.9%
+  expect_regex total.txt '^ +9 +312 +54\.9%  \(3 more types\)$' "text --top 1 rest row"
+
+  run "$gcsnap" summary --json old.gclog
+  json_check out.txt "summary of a single-section first-version file" '
+assert d["objects"] == 2 and d["references"] == 1 and d["roots"] == 1
+# 7c79f is the runtime root; 1ce004 (0x18 = 24 bytes) only refers to it
+assert d["roots_by_kind"]["runtime"] == 1
+assert d["unreachable"] == 1 and d["unreachable_bytes"] == 24, d
+assert len(d["sections"]) == 1 and d["sections"][0]["name"] == "bubblecs.exe"
+assert d["sections"][0]["timestamp"] == 0'
+
+  run "$gcsnap" summary invalid.gclog
+  expect_rc 1 "summary of an invalid file"
+  expect_regex err.txt '^invalid\.gclog:3: error \[not-hex\]: .+' "summary reports the load error"
+  expect_regex err.txt "gcsnap validate invalid\.gclog" "summary hints at validate"
+  expect_empty out.txt "summary of an invalid file: stdout"
+
+  : >empty.gclog
+  run "$gcsnap" summary empty.gclog
+  expect_rc 1 "summary of an empty file"
+  expect_regex err.txt '^empty\.gclog: error \[no-section\]: .+' "summary of an empty file: message"
+
+  run "$gcsnap" summary missing.gclog
+  expect_rc 2 "summary of a missing file"
+
+  run "$gcsnap" summary --json - <small.gclog
+  expect_rc 0 "summary of standard input"
+  json_check out.txt "summary of standard input" "assert d['file'] == '<stdin>'
+$SUMMARY_CHECKS"
+}
+
+# ---- convert ----------------------------------------------------------
+
+suite_convert() {
+  run "$gcsnap" convert small.gclog out.gclog
+  expect_rc 0 "convert canonical input"
+  expect_same out.gclog small.gclog "canonical input converts to the same bytes"
+  expect_empty out.txt "convert to a file prints nothing"
+  no_temp_files "convert success"
+
+  run "$gcsnap" convert old.gclog old.out.gclog
+  expect_rc 0 "convert the first version"
+  expect_same old.out.gclog old.expected.gclog "first version is normalized"
+
+  "$gcsnap" convert - - <small.gclog >piped.gclog
+  rc=$?
+  expect_rc 0 "convert stdin to stdout"
+  expect_same piped.gclog small.gclog "convert stdin to stdout bytes"
+
+  run "$gcsnap" convert small.gclog small.gclog.zst
+  expect_rc 0 "convert to .zst"
+  if [ "$(od -An -tx1 -N4 small.gclog.zst | tr -d ' ')" = "28b52ffd" ]; then pass; else
+    fail ".zst output starts with the zstd magic"; fi
+  run "$gcsnap" validate small.gclog.zst
+  expect_rc 0 "validate .zst"
+  expect_line out.txt "small.gclog.zst: valid (3 warnings)" "validate .zst verdict"
+  expect_regex out.txt '^small\.gclog\.zst:10: warning \[dangling-reference\]' "line numbers in .zst"
+  run "$gcsnap" summary --json small.gclog.zst
+  expect_rc 0 "summary .zst"
+  json_check out.txt "summary .zst numbers" "$SUMMARY_CHECKS"
+  run "$gcsnap" summary --json - <small.gclog.zst
+  json_check out.txt "summary of .zst on standard input" "$SUMMARY_CHECKS"
+  run "$gcsnap" convert small.gclog.zst back.gclog
+  expect_rc 0 "convert .zst back"
+  expect_same back.gclog small.gclog ".zst round trip"
+
+  head -c 40 small.gclog.zst >truncated.gclog.zst
+  run "$gcsnap" validate truncated.gclog.zst
+  expect_rc 2 "validate a truncated .zst"
+  expect_regex err.txt 'zstd' "truncated .zst message"
+  run "$gcsnap" summary truncated.gclog.zst
+  expect_rc 2 "summary of a truncated .zst"
+  run "$gcsnap" convert truncated.gclog.zst t.gclog
+  expect_rc 2 "convert a truncated .zst"
+  expect_absent t.gclog "convert a truncated .zst writes nothing"
+  printf '\x28\xb5\x2f\xfdnot zstd at all' >garbage.gclog.zst
+  run "$gcsnap" validate garbage.gclog.zst
+  expect_rc 2 "validate bad zstd data"
+
+  echo "previous content" >kept.gclog
+  run "$gcsnap" convert invalid.gclog kept.gclog
+  expect_rc 1 "convert an invalid file"
+  expect_regex err.txt '^invalid\.gclog:3: error \[not-hex\]: .+' "convert names the error"
+  expect_line kept.gclog "previous content" "convert failure keeps the old OUT"
+  run "$gcsnap" convert invalid.gclog new.gclog
+  expect_absent new.gclog "convert failure creates no OUT"
+  run "$gcsnap" convert invalid.gclog new.gclog.zst
+  expect_rc 1 "convert an invalid file to .zst"
+  expect_absent new.gclog.zst "convert failure creates no .zst"
+  head -n 9 small.gclog >unterminated.gclog
+  run "$gcsnap" convert unterminated.gclog new.gclog
+  expect_rc 1 "convert a file that ends inside a section"
+  expect_regex err.txt '\[unterminated\]' "unterminated section is named"
+  expect_absent new.gclog "convert of an unterminated file creates no OUT"
+  no_temp_files "convert failures"
+
+  run "$gcsnap" convert missing.gclog new.gclog
+  expect_rc 2 "convert a missing file"
+  expect_absent new.gclog "convert of a missing file creates no OUT"
+  run "$gcsnap" convert small.gclog no-such-dir/new.gclog
+  expect_rc 2 "convert into a missing directory"
+  mkdir -p adir
+  run "$gcsnap" convert small.gclog adir
+  expect_rc 2 "convert onto a directory"
+  no_temp_files "convert onto a directory"
+}
+
+# ---- interoperability with the zstd tool -------------------------------
+
+suite_zstd_tool() {
+  if ! command -v zstd >/dev/null 2>&1; then skip "zstd command not installed"; return; fi
+  zstd -q -c small.gclog >tool.gclog.zst
+  run "$gcsnap" validate tool.gclog.zst
+  expect_rc 0 "validate a file compressed by zstd"
+  expect_line out.txt "tool.gclog.zst: valid (3 warnings)" "zstd-compressed verdict"
+  cat tool.gclog.zst tool.gclog.zst >frames.gclog.zst
+  run "$gcsnap" summary --json frames.gclog.zst
+  expect_rc 0 "summary of two concatenated frames"
+  json_check out.txt "two frames: four sections" 'assert len(d["sections"]) == 4 and d["objects"] == 20'
+  "$gcsnap" convert small.gclog ours.gclog.zst
+  zstd -q -d -c ours.gclog.zst >ours.gclog
+  expect_same ours.gclog small.gclog "zstd decompresses gcsnap's output"
+}
+
+# ---- progress ---------------------------------------------------------
+
+suite_progress() {
+  if [ -z "$python" ]; then skip "no python3 to generate a large input"; return; fi
+  if ! command -v script >/dev/null 2>&1; then skip "no script(1) to give stderr a terminal"; return; fi
+  "$python" - <<'PY'
+with open("big.gclog", "w") as f:
+    f.write("a 2 big.exe 0\nt 1 T\n")
+    n = 0
+    while f.tell() < 66 << 20:
+        f.write("".join("o %x 1 18\n" % i for i in range(n, n + 100000)))
+        n += 100000
+    f.write("r 0 1 0\nc big.exe 0\n")
+PY
+  run "$gcsnap" validate big.gclog
+  expect_rc 0 "validate a large file"
+  expect_empty err.txt "no progress when stderr is not a terminal"
+  script -qec "$gcsnap validate big.gclog" typescript.txt >/dev/null 2>&1
+  expect_regex typescript.txt 'big\.gclog: +[0-9]+%' "progress shown on a terminal"
+  if grep -q $'\033\\[K' typescript.txt; then pass; else fail "progress line erased at the end"; fi
+  expect_regex typescript.txt 'big\.gclog: valid \(0 warnings\)' "verdict after the progress"
+  rm -f big.gclog
+}
+
+# ---- real heap --------------------------------------------------------
+
+suite_wpfapp() {
+  if [ -z "$fixture" ] || [ ! -r "$fixture" ]; then
+    skip "fixture wpfapp.gclog not available (GS_SHARED_DIR)"; return
+  fi
+  run "$gcsnap" summary --json --top 0 "$fixture"
+  expect_rc 0 "summary of wpfapp.gclog"
+  json_check out.txt "wpfapp.gclog numbers from its README" '
+assert d["objects"] == 138204, d["objects"]
+assert d["references"] == 230761, d["references"]
+assert d["roots"] == 2185, d["roots"]
+assert sum(r["count"] for r in d["by_type"]) == d["objects"]
+assert sum(r["bytes"] for r in d["by_type"]) == d["bytes"]
+assert 120000 < d["unreachable"] < d["objects"], d["unreachable"]'
+  run "$gcsnap" validate "$fixture"
+  expect_rc 0 "wpfapp.gclog is valid"
+  run "$gcsnap" convert "$fixture" wpfapp.gclog.zst
+  expect_rc 0 "convert wpfapp.gclog to .zst"
+  run "$gcsnap" convert wpfapp.gclog.zst wpfapp.gclog
+  expect_same wpfapp.gclog "$fixture" "wpfapp.gclog survives a .zst round trip"
+}
+
+case "$suite" in
+  help) suite_help ;;
+  validate) suite_validate ;;
+  summary) suite_summary ;;
+  convert) suite_convert ;;
+  zstd_tool) suite_zstd_tool ;;
+  progress) suite_progress ;;
+  wpfapp) suite_wpfapp ;;
+  *) echo "unknown suite '$suite'"; exit 2 ;;
+esac
+
+echo "$suite: $checks passed, $failures failed, $skips skipped"
+if [ "$failures" -gt 0 ]; then exit 1; fi
+if [ "$skips" -gt 0 ]; then exit 77; fi
+exit 0
