@@ -82,7 +82,7 @@ static int raw_read(gs_file *f, void *buf, size_t cap, size_t *got) {
 /* Fills the peek buffer; short reads happen on pipes. */
 static int read_peek(gs_file *f) {
   while (f->peek_len < MAGIC_LEN && !f->raw_eof) {
-    size_t got;
+    size_t got = 0;
     int err = read_fd(f, f->peek + f->peek_len, MAGIC_LEN - f->peek_len, &got);
     if (err) return err;
     if (got == 0) f->raw_eof = 1;

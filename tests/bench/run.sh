@@ -1,0 +1,201 @@
+#!/bin/sh
+# run.sh - benchmark of reading, validating and loading large dumps.
+#
+# usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
+#
+# Generates a dump of OBJECTS objects (default 10000000) with gcsnap-gen once
+# into $GS_BENCH_DIR (default $TMPDIR/gcsnap-bench), then times `wc -l` as the
+# baseline and each phase of gcsnap-bench in its own process, and does the
+# same for the real heap wpfapp.gclog when the shared folder is present.
+# README.md beside this script explains every figure.
+set -eu
+
+usage() {
+  cat <<'EOF'
+usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
+  BUILD_DIR  build folder holding bin/gcsnap-gen and bin/gcsnap-bench (default build)
+  OBJECTS    objects in the generated dump (default 10000000)
+  --json     print the figures as one JSON object instead of text
+  --check    exit 1 when a figure misses its target
+Environment: GS_BENCH_DIR (where the dump is kept), GS_BENCH_SEED (default 1),
+GS_BENCH_REPEAT (runs per phase, best time kept; default 3), GS_SHARED_DIR.
+EOF
+}
+
+json=0
+check=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --json) json=1 ;;
+    --check) check=1 ;;
+    -h|--help) usage; exit 0 ;;
+    --) shift; break ;;
+    -*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
+    *) break ;;
+  esac
+  shift
+done
+[ $# -le 2 ] || { usage >&2; exit 2; }
+
+build=${1:-build}
+objects=${2:-10000000}
+seed=${GS_BENCH_SEED:-1}
+repeat=${GS_BENCH_REPEAT:-3}
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+shared=${GS_SHARED_DIR:-$repo/../shared}
+[ -d "$shared" ] && shared=$(cd "$shared" && pwd)
+work=${GS_BENCH_DIR:-${TMPDIR:-/tmp}/gcsnap-bench}
+gen=$build/bin/gcsnap-gen
+bench=$build/bin/gcsnap-bench
+
+# Targets.
+target_mbps=300
+target_obj_bytes=32
+target_ref_bytes=4
+
+case $objects in ''|*[!0-9]*) echo "run.sh: OBJECTS must be a number: '$objects'" >&2; exit 2 ;; esac
+case $repeat in ''|*[!0-9]*|0) echo "run.sh: GS_BENCH_REPEAT must be a positive number" >&2; exit 2 ;; esac
+for p in "$gen" "$bench"; do
+  [ -x "$p" ] || { echo "run.sh: $p not found; build first (cmake --build $build)" >&2; exit 2; }
+done
+
+say() { [ "$json" = 1 ] || printf '%s\n' "$*"; }
+note() { printf '%s\n' "$*" >&2; }
+now() { date +%s.%N; }
+calc() { awk "BEGIN { printf(\"$1\", $2) }"; }
+# field LINE KEY: the value of KEY=value in a gcsnap-bench result line.
+field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+# ---- the generated dump: made once, reused while generator and knobs match
+mkdir -p "$work"
+dump=$work/gen-$objects-seed$seed.gclog
+stamp="$(cksum < "$gen") $objects $seed"
+gen_seconds=
+if [ ! -f "$dump" ] || [ "$(cat "$dump.stamp" 2>/dev/null)" != "$stamp" ]; then
+  note "generating $objects objects into $dump"
+  rm -f "$dump" "$dump.stamp"
+  t0=$(now)
+  "$gen" --objects "$objects" --seed "$seed" -o "$dump.tmp"
+  t1=$(now)
+  mv "$dump.tmp" "$dump"
+  printf '%s\n' "$stamp" > "$dump.stamp"
+  gen_seconds=$(calc '%.3f' "$t1 - $t0")
+fi
+
+# ---- one input: baseline, phases, figures
+json_inputs=
+missed=0
+
+# best_of PHASE FILE: the fastest of $repeat runs, with the largest peak RSS.
+best_of() {
+  best='' best_s='' max_rss=0 i=0
+  while [ "$i" -lt "$repeat" ]; do
+    line=$("$bench" "$1" "$2") || { note "run.sh: gcsnap-bench $1 $2 failed"; exit 1; }
+    s=$(field "$line" seconds)
+    rss=$(field "$line" maxrss_kb)
+    [ "$rss" -gt "$max_rss" ] && max_rss=$rss
+    if [ -z "$best" ] || [ "$(calc '%d' "$s < $best_s")" = 1 ]; then best=$line best_s=$s; fi
+    i=$((i + 1))
+  done
+  printf '%s maxrss_kb=%s\n' "$(printf '%s\n' "$best" | sed 's/ maxrss_kb=[0-9-]*//')" "$max_rss"
+}
+
+time_wc() {
+  best_s='' i=0
+  while [ "$i" -lt "$repeat" ]; do
+    t0=$(now)
+    lines=$(wc -l < "$1")
+    t1=$(now)
+    s=$(calc '%.6f' "$t1 - $t0")
+    if [ -z "$best_s" ] || [ "$(calc '%d' "$s < $best_s")" = 1 ]; then best_s=$s; fi
+    i=$((i + 1))
+  done
+  wc_seconds=$best_s
+  wc_lines=$(printf '%s' "$lines" | tr -d ' ')
+}
+
+# verdict CONDITION: "ok" or "MISSED" in $verdict; a miss is remembered for --check.
+verdict() {
+  if [ "$(calc '%d' "$1")" = 1 ]; then verdict=ok; else verdict=MISSED; missed=1; fi
+}
+
+run_input() { # run_input NAME FILE
+  name=$1 file=$2
+  note "benchmarking $name: $file"
+  cat "$file" > /dev/null          # warm the page cache: time parsing, not the disk
+  bytes=$(wc -c < "$file" | tr -d ' ')
+  time_wc "$file"
+  wc_mbps=$(calc '%.1f' "$bytes / 1e6 / $wc_seconds")
+  read_line=$(best_of read "$file")
+  val_line=$(best_of validate "$file")
+  graph_line=$(best_of graph "$file")
+
+  objects_n=$(field "$graph_line" objects)
+  refs_n=$(field "$graph_line" refs)
+  memory=$(field "$graph_line" memory)
+  obj_bytes=$(calc '%.1f' "($memory - 4 * $refs_n) / ($objects_n > 0 ? $objects_n : 1)")
+  ref_mb=$(calc '%.1f' "4 * $refs_n / 1e6")
+  v_mbps=$(field "$val_line" mb_per_s)
+  g_mbps=$(field "$graph_line" mb_per_s)
+  verdict "$v_mbps >= $target_mbps"; v_ok=$verdict
+  verdict "$g_mbps >= $target_mbps"; g_ok=$verdict
+  verdict "$obj_bytes <= $target_obj_bytes"; m_ok=$verdict
+
+  say ""
+  say "== $name: $file"
+  say "$(calc '%-14s %.1f MB, %d lines, %d objects, %d references, %d sections' \
+    "\"file\", $bytes / 1e6, $wc_lines, $objects_n, $refs_n, $(field "$graph_line" sections)")"
+  if [ "$name" = generated ] && [ -n "$gen_seconds" ]; then
+    say "$(calc '%-14s %8.3f s %8.1f MB/s' "\"generate\", $gen_seconds, $bytes / 1e6 / $gen_seconds")"
+  fi
+  say "$(calc '%-14s %8.3f s %8.1f MB/s   (baseline)' "\"wc -l\", $wc_seconds, $wc_mbps")"
+  for ph in read validate graph; do
+    case $ph in read) l=$read_line label=read ;; validate) l=$val_line label=validate ;;
+                graph) l=$graph_line label="graph load" ;; esac
+    extra=
+    case $ph in
+      validate) extra="   target >= $target_mbps MB/s: $v_ok   ($(field "$l" errors) errors, $(field "$l" warnings) warnings)" ;;
+      graph) extra="   target >= $target_mbps MB/s: $g_ok" ;;
+    esac
+    say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc   peak RSS %7.1f MB' \
+      "\"$label\", $(field "$l" seconds), $(field "$l" mb_per_s), $(field "$l" mb_per_s) / $wc_mbps, $(field "$l" maxrss_kb) / 1024")$extra"
+  done
+  say "$(calc '%-14s %.1f MB = %.1f B/object + 4 B/reference (%.1f MB)   target <= %d B/object + %d B/reference: %s' \
+    "\"graph memory\", $memory / 1e6, $obj_bytes, $ref_mb, $target_obj_bytes, $target_ref_bytes, \"$m_ok\"")"
+  say "$(calc '%-14s %.1f B/object' "\"graph peak\", $(field "$graph_line" maxrss_kb) * 1024 / ($objects_n > 0 ? $objects_n : 1)") (peak RSS of the graph phase / objects)"
+  say "$(calc '%-14s %8.3f s, %d of %d objects reachable' \
+    "\"reachability\", $(field "$graph_line" reach_seconds), $(field "$graph_line" reachable), $objects_n")"
+
+  phase_json() {
+    printf '{"seconds":%s,"mb_per_s":%s,"ratio_to_wc":%s,"maxrss_kb":%s' \
+      "$(field "$1" seconds)" "$(field "$1" mb_per_s)" \
+      "$(calc '%.4f' "$(field "$1" mb_per_s) / $wc_mbps")" "$(field "$1" maxrss_kb)"
+  }
+  j=$(printf '{"name":"%s","path":"%s","bytes":%s,"lines":%s,"objects":%s,"references":%s,' \
+        "$name" "$file" "$bytes" "$wc_lines" "$objects_n" "$refs_n")
+  [ "$name" = generated ] && [ -n "$gen_seconds" ] && j="$j\"generate_seconds\":$gen_seconds,"
+  j="$j\"wc\":{\"seconds\":$wc_seconds,\"mb_per_s\":$wc_mbps},"
+  j="$j\"read\":$(phase_json "$read_line")},"
+  j="$j\"validate\":$(phase_json "$val_line"),\"errors\":$(field "$val_line" errors),\"warnings\":$(field "$val_line" warnings)},"
+  j="$j\"graph\":$(phase_json "$graph_line"),\"memory\":$memory,\"bytes_per_object\":$obj_bytes,"
+  j="$j\"bytes_per_reference\":4,\"reachable\":$(field "$graph_line" reachable),"
+  j="$j\"reach_seconds\":$(field "$graph_line" reach_seconds)}}"
+  json_inputs="${json_inputs:+$json_inputs,}$j"
+}
+
+run_input generated "$dump"
+wpf=$shared/fixtures/wpfapp.gclog
+if [ -f "$wpf" ]; then
+  run_input wpfapp "$wpf"
+else
+  say ""
+  say "(wpfapp.gclog not found under $shared/fixtures: skipped)"
+fi
+
+if [ "$json" = 1 ]; then
+  printf '{"targets":{"validate_mb_per_s":%s,"graph_mb_per_s":%s,"graph_bytes_per_object":%s,"graph_bytes_per_reference":%s},"repeat":%s,"inputs":[%s]}\n' \
+    "$target_mbps" "$target_mbps" "$target_obj_bytes" "$target_ref_bytes" "$repeat" "$json_inputs"
+fi
+if [ "$check" = 1 ] && [ "$missed" = 1 ]; then exit 1; fi
+exit 0
