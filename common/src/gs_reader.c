@@ -16,8 +16,8 @@
 #include "gs_port.h"
 #include "gs_reader.h"
 
-#define READ_BLOCK   (256u << 10)
-#define MIN_WINDOW   (1u << 20)
+#define WINDOW       (1u << 20)   /* initial window; grows only for longer lines */
+#define SMALL_WINDOW 64u
 #define MAX_HEX_DIGITS 16
 
 struct gs_reader {
@@ -64,20 +64,18 @@ static int reader_alloc(gs_reader **out) {
   return GS_OK;
 }
 
-static int reader_alloc_window(gs_reader *r) {
-  r->buf = malloc(MIN_WINDOW);
-  if (!r->buf) return GS_ENOMEM;
-  r->cap = MIN_WINDOW;
-  return GS_OK;
-}
-
-int gs_reader_new(gs_reader **out, gs_read_fn fn, void *ctx) {
+static int reader_new_sized(gs_reader **out, gs_read_fn fn, void *ctx, size_t window) {
   int err = reader_alloc(out);
   if (err) return err;
   (*out)->fn = fn;
   (*out)->ctx = ctx;
-  if ((err = reader_alloc_window(*out))) { gs_reader_free(*out); *out = NULL; }
-  return err;
+  if (!((*out)->buf = malloc(window))) { gs_reader_free(*out); *out = NULL; return GS_ENOMEM; }
+  (*out)->cap = window;
+  return GS_OK;
+}
+
+int gs_reader_new(gs_reader **out, gs_read_fn fn, void *ctx) {
+  return reader_new_sized(out, fn, ctx, WINDOW);
 }
 
 static int read_file(void *ctx, void *buf, size_t cap, size_t *got) {
@@ -116,12 +114,16 @@ static int read_buffer(void *ctx, void *buf, size_t cap, size_t *got) {
 
 int gs_reader_new_buffer(gs_reader **out, const void *data, size_t len) {
   buffer_source *b = malloc(sizeof *b);
+  size_t window;
   int err;
   if (!b) return GS_ENOMEM;
   b->data = data;
   b->len = len;
   b->pos = 0;
-  if ((err = gs_reader_new(out, read_buffer, b))) { free(b); return err; }
+  /* A small input needs no more window than itself (plus the sentinel). */
+  window = len + 2 < SMALL_WINDOW ? SMALL_WINDOW : len + 2 < WINDOW ? len + 2 : WINDOW;
+  err = reader_new_sized(out, read_buffer, b, window);
+  if (err) { free(b); return err; }
   (*out)->size_hint = len;
   (*out)->owned_ctx = b;
   return GS_OK;
@@ -176,7 +178,7 @@ static int refill(gs_reader *r) {
     r->pos = 0;
     r->end = partial;
   }
-  if (r->cap - r->end < READ_BLOCK) {
+  if (r->cap - r->end < r->cap / 4) {
     size_t cap = r->cap * 2;
     char *buf = realloc(r->buf, cap);
     if (!buf) return GS_ENOMEM;

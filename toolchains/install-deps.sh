@@ -1,0 +1,69 @@
+#!/bin/sh
+# install-deps.sh - installs the Debian 12 packages gcsnap needs to build and test.
+#
+# Idempotent: it checks each package with dpkg-query and installs only the
+# missing ones, so a second run changes nothing. Runs as root (a fresh Debian
+# machine has no sudo); otherwise it re-runs itself through sudo.
+set -eu
+
+# One package per line: "name  why". This is the only list of dependencies.
+PACKAGES='
+build-essential     C compiler (gcc), make and libc headers
+cmake               the build system
+pkg-config          finds libzstd and jansson for the host programs
+clang               libFuzzer targets (tests/fuzz) need clang
+libclang-rt-14-dev  libFuzzer and sanitizer runtimes for clang 14
+libzstd-dev         the collector reads and writes zstd-compressed snapshots
+libjansson-dev      the collector and CLI write JSON
+libcmocka-dev       unit tests (tests/unit)
+python3             test scripts and the heap generator (tests/gen, tests/cli)
+zstd                command-line zstd, to check compressed output in tests
+ca-certificates     lets apt reach HTTPS mirrors on a minimal image
+'
+
+say() { printf 'install-deps: %s\n' "$*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    say "not root; re-running through sudo"
+    exec sudo -- "$0" "$@"
+  fi
+  say "must run as root (and sudo is not installed)"
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+
+is_installed() {
+  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
+}
+
+names=$(printf '%s\n' "$PACKAGES" | awk 'NF { printf "%s%s", sep, $1; sep = " " }')
+missing=
+for pkg in $names; do
+  if ! is_installed "$pkg"; then
+    missing="$missing $pkg"
+  fi
+done
+
+say "checked: $names"
+if [ -z "$missing" ]; then
+  say "all packages present; nothing to install"
+  exit 0
+fi
+
+say "installing:$missing"
+apt-get update
+# $missing is a list of package names; splitting it into words is intended.
+# shellcheck disable=SC2086
+apt-get install -y --no-install-recommends $missing
+
+still_missing=
+for pkg in $missing; do
+  is_installed "$pkg" || still_missing="$still_missing $pkg"
+done
+if [ -n "$still_missing" ]; then
+  say "still missing after install:$still_missing"
+  exit 1
+fi
+say "done"
