@@ -3,26 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gs_json.h"
-
-/* Length of the valid UTF-8 sequence at p, or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *e) {
-  unsigned c = p[0];
-  size_t n, i;
-  uint32_t cp;
-  if (c < 0x80) return 1;
-  if (c < 0xc2 || c > 0xf4) return 0;
-  n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-  if ((size_t)(e - p) < n) return 0;
-  cp = c & (0x3f >> (n - 1));
-  for (i = 1; i < n; i++) {
-    if ((p[i] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3f);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-      (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return n;
-}
+#include "gs_text.h"
 
 static json_t *string_repaired(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s, *e = p + len;
@@ -30,7 +11,7 @@ static json_t *string_repaired(const char *s, size_t len) {
   json_t *v;
   if (!copy) return NULL;
   while (p < e) {
-    size_t n = utf8_len(p, e);
+    size_t n = gs_utf8_len(p, e);
     if (n) {
       memcpy(q, p, n);
       q += n;

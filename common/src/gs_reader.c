@@ -15,6 +15,7 @@
 #include "gs_error.h"
 #include "gs_port.h"
 #include "gs_reader.h"
+#include "gs_text.h"
 
 #define WINDOW       (1u << 20)   /* initial window; grows only for longer lines */
 #define SMALL_WINDOW 64u
@@ -281,25 +282,6 @@ static int no_more_fields(gs_reader *r, const char *p, const char *e, const char
               (int)(e - p > 40 ? 40 : e - p), p);
 }
 
-/* Length of the valid UTF-8 sequence at p, or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *e) {
-  unsigned c = p[0];
-  size_t n, i;
-  uint32_t cp;
-  if (c < 0xc2 || c > 0xf4) return 0;
-  n = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-  if ((size_t)(e - p) < n) return 0;
-  cp = c & (0x3f >> (n - 1));
-  for (i = 1; i < n; i++) {
-    if ((p[i] & 0xc0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3f);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-      (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return n;
-}
-
 static int check_text(gs_reader *r, const char *s, const char *e, const char *what) {
   const unsigned char *p = (const unsigned char *)s, *end = (const unsigned char *)e;
   while (p < end) {
@@ -309,7 +291,7 @@ static int check_text(gs_reader *r, const char *s, const char *e, const char *wh
       if (*p == '\t') { p++; continue; }
       return fail(r, GS_D_NOT_TEXT, "control byte 0x%02x in %s", *p, what);
     }
-    if (!(n = utf8_len(p, end)))
+    if (!(n = gs_utf8_len(p, end)))
       return fail(r, GS_D_NOT_TEXT, "%s is not valid UTF-8 (byte 0x%02x)", what, *p);
     p += n;
   }
