@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gs_array.h"
 #include "gs_error.h"
 #include "gs_graph.h"
 #include "gs_idmap.h"
@@ -43,17 +44,6 @@ typedef struct loader {
 
 /* ---- small helpers --------------------------------------------------- */
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
-  size_t n = *cap ? *cap : 1024;
-  void *p;
-  if (need <= *cap) return GS_OK;
-  while (n < need) n += n / 2;
-  if (!(p = realloc(*arr, n * elem))) return GS_ENOMEM;
-  *arr = p;
-  *cap = n;
-  return GS_OK;
-}
-
 /* Gives back the slack that growth left behind. */
 static void *shrink(void *arr, size_t n, size_t elem) {
   void *p = realloc(arr, n ? n * elem : 1);
@@ -77,11 +67,11 @@ static int grow_nodes(loader *l, size_t need) {
   size_t cap = l->nodes_cap, c;
   if (need <= cap) return GS_OK;
   if (need > MAX_NODES) return GS_ELIMIT;
-  c = cap; if (grow((void **)&g->ids, &c, need, sizeof *g->ids)) return GS_ENOMEM;
-  c = cap; if (grow((void **)&g->sizes, &c, need, sizeof *g->sizes)) return GS_ENOMEM;
-  c = cap; if (grow((void **)&g->types, &c, need, sizeof *g->types)) return GS_ENOMEM;
-  c = cap; if (grow((void **)&l->starts, &c, need, sizeof *l->starts)) return GS_ENOMEM;
-  c = cap; if (grow((void **)&l->counts, &c, need, sizeof *l->counts)) return GS_ENOMEM;
+  c = cap; if (gs_array_reserve((void **)&g->ids, &c, need, sizeof *g->ids)) return GS_ENOMEM;
+  c = cap; if (gs_array_reserve((void **)&g->sizes, &c, need, sizeof *g->sizes)) return GS_ENOMEM;
+  c = cap; if (gs_array_reserve((void **)&g->types, &c, need, sizeof *g->types)) return GS_ENOMEM;
+  c = cap; if (gs_array_reserve((void **)&l->starts, &c, need, sizeof *l->starts)) return GS_ENOMEM;
+  c = cap; if (gs_array_reserve((void **)&l->counts, &c, need, sizeof *l->counts)) return GS_ENOMEM;
   l->nodes_cap = c;
   return GS_OK;
 }
@@ -151,10 +141,10 @@ static int type_of(loader *l, uint64_t id, uint32_t *index) {
   if (inserted) {
     size_t c = l->types_cap;
     if (g->ntypes == MAX_NODES) return GS_ELIMIT;
-    if (grow((void **)&g->type_ids, &c, (size_t)g->ntypes + 1, sizeof *g->type_ids))
+    if (gs_array_reserve((void **)&g->type_ids, &c, (size_t)g->ntypes + 1, sizeof *g->type_ids))
       return GS_ENOMEM;
     c = l->types_cap;
-    if (grow((void **)&g->type_name_offsets, &c, (size_t)g->ntypes + 1, sizeof(uint32_t)))
+    if (gs_array_reserve((void **)&g->type_name_offsets, &c, (size_t)g->ntypes + 1, sizeof(uint32_t)))
       return GS_ENOMEM;
     l->types_cap = c;
     s->value = g->ntypes++;
@@ -178,7 +168,7 @@ static int define_type(loader *l, const gs_record *rec) {
                 (unsigned long long)rec->id);
   }
   if (l->names_len + rec->name_len + 1 >= UINT32_MAX) return GS_ELIMIT;
-  if (grow((void **)&g->type_names, &l->names_cap, l->names_len + rec->name_len + 1, 1))
+  if (gs_array_reserve((void **)&g->type_names, &l->names_cap, l->names_len + rec->name_len + 1, 1))
     return GS_ENOMEM;
   memcpy(g->type_names + l->names_len, rec->name, rec->name_len);
   g->type_names[l->names_len + rec->name_len] = 0;
@@ -197,7 +187,7 @@ static int add_object(loader *l, const gs_record *rec) {
   int err;
   if (g->nrefs + rec->nrefs > MAX_REFS) return GS_ELIMIT;
   if ((err = type_of(l, rec->type, &type))) return err;
-  if (grow((void **)&g->refs, &l->edges_cap, g->nrefs + rec->nrefs, sizeof *g->refs))
+  if (gs_array_reserve((void **)&g->refs, &l->edges_cap, g->nrefs + rec->nrefs, sizeof *g->refs))
     return GS_ENOMEM;
   for (i = 0; i < rec->nrefs; i++)
     if ((err = enqueue(l, P_REF, rec->refs[i], (uint32_t)(g->nrefs + i)))) return err;
@@ -218,7 +208,7 @@ static int add_root(loader *l, const gs_record *rec) {
   int err;
   if (rec->has_container && (err = type_of(l, rec->type, &container))) return err;
   if (g->nroots == MAX_NODES) return GS_ELIMIT;
-  if (grow((void **)&g->roots, &l->roots_cap, (size_t)g->nroots + 1, sizeof *g->roots))
+  if (gs_array_reserve((void **)&g->roots, &l->roots_cap, (size_t)g->nroots + 1, sizeof *g->roots))
     return GS_ENOMEM;
   r = &g->roots[g->nroots];
   memset(r, 0, sizeof *r);
@@ -330,7 +320,7 @@ static size_t expected_objects(gs_reader *r) {
 static int reserve_arrays(loader *l) {
   size_t nodes = expected_objects(l->reader) * 2, edges = nodes * 4;
   if (grow_nodes(l, nodes)) return GS_ENOMEM;
-  return grow((void **)&l->g->refs, &l->edges_cap, edges, sizeof *l->g->refs);
+  return gs_array_reserve((void **)&l->g->refs, &l->edges_cap, edges, sizeof *l->g->refs);
 }
 
 int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {

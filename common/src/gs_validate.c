@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gs_array.h"
 #include "gs_error.h"
 #include "gs_idmap.h"
 #include "gs_validate.h"
@@ -48,18 +49,6 @@ struct gs_validator {
   int error;                  /* sticky allocation failure */
 };
 
-/* ---- growable arrays ------------------------------------------------- */
-
-static int reserve(void **arr, size_t *cap, size_t need, size_t elem) {
-  size_t n = *cap ? *cap : 16;
-  void *p;
-  if (need <= *cap) return GS_OK;
-  while (n < need) n *= 2;
-  if (!(p = realloc(*arr, n * elem))) return GS_ENOMEM;
-  *arr = p;
-  *cap = n;
-  return GS_OK;
-}
 
 /* ---- diagnostics ----------------------------------------------------- */
 
@@ -180,7 +169,7 @@ static int type_slot(gs_validator *v, uint64_t id, uint64_t line, type_info **ou
   int inserted = gs_idmap_put(&v->types, id, &s);
   if (inserted < 0) return inserted;
   if (inserted) {
-    if (reserve((void **)&v->type_infos, &v->types_cap, v->ntypes + 1, sizeof *v->type_infos))
+    if (gs_array_reserve((void **)&v->type_infos, &v->types_cap, v->ntypes + 1, sizeof *v->type_infos))
       return GS_ENOMEM;
     s->value = (uint32_t)v->ntypes;
     v->type_infos[v->ntypes].first_use = line;
@@ -213,7 +202,7 @@ static int define_type(gs_validator *v, const gs_record *rec) {
            (int)(t->name_len > 60 ? 60 : t->name_len), v->names + t->name_off);
     return GS_OK;
   }
-  if (reserve((void **)&v->names, &v->names_cap, v->names_len + rec->name_len + 1, 1))
+  if (gs_array_reserve((void **)&v->names, &v->names_cap, v->names_len + rec->name_len + 1, 1))
     return GS_ENOMEM;
   *bits |= TYPE_DEFINED;
   t->name_off = v->names_len;
@@ -234,7 +223,7 @@ static int check_root(gs_validator *v, const gs_record *rec) {
     int err = use_type(v, rec->type, rec->line);
     if (err) return err;
   }
-  if (reserve((void **)&v->roots, &v->roots_cap, v->nroots + 1, sizeof *v->roots))
+  if (gs_array_reserve((void **)&v->roots, &v->roots_cap, v->nroots + 1, sizeof *v->roots))
     return GS_ENOMEM;
   r = &v->roots[v->nroots++];
   r->line = rec->line;
@@ -261,7 +250,7 @@ static int close_section(gs_validator *v) {
   for (i = 0; i <= v->objects.mask; i++) {
     const gs_idmap_slot *s = &v->objects.slots[i];
     if (!s->bits || (s->bits & SEEN_DEFINED) || !(s->bits & SEEN_REFERENCED)) continue;
-    if (reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
+    if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
     late[nlate].line = s->value;
     late[nlate].id = s->key;
     late[nlate++].code = GS_D_DANGLING_REFERENCE;
@@ -269,14 +258,14 @@ static int close_section(gs_validator *v) {
   for (i = 0; i < v->nroots; i++) {
     const gs_idmap_slot *s = gs_idmap_find(&v->objects, v->roots[i].id);
     if (s && (s->bits & SEEN_DEFINED)) continue;
-    if (reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
+    if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
     late[nlate] = v->roots[i];
     late[nlate++].code = GS_D_DANGLING_ROOT;
   }
   for (i = 0; i <= v->types.mask; i++) {
     const gs_idmap_slot *s = &v->types.slots[i];
     if (!s->bits || (s->bits & TYPE_DEFINED)) continue;
-    if (reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
+    if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
     late[nlate].line = v->type_infos[s->value].first_use;
     late[nlate].id = s->key;
     late[nlate++].code = GS_D_UNDEFINED_TYPE;
