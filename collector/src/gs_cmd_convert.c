@@ -107,13 +107,13 @@ static int open_all(convert *c, const char *in, const char *out) {
     gs_cli_error("%s", msg);
     return GS_EXIT_USAGE;
   }
+  gs_file_show_progress(c->in);
   if (gs_file_new_reader(c->in, &c->reader) ||
       gs_validator_new(&c->validator, on_diag, c) ||
       gs_writer_new(&c->writer, gs_output_write, c->out)) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
-  gs_file_show_progress(c->in);
   return GS_EXIT_OK;
 }
 

@@ -18,6 +18,9 @@
 #include "gs_file.h"
 #include "gs_progress.h"
 
+/* Inputs smaller than this are done before a thread would pay off. */
+#define PARSE_AHEAD_MIN_BYTES (1u << 20)
+
 #define MAGIC_LEN 4
 static const unsigned char zstd_magic[MAGIC_LEN] = {0x28, 0xb5, 0x2f, 0xfd};
 
@@ -216,10 +219,14 @@ void gs_file_close(gs_file *f) {
 
 int gs_file_new_reader(gs_file *f, gs_reader **r) {
   int err = gs_reader_new(r, gs_file_read, f);
+  if (err) return err;
   /* The hint sizes the consumers' tables. For zstd the text is larger than
    * the file, but an underestimate only costs a few table doublings. */
-  if (err == GS_OK) gs_reader_set_size_hint(*r, f->size);
-  return err;
+  gs_reader_set_size_hint(*r, f->size);
+  /* From here on the file is read (and decompressed) on the reader's own
+   * thread, which parses while this one validates or builds the graph. */
+  if (f->size >= PARSE_AHEAD_MIN_BYTES) gs_reader_start_thread(*r);
+  return GS_OK;
 }
 
 const char *gs_file_name(const gs_file *f) { return f->name; }

@@ -78,6 +78,20 @@ const gs_diag *gs_reader_diag(const gs_reader *r);
 void gs_reader_set_size_hint(gs_reader *r, uint64_t bytes);
 uint64_t gs_reader_size_hint(const gs_reader *r);
 
+/* Object lines written the canonical way take a faster parser; both give
+ * the same records. Off makes every line take the general one (for tests
+ * that compare them). */
+void gs_reader_set_fast_path(gs_reader *r, int on);
+
+/* Parses ahead on a second thread, so that parsing overlaps with the work
+ * the caller does per record (nothing happens on a single processor).
+ * Records, diagnostics and errors come out
+ * exactly as without it. Call before the first gs_reader_next() and after
+ * any setting; the read callback then runs on that thread. Returns GS_OK or
+ * GS_ENOMEM (and the reader goes on without a thread). gs_reader_free()
+ * stops the thread once it has parsed the batch it is on. */
+int gs_reader_start_thread(gs_reader *r);
+
 /* Bytes consumed so far, for progress reports. */
 uint64_t gs_reader_offset(const gs_reader *r);
 

@@ -7,7 +7,7 @@ int gs_array_reserve(void **arr, size_t *cap, size_t need, size_t elem) {
   size_t n = *cap ? *cap : 16;
   void *p;
   if (need <= *cap) return GS_OK;
-  while (n < need) n += n / 2;
+  while (n < need) n += n / 2 + 1;
   if (n > (size_t)-1 / elem) return GS_ENOMEM;
   if (!(p = realloc(*arr, n * elem))) return GS_ENOMEM;
   *arr = p;

@@ -1,14 +1,12 @@
 /* gs_graph.c - loads one section of a dump into a compact object graph.
  *
- * Nodes are numbered in order of first mention, so a reference to an object
- * that comes later in the file resolves at once to a placeholder node that the
- * object's own record fills in. References are therefore stored as 4-byte
- * node indices from the start, in file order, with a (start, count) pair per
- * node; when the section ends they are regrouped into CSR order and the ID
- * map is freed, leaving 24 bytes per object and 4 per reference.
- *
- * As in the validator, ID lookups are queued and their hash slots prefetched
- * in batches, which hides most of the cache misses of a large heap. */
+ * Objects are kept in file order while the section streams in, their
+ * references as raw 64-bit IDs and their IDs in a gs_idset. When the section
+ * ends, the set is sealed and each ID's rank becomes its node number, so the
+ * references are resolved in one sequential pass, in place, to 4-byte node
+ * numbers, with no hash table of IDs at all. Objects are numbered in ID
+ * order (which is file order for a heap walked by address); IDs referenced
+ * or rooted but not in the dump get placeholder nodes after the objects. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,29 +15,22 @@
 #include "gs_error.h"
 #include "gs_graph.h"
 #include "gs_idmap.h"
+#include "gs_idset.h"
 
-#define BATCH 512
-#define NODE_DEFINED 1u
 #define MAX_NODES (UINT32_MAX - 1u)
 #define MAX_REFS UINT32_MAX
-
-enum { P_DEF, P_REF, P_ROOT };
-
-typedef struct pending {
-  uint64_t id, size, line;
-  uint32_t type, start, count, what;   /* start: edge or root slot for P_REF / P_ROOT */
-} pending;
 
 typedef struct loader {
   gs_reader *reader;
   gs_graph *g;
   gs_diag *err;
-  gs_idmap objects;              /* object ID -> node */
+  gs_idset objects;              /* IDs of the objects in the dump */
+  gs_idset missing;              /* IDs named but not in the dump */
   gs_idmap types;                /* type ID -> type index */
-  uint32_t *starts, *counts;     /* per node, file-order edges */
-  size_t nodes_cap, edges_cap, types_cap, names_cap, names_len, roots_cap;
-  pending queue[BATCH];
-  size_t nqueue;
+  uint64_t *raw;                 /* references as IDs, in file order */
+  uint64_t *root_ids;
+  int ascending;                 /* object IDs came in ascending order */
+  size_t nodes_cap, edges_cap, types_cap, names_cap, names_len, roots_cap, root_ids_cap;
 } loader;
 
 /* ---- small helpers --------------------------------------------------- */
@@ -67,67 +58,15 @@ static int grow_nodes(loader *l, size_t need) {
   size_t cap = l->nodes_cap, c;
   if (need <= cap) return GS_OK;
   if (need > MAX_NODES) return GS_ELIMIT;
+  /* Every array gets the capacity the first one chose. */
   c = cap; if (gs_array_reserve((void **)&g->ids, &c, need, sizeof *g->ids)) return GS_ENOMEM;
+  need = c;
   c = cap; if (gs_array_reserve((void **)&g->sizes, &c, need, sizeof *g->sizes)) return GS_ENOMEM;
   c = cap; if (gs_array_reserve((void **)&g->types, &c, need, sizeof *g->types)) return GS_ENOMEM;
-  c = cap; if (gs_array_reserve((void **)&l->starts, &c, need, sizeof *l->starts)) return GS_ENOMEM;
-  c = cap; if (gs_array_reserve((void **)&l->counts, &c, need, sizeof *l->counts)) return GS_ENOMEM;
-  l->nodes_cap = c;
-  return GS_OK;
-}
-
-/* Node of an object ID, created as a placeholder on first mention. */
-static int node_of(loader *l, uint64_t id, gs_idmap_slot **slot) {
-  gs_graph *g = l->g;
-  int inserted = gs_idmap_put(&l->objects, id, slot), err;
-  uint32_t n;
-  if (inserted <= 0) return inserted;
-  if ((err = grow_nodes(l, (size_t)g->nnodes + 1))) return err;
-  n = g->nnodes++;
-  (*slot)->value = n;
-  g->ids[n] = id;
-  g->sizes[n] = 0;
-  g->types[n] = GS_GRAPH_MISSING;
-  l->starts[n] = l->counts[n] = 0;
-  return GS_OK;
-}
-
-static int apply_queue(loader *l) {
-  gs_graph *g = l->g;
-  size_t i;
-  for (i = 0; i < l->nqueue; i++) gs_idmap_prefetch(&l->objects, l->queue[i].id);
-  for (i = 0; i < l->nqueue; i++) {
-    const pending *q = &l->queue[i];
-    gs_idmap_slot *s;
-    uint32_t n;
-    int err = node_of(l, q->id, &s);
-    if (err < 0) return err;
-    n = s->value;
-    if (q->what == P_REF) { g->refs[q->start] = n; continue; }
-    if (q->what == P_ROOT) { g->roots[q->start].node = n; continue; }
-    if (s->bits & NODE_DEFINED)
-      return fail(l, GS_D_DUPLICATE_OBJECT, q->line, "object %llx is defined twice", (unsigned long long)q->id);
-    s->bits |= NODE_DEFINED;
-    g->sizes[n] = q->size;
-    g->types[n] = q->type;
-    l->starts[n] = q->start;
-    l->counts[n] = q->count;
-    g->nobjects++;
-  }
-  l->nqueue = 0;
-  return GS_OK;
-}
-
-static int enqueue(loader *l, uint32_t what, uint64_t id, uint32_t start) {
-  pending *q;
-  if (l->nqueue == BATCH) {
-    int err = apply_queue(l);
-    if (err) return err;
-  }
-  q = &l->queue[l->nqueue++];
-  q->what = what;
-  q->id = id;
-  q->start = start;
+  c = cap ? cap + 1 : 0;
+  if (gs_array_reserve((void **)&g->ref_offsets, &c, need + 1, sizeof *g->ref_offsets))
+    return GS_ENOMEM;
+  l->nodes_cap = need;
   return GS_OK;
 }
 
@@ -135,8 +74,10 @@ static int enqueue(loader *l, uint32_t what, uint64_t id, uint32_t start) {
 
 static int type_of(loader *l, uint64_t id, uint32_t *index) {
   gs_graph *g = l->g;
-  gs_idmap_slot *s;
-  int inserted = gs_idmap_put(&l->types, id, &s);
+  gs_idmap_slot *s = gs_idmap_find(&l->types, id);
+  int inserted;
+  if (s) { *index = s->value; return GS_OK; }
+  inserted = gs_idmap_put(&l->types, id, &s);
   if (inserted < 0) return inserted;
   if (inserted) {
     size_t c = l->types_cap;
@@ -181,23 +122,25 @@ static int define_type(loader *l, const gs_record *rec) {
 
 static int add_object(loader *l, const gs_record *rec) {
   gs_graph *g = l->g;
-  uint32_t type, start = (uint32_t)g->nrefs;
-  pending *q;
-  size_t i;
+  uint32_t type, n = g->nobjects;
   int err;
   if (g->nrefs + rec->nrefs > MAX_REFS) return GS_ELIMIT;
-  if ((err = type_of(l, rec->type, &type))) return err;
-  if (gs_array_reserve((void **)&g->refs, &l->edges_cap, g->nrefs + rec->nrefs, sizeof *g->refs))
+  if ((err = type_of(l, rec->type, &type)) || (err = grow_nodes(l, (size_t)n + 1)) ||
+      (err = gs_idset_add(&l->objects, rec->id)) < 0)
+    return err;
+  if (!err)
+    return fail(l, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined twice",
+                (unsigned long long)rec->id);
+  if (gs_array_reserve((void **)&l->raw, &l->edges_cap, g->nrefs + rec->nrefs, sizeof *l->raw))
     return GS_ENOMEM;
-  for (i = 0; i < rec->nrefs; i++)
-    if ((err = enqueue(l, P_REF, rec->refs[i], (uint32_t)(g->nrefs + i)))) return err;
+  if (n > 0 && rec->id < g->ids[n - 1]) l->ascending = 0;
+  g->ids[n] = rec->id;
+  g->sizes[n] = rec->size;
+  g->types[n] = type;
+  g->ref_offsets[n] = (uint32_t)g->nrefs;
+  if (rec->nrefs) memcpy(l->raw + g->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
   g->nrefs += rec->nrefs;
-  if ((err = enqueue(l, P_DEF, rec->id, start))) return err;
-  q = &l->queue[l->nqueue - 1];
-  q->size = rec->size;
-  q->type = type;
-  q->count = (uint32_t)rec->nrefs;
-  q->line = rec->line;
+  g->nobjects = n + 1;
   return GS_OK;
 }
 
@@ -205,17 +148,21 @@ static int add_root(loader *l, const gs_record *rec) {
   gs_graph *g = l->g;
   gs_graph_root *r;
   uint32_t container = GS_GRAPH_MISSING;
+  size_t c = l->root_ids_cap;
   int err;
   if (rec->has_container && (err = type_of(l, rec->type, &container))) return err;
   if (g->nroots == MAX_NODES) return GS_ELIMIT;
-  if (gs_array_reserve((void **)&g->roots, &l->roots_cap, (size_t)g->nroots + 1, sizeof *g->roots))
+  if (gs_array_reserve((void **)&g->roots, &l->roots_cap, (size_t)g->nroots + 1, sizeof *g->roots) ||
+      gs_array_reserve((void **)&l->root_ids, &c, (size_t)g->nroots + 1, sizeof *l->root_ids))
     return GS_ENOMEM;
+  l->root_ids_cap = c;
   r = &g->roots[g->nroots];
   memset(r, 0, sizeof *r);
   r->container = container;
   r->kind = (uint8_t)rec->root_kind;
   r->flags = (uint8_t)(rec->root_flags > 0xff ? 0xff : rec->root_flags);
-  return enqueue(l, P_ROOT, rec->id, g->nroots++);
+  l->root_ids[g->nroots++] = rec->id;
+  return GS_OK;
 }
 
 static int begin_section(loader *l, const gs_record *rec) {
@@ -229,41 +176,133 @@ static int begin_section(loader *l, const gs_record *rec) {
   return GS_OK;
 }
 
-/* ---- finishing: regroup edges into CSR order ------------------------- */
+/* ---- finishing: IDs to node numbers ---------------------------------- */
+
+/* Collects the IDs named from refs[from..] and the roots that are not in the
+ * dump; they become placeholder nodes numbered after the objects. */
+static int collect_missing(loader *l, uint64_t from) {
+  gs_graph *g = l->g;
+  uint64_t k;
+  uint32_t i;
+  for (k = from; k < g->nrefs; k++) {
+    uint64_t id;
+    memcpy(&id, (const char *)l->raw + 8 * k, 8);
+    if (!gs_idset_has(&l->objects, id) && gs_idset_add(&l->missing, id) < 0) return GS_ENOMEM;
+  }
+  for (i = 0; i < g->nroots; i++)
+    if (!gs_idset_has(&l->objects, l->root_ids[i]) && gs_idset_add(&l->missing, l->root_ids[i]) < 0)
+      return GS_ENOMEM;
+  if (l->missing.count > MAX_NODES - g->nobjects) return GS_ELIMIT;
+  return gs_idset_seal(&l->missing);
+}
+
+/* Node of an ID; counts the IDs that are not in the dump in *misses. */
+static uint32_t node_of(loader *l, uint64_t id, uint64_t *misses) {
+  uint32_t node;
+  if (gs_idset_rank(&l->objects, id, &node)) return node;
+  ++*misses;
+  gs_idset_rank(&l->missing, id, &node);
+  return l->g->nobjects + node;
+}
+
+/* Rewrites the 8-byte IDs of l->raw as 4-byte node numbers in the same
+ * memory: entry k is read from byte 8k before byte 4k is written, and memcpy
+ * keeps the compiler from assuming the two views do not overlap. */
+static int resolve_refs(loader *l) {
+  gs_graph *g = l->g;
+  char *mem = (char *)l->raw;
+  uint64_t k;
+  int err;
+  for (k = 0; k < g->nrefs; k++) {
+    uint64_t id;
+    uint32_t node;
+    memcpy(&id, mem + 8 * k, 8);
+    if (!gs_idset_rank(&l->objects, id, &node)) break;
+    memcpy(mem + 4 * k, &node, 4);
+  }
+  if (k < g->nrefs || g->nroots) {
+    if ((err = collect_missing(l, k))) return err;
+    for (; k < g->nrefs; k++) {
+      uint64_t id;
+      uint32_t node;
+      memcpy(&id, mem + 8 * k, 8);
+      node = node_of(l, id, &g->dangling_refs);
+      memcpy(mem + 4 * k, &node, 4);
+    }
+  }
+  g->refs = shrink(l->raw, g->nrefs, sizeof *g->refs);
+  l->raw = NULL;
+  return GS_OK;
+}
+
+/* Objects came out of ID order: moves each to the node its rank names, with
+ * its references. */
+static int sort_objects(loader *l) {
+  gs_graph *g = l->g;
+  uint32_t n = g->nobjects, i, *offsets, *refs, *types, *node;
+  uint64_t *ids, *sizes;
+  if (!(node = malloc(((size_t)n + 1) * sizeof *node))) return GS_ENOMEM;
+  for (i = 0; i < n; i++) gs_idset_rank(&l->objects, g->ids[i], &node[i]);
+  ids = malloc(((size_t)n + 1) * sizeof *ids);
+  sizes = malloc(((size_t)n + 1) * sizeof *sizes);
+  types = malloc(((size_t)n + 1) * sizeof *types);
+  offsets = malloc(((size_t)n + 2) * sizeof *offsets);
+  refs = malloc((g->nrefs ? g->nrefs : 1) * sizeof *refs);
+  if (!ids || !sizes || !types || !offsets || !refs) {
+    free(node); free(ids); free(sizes); free(types); free(offsets); free(refs);
+    return GS_ENOMEM;
+  }
+  for (i = 0; i < n; i++) {
+    ids[node[i]] = g->ids[i];
+    sizes[node[i]] = g->sizes[i];
+    types[node[i]] = g->types[i];
+    offsets[node[i] + 1] = g->ref_offsets[i + 1] - g->ref_offsets[i];
+  }
+  offsets[0] = 0;
+  for (i = 0; i < n; i++) offsets[i + 1] += offsets[i];
+  for (i = 0; i < n; i++) {
+    uint32_t c = g->ref_offsets[i + 1] - g->ref_offsets[i];
+    memcpy(refs + offsets[node[i]], g->refs + g->ref_offsets[i], (size_t)c * sizeof *refs);
+  }
+  free(node);
+  free(g->ids); free(g->sizes); free(g->types); free(g->ref_offsets); free(g->refs);
+  g->ids = ids; g->sizes = sizes; g->types = types; g->ref_offsets = offsets; g->refs = refs;
+  l->nodes_cap = n;
+  return GS_OK;
+}
+
+/* Appends a node for each missing ID: type GS_GRAPH_MISSING, size 0, no
+ * references. */
+static int add_placeholders(loader *l) {
+  gs_graph *g = l->g;
+  size_t m = l->missing.count, i;
+  if (!m) return GS_OK;
+  if (grow_nodes(l, (size_t)g->nobjects + m)) return GS_ENOMEM;
+  if (gs_idset_members(&l->missing, g->ids + g->nobjects)) return GS_ENOMEM;
+  for (i = 0; i < m; i++) {
+    g->sizes[g->nobjects + i] = 0;
+    g->types[g->nobjects + i] = GS_GRAPH_MISSING;
+    g->ref_offsets[g->nobjects + i + 1] = (uint32_t)g->nrefs;
+  }
+  g->nnodes = g->nobjects + (uint32_t)m;
+  return GS_OK;
+}
 
 static int finish(loader *l) {
   gs_graph *g = l->g;
-  uint32_t *refs, n;
-  uint8_t *missing = NULL;
-  uint64_t pos = 0;
-  int err = apply_queue(l);
-  if (err) return err;
-  if (!(g->ref_offsets = malloc(((size_t)g->nnodes + 1) * sizeof *g->ref_offsets)) ||
-      !(refs = malloc((g->nrefs ? g->nrefs : 1) * sizeof *refs)))
-    return GS_ENOMEM;
-  /* A bitset of placeholder nodes stays in cache while counting dangling
-   * references; only dumps with missing objects pay for it. */
-  if (g->nobjects < g->nnodes) {
-    if (!(missing = calloc((size_t)g->nnodes / 8 + 1, 1))) { free(refs); return GS_ENOMEM; }
-    for (n = 0; n < g->nnodes; n++)
-      if (g->types[n] == GS_GRAPH_MISSING) missing[n >> 3] |= (uint8_t)(1u << (n & 7));
-  }
-  for (n = 0; n < g->nnodes; n++) {
-    const uint32_t *src = g->refs + l->starts[n];
-    uint32_t k, c = l->counts[n];
-    g->ref_offsets[n] = (uint32_t)pos;
-    memcpy(refs + pos, src, (size_t)c * sizeof *refs);
-    if (missing)
-      for (k = 0; k < c; k++) g->dangling_refs += (missing[src[k] >> 3] >> (src[k] & 7)) & 1;
-    pos += c;
-  }
-  g->ref_offsets[g->nnodes] = (uint32_t)pos;
-  free(missing);
-  free(g->refs);
-  g->refs = refs;
+  uint64_t dangling_roots = 0;
+  uint32_t i;
+  int err;
+  g->ref_offsets[g->nobjects] = (uint32_t)g->nrefs;
+  g->nnodes = g->nobjects;
+  if ((err = gs_idset_seal(&l->objects)) || (err = resolve_refs(l))) return err;
+  for (i = 0; i < g->nroots; i++) g->roots[i].node = node_of(l, l->root_ids[i], &dangling_roots);
+  if (!l->ascending && (err = sort_objects(l))) return err;
+  if ((err = add_placeholders(l))) return err;
   g->ids = shrink(g->ids, g->nnodes, sizeof *g->ids);
   g->sizes = shrink(g->sizes, g->nnodes, sizeof *g->sizes);
   g->types = shrink(g->types, g->nnodes, sizeof *g->types);
+  g->ref_offsets = shrink(g->ref_offsets, (size_t)g->nnodes + 1, sizeof *g->ref_offsets);
   if (g->type_names) g->type_names = shrink(g->type_names, l->names_len, 1);
   g->type_names_len = l->names_len;
   return GS_OK;
@@ -310,8 +349,12 @@ static int load_records(loader *l) {
   }
 }
 
+/* Dumps average 40 to 45 bytes per object; an estimate slightly high
+ * reserves pages that are never touched. */
+#define BYTES_PER_OBJECT 40
+
 static size_t expected_objects(gs_reader *r) {
-  uint64_t n = gs_reader_size_hint(r) / GS_IDMAP_BYTES_PER_ID;
+  uint64_t n = gs_reader_size_hint(r) / BYTES_PER_OBJECT;
   return n < (1u << 12) ? (1u << 12) : n > MAX_NODES ? MAX_NODES : (size_t)n;
 }
 
@@ -320,7 +363,7 @@ static size_t expected_objects(gs_reader *r) {
 static int reserve_arrays(loader *l) {
   size_t nodes = expected_objects(l->reader) * 2, edges = nodes * 4;
   if (grow_nodes(l, nodes)) return GS_ENOMEM;
-  return gs_array_reserve((void **)&l->g->refs, &l->edges_cap, edges, sizeof *l->g->refs);
+  return gs_array_reserve((void **)&l->raw, &l->edges_cap, edges, sizeof *l->raw);
 }
 
 int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
@@ -330,17 +373,19 @@ int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   memset(&l, 0, sizeof l);
   l.reader = r;
   l.err = err_out ? err_out : &scratch;
+  l.ascending = 1;
   *out = NULL;
   if (!(l.g = calloc(1, sizeof *l.g))) return GS_ENOMEM;
-  if (gs_idmap_init(&l.objects, expected_objects(r)) || gs_idmap_init(&l.types, 1024) ||
+  if (gs_idset_init(&l.objects) || gs_idset_init(&l.missing) || gs_idmap_init(&l.types, 1024) ||
       reserve_arrays(&l))
     err = GS_ENOMEM;
   else
     err = load_records(&l);
-  gs_idmap_free(&l.objects);
+  gs_idset_free(&l.objects);
+  gs_idset_free(&l.missing);
   gs_idmap_free(&l.types);
-  free(l.starts);
-  free(l.counts);
+  free(l.raw);
+  free(l.root_ids);
   if (err) { gs_graph_free(l.g); return err; }
   *out = l.g;
   return GS_OK;

@@ -39,16 +39,6 @@ void gs_idmap_clear(gs_idmap *m) {
   m->count = 0;
 }
 
-gs_idmap_slot *gs_idmap_find(const gs_idmap *m, uint64_t key) {
-  size_t i = gs_idmap_home(m, key);
-  for (;;) {
-    gs_idmap_slot *s = &m->slots[i];
-    if (!s->bits) return NULL;
-    if (s->key == key) return s;
-    i = (i + 1) & m->mask;
-  }
-}
-
 static int idmap_grow(gs_idmap *m) {
   gs_idmap old = *m;
   size_t i;

@@ -1,8 +1,7 @@
 /* gs_idmap.h - hash map from 64-bit object or type IDs to a 32-bit value.
  *
  * Open addressing with linear probing in one array of 16-byte slots, so a
- * lookup usually costs one cache miss; callers that resolve many IDs in a row
- * prefetch their slots first. Internal to the library. */
+ * lookup usually costs one cache miss. Internal to the library. */
 #ifndef GS_IDMAP_H
 #define GS_IDMAP_H
 
@@ -10,11 +9,6 @@
 #include <stdint.h>
 
 #define GS_IDMAP_USED 0x80000000u   /* set in bits of every occupied slot */
-
-/* Dumps average 40 to 45 bytes per object, so a table sized for one ID per
- * 48 input bytes holds a typical heap without growing and without wasting a
- * doubling on an estimate that is slightly high. */
-#define GS_IDMAP_BYTES_PER_ID 48
 
 typedef struct gs_idmap_slot {
   uint64_t key;
@@ -37,15 +31,16 @@ static inline size_t gs_idmap_home(const gs_idmap *m, uint64_t key) {
   return (size_t)((key * 0x9E3779B97F4A7C15ull) >> m->shift);
 }
 
-static inline void gs_idmap_prefetch(const gs_idmap *m, uint64_t key) {
-#if defined(__GNUC__) || defined(__clang__)
-  __builtin_prefetch(&m->slots[gs_idmap_home(m, key)], 1);
-#else
-  (void)m; (void)key;
-#endif
+/* Inline: loaders look up a type for every object. */
+static inline gs_idmap_slot *gs_idmap_find(const gs_idmap *m, uint64_t key) {
+  size_t i = gs_idmap_home(m, key);
+  for (;;) {
+    gs_idmap_slot *s = &m->slots[i];
+    if (!s->bits) return NULL;
+    if (s->key == key) return s;
+    i = (i + 1) & m->mask;
+  }
 }
-
-gs_idmap_slot *gs_idmap_find(const gs_idmap *m, uint64_t key);
 /* Finds key or inserts it with value 0 and bits GS_IDMAP_USED. Returns 1 when
  * inserted, 0 when found, GS_ENOMEM. *slot is valid until the next insert. */
 int gs_idmap_put(gs_idmap *m, uint64_t key, gs_idmap_slot **slot);

@@ -16,10 +16,21 @@
 #include "gs_port.h"
 #include "gs_reader.h"
 #include "gs_text.h"
+#include "gs_thread.h"
 
 #define WINDOW       (1u << 20)   /* initial window; grows only for longer lines */
 #define SMALL_WINDOW 64u
 #define MAX_HEX_DIGITS 16
+/* Readable bytes kept after the window, so the fast path can load whole
+ * words past the end of a line. */
+#define PAD 24
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define GS_FAST_PATH 1
+#else
+#define GS_FAST_PATH 0
+#endif
 
 struct gs_reader {
   gs_read_fn fn;
@@ -29,6 +40,9 @@ struct gs_reader {
   void *owned_ctx;      /* source state the reader frees */
   char *buf;            /* window; one byte past end is always writable */
   size_t cap, pos, end;
+  size_t complete;      /* bytes of the window up to its last newline */
+  size_t scanned;       /* bytes after pos known to hold no newline */
+  int fast;             /* try the fast path for object lines */
   int eof, skip_line;
   int io_error;
   uint64_t line;        /* number of the line last returned */
@@ -38,7 +52,10 @@ struct gs_reader {
   uint64_t *refs;
   size_t refs_cap;
   gs_diag diag;
+  struct ahead *ahead;  /* parsing on a second thread, when started */
 };
+
+static void ahead_stop(gs_reader *r);
 
 /* Character classes: HEX | value for hex digits, SEP for a field separator,
  * 0 for anything else. A constant table keeps the reader free of start-up
@@ -61,6 +78,7 @@ static int reader_alloc(gs_reader **out) {
   if (!r) return GS_ENOMEM;
   r->max_line = GS_READER_DEFAULT_MAX_LINE;
   r->fd = -1;
+  r->fast = GS_FAST_PATH;
   *out = r;
   return GS_OK;
 }
@@ -70,7 +88,7 @@ static int reader_new_sized(gs_reader **out, gs_read_fn fn, void *ctx, size_t wi
   if (err) return err;
   (*out)->fn = fn;
   (*out)->ctx = ctx;
-  if (!((*out)->buf = malloc(window))) { gs_reader_free(*out); *out = NULL; return GS_ENOMEM; }
+  if (!((*out)->buf = calloc(1, window + PAD))) { gs_reader_free(*out); *out = NULL; return GS_ENOMEM; }
   (*out)->cap = window;
   return GS_OK;
 }
@@ -132,6 +150,7 @@ int gs_reader_new_buffer(gs_reader **out, const void *data, size_t len) {
 
 void gs_reader_free(gs_reader *r) {
   if (!r) return;
+  ahead_stop(r);
   free(r->buf);
   free(r->owned_ctx);
   free(r->refs);
@@ -144,11 +163,20 @@ void gs_reader_set_max_line(gs_reader *r, size_t max_line) {
 
 void gs_reader_set_size_hint(gs_reader *r, uint64_t bytes) { r->size_hint = bytes; }
 
+void gs_reader_set_fast_path(gs_reader *r, int on) { r->fast = on && GS_FAST_PATH; }
+
 uint64_t gs_reader_size_hint(const gs_reader *r) { return r->size_hint; }
 
-const gs_diag *gs_reader_diag(const gs_reader *r) { return &r->diag; }
+static const gs_diag *ahead_diag(const gs_reader *r);
+static uint64_t ahead_offset(const gs_reader *r);
 
-uint64_t gs_reader_offset(const gs_reader *r) { return r->base + r->pos; }
+const gs_diag *gs_reader_diag(const gs_reader *r) {
+  return r->ahead ? ahead_diag(r) : &r->diag;
+}
+
+uint64_t gs_reader_offset(const gs_reader *r) {
+  return r->ahead ? ahead_offset(r) : r->base + r->pos;
+}
 
 /* ---- diagnostics ----------------------------------------------------- */
 
@@ -181,14 +209,19 @@ static int refill(gs_reader *r) {
   }
   if (r->cap - r->end < r->cap / 4) {
     size_t cap = r->cap * 2;
-    char *buf = realloc(r->buf, cap);
+    char *buf = realloc(r->buf, cap + PAD);
     if (!buf) return GS_ENOMEM;
+    memset(buf + r->cap + PAD, 0, cap - r->cap);
     r->buf = buf;
     r->cap = cap;
   }
   err = r->fn(r->ctx, r->buf + r->end, r->cap - r->end - 1, &got);
   if (err) return err;
   if (got == 0) r->eof = 1;
+  /* The partial line held no newline, so only the new bytes can. */
+  r->complete = r->end + got;
+  while (r->complete > r->end && r->buf[r->complete - 1] != '\n') r->complete--;
+  if (r->complete == r->end) r->complete = 0;
   r->end += got;
   return GS_OK;
 }
@@ -199,11 +232,14 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
   for (;;) {
     char *p = r->buf + r->pos;
     size_t avail = r->end - r->pos;
-    char *nl = avail ? memchr(p, '\n', avail) : NULL;
+    /* A long line arriving in small reads is searched once, not per read. */
+    char *nl = avail > r->scanned ? memchr(p + r->scanned, '\n', avail - r->scanned) : NULL;
     size_t len = nl ? (size_t)(nl - p) : avail;
     int err;
+    r->scanned = nl ? 0 : avail;
     if (nl || (r->eof && avail)) {
       r->pos += len + (nl != NULL);
+      r->scanned = 0;
       if (r->skip_line) { r->skip_line = 0; continue; }
       r->line++;
       if (len > r->max_line)
@@ -221,7 +257,7 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
        * memory stays bounded by the limit. */
       int reported = r->skip_line;
       r->base += r->end;
-      r->pos = r->end = 0;
+      r->pos = r->end = r->complete = r->scanned = 0;
       if (!reported) {
         r->skip_line = 1;
         r->line++;
@@ -426,11 +462,109 @@ static int parse_line(gs_reader *r, const char *p, const char *e, gs_record *rec
   }
 }
 
-int gs_reader_next(gs_reader *r, gs_record *rec) {
+/* ---- fast path for object lines ------------------------------------- */
+
+/* Object lines are nearly all of a dump. When one is written the canonical
+ * way ("o ID TYPE SIZE REF...", single spaces, LF or CRLF) it is parsed a
+ * word at a time here; anything else, including every error, is left to the
+ * general parser below, which decides and explains. */
+#if GS_FAST_PATH
+#define REP(b) (UINT64_C(0x0101010101010101) * (b))
+
+static uint64_t load64(const unsigned char *p) {
+  uint64_t x;
+  memcpy(&x, p, 8);
+  return x;
+}
+
+/* Bytes before the first one below '0' (every separator is below it), or 8. */
+static unsigned digit_run(uint64_t x) {
+  uint64_t stop = (x - REP(0x30)) & ~x & REP(0x80);
+  return stop ? (unsigned)__builtin_ctzll(stop) >> 3 : 8;
+}
+
+/* Value of the first n (1..8) bytes of x as hex digits; 0 if one is not. */
+static int word_value(uint64_t x, unsigned n, uint64_t *out) {
+  uint64_t lower = x | REP(0x20), y = lower & REP(0x7f);
+  uint64_t digit = (y + REP(0x80 - '0')) & ~(y + REP(0x7f - '9'));
+  uint64_t letter = (y + REP(0x80 - 'a')) & ~(y + REP(0x7f - 'f'));
+  uint64_t keep = n == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * n)) - 1;
+  uint64_t v;
+  if (((digit | letter) & ~x & REP(0x80) & keep) != (REP(0x80) & keep)) return 0;
+  v = (lower & REP(0x0f)) + ((letter & REP(0x80)) >> 7) * 9;
+  v <<= 8 * (8 - n);                        /* leading zeros for short numbers */
+  v = ((v << 4) | (v >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
+  v = ((v << 8) | (v >> 16)) & UINT64_C(0x0000ffff0000ffff);
+  *out = ((v << 16) | (v >> 32)) & UINT64_C(0xffffffff);
+  return 1;
+}
+
+/* Parses the number at *pp and the separator after it. Returns 1 when a
+ * space follows, 2 at the end of the line, 0 to give up. */
+static int fast_hex(const unsigned char **pp, uint64_t *out) {
+  const unsigned char *p = *pp;
+  uint64_t x = load64(p), hi, lo;
+  unsigned n = digit_run(x), m;
+  if (n == 0) return 0;
+  if (n < 8) {
+    if (!word_value(x, n, out)) return 0;
+  } else {
+    m = digit_run(load64(p + 8));
+    if (m == 8 && p[16] >= '0') return 0;
+    if (!word_value(x, 8, &hi)) return 0;
+    if (m == 0) {
+      *out = hi;
+    } else {
+      if (!word_value(load64(p + 8), m, &lo)) return 0;
+      *out = (hi << (4 * m)) | lo;
+    }
+    n += m;
+  }
+  p += n;
+  *pp = p + 1;
+  if (*p == ' ') return p[1] != ' ' && p[1] != '\n' && p[1] != '\r';
+  if (*p == '\r') { *pp = p + 2; return p[1] == '\n' ? 2 : 0; }
+  return *p == '\n' ? 2 : 0;
+}
+
+static int fast_object(gs_reader *r, gs_record *rec) {
+  const unsigned char *start = (const unsigned char *)r->buf + r->pos, *p = start + 2;
+  uint64_t *f[3];
+  size_t n = 0;
+  int i, more = 1;
+  if (start[1] != ' ') return 0;
+  f[0] = &rec->id; f[1] = &rec->type; f[2] = &rec->size;
+  for (i = 0; i < 3; i++)
+    if ((more = fast_hex(&p, f[i])) != 1 && (i < 2 || more != 2)) return 0;
+  while (more == 1) {
+    if (n == r->refs_cap && grow_refs(r)) return 0;
+    if (!(more = fast_hex(&p, &r->refs[n]))) return 0;
+    n++;
+  }
+  if ((size_t)(p - start) > r->max_line) return 0;
+  r->pos += (size_t)(p - start);
+  rec->kind = GS_REC_OBJECT;
+  rec->line = ++r->line;
+  rec->has_timestamp = 0;
+  rec->name = NULL;
+  rec->name_len = 0;
+  rec->has_container = 0;
+  rec->refs = r->refs;
+  rec->nrefs = n;
+  return 1;
+}
+#else
+static int fast_object(gs_reader *r, gs_record *rec) { (void)r; (void)rec; return 0; }
+#endif
+
+static int read_next(gs_reader *r, gs_record *rec) {
   for (;;) {
     const char *p = NULL, *e = NULL;
     int err;
     if (r->io_error) return r->io_error;
+    if (r->fast && r->pos < r->complete && !r->skip_line && r->buf[r->pos] == 'o' &&
+        fast_object(r, rec))
+      return GS_OK;
     err = next_line(r, &p, &e);
     if (err) return err;
     while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
@@ -438,4 +572,199 @@ int gs_reader_next(gs_reader *r, gs_record *rec) {
     if (p == e) continue;   /* blank line */
     return parse_line(r, p, e, rec);
   }
+}
+
+/* ---- parsing ahead on a second thread -------------------------------- */
+
+/* The helper thread parses batches of records into a ring of slots and the
+ * caller's thread takes them in order, so parsing overlaps with whatever the
+ * caller does with each record. Each batch owns copies of its records'
+ * references and names; semaphores count the free and the filled slots. */
+#define AHEAD_SLOTS 4
+#define AHEAD_RECORDS 4096
+#define AHEAD_DIAGS 64
+#define AHEAD_REFS (64u << 10)     /* a batch is handed over past this many */
+
+static const uint64_t no_refs[1];
+
+typedef struct ahead_entry {
+  gs_record rec;
+  int result;                      /* GS_OK or GS_EFORMAT */
+  size_t refs_at, name_at, diag;
+} ahead_entry;
+
+typedef struct ahead_batch {
+  ahead_entry entries[AHEAD_RECORDS];
+  size_t n;
+  gs_diag diags[AHEAD_DIAGS];
+  size_t ndiags;
+  uint64_t *refs;
+  size_t nrefs, refs_cap;
+  char *names;
+  size_t names_len, names_cap;
+  uint64_t end_offset;
+  int end_err;                     /* after the entries: 0 (more follow), EOF or an error */
+} ahead_batch;
+
+typedef struct ahead {
+  gs_thread *thread;
+  gs_sem *free_slots, *full_slots;
+  int stop;
+  ahead_batch *slot[AHEAD_SLOTS];
+  size_t take;
+  ahead_batch *cur;
+  size_t cur_i;
+  gs_diag diag;
+  uint64_t offset;
+} ahead;
+
+static int batch_keep(ahead_batch *b, ahead_entry *e) {
+  gs_record *rec = &e->rec;
+  size_t cap;
+  if (rec->nrefs) {
+    cap = b->refs_cap;
+    if (b->nrefs + rec->nrefs > cap) {
+      uint64_t *refs = b->refs;
+      while (cap < b->nrefs + rec->nrefs) cap = cap ? cap * 2 : AHEAD_REFS;
+      if (!(refs = realloc(refs, cap * sizeof *refs))) return GS_ENOMEM;
+      b->refs = refs;
+      b->refs_cap = cap;
+    }
+    memcpy(b->refs + b->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
+  }
+  e->refs_at = b->nrefs;
+  b->nrefs += rec->nrefs;
+  if (rec->name) {
+    cap = b->names_cap;
+    if (b->names_len + rec->name_len > cap) {
+      char *names = b->names;
+      while (cap < b->names_len + rec->name_len) cap = cap ? cap * 2 : 4096;
+      if (!(names = realloc(names, cap))) return GS_ENOMEM;
+      b->names = names;
+      b->names_cap = cap;
+    }
+    memcpy(b->names + b->names_len, rec->name, rec->name_len);
+    e->name_at = b->names_len;
+    b->names_len += rec->name_len;
+  }
+  return GS_OK;
+}
+
+static void batch_fill(gs_reader *r, ahead_batch *b) {
+  b->n = b->ndiags = b->nrefs = b->names_len = 0;
+  b->end_err = 0;
+  while (b->n < AHEAD_RECORDS && b->ndiags < AHEAD_DIAGS && b->nrefs < AHEAD_REFS) {
+    ahead_entry *e = &b->entries[b->n];
+    int err = read_next(r, &e->rec);
+    if (err == GS_EFORMAT) {
+      b->diags[b->ndiags] = r->diag;
+      e->diag = b->ndiags++;
+    } else if (err || (err = batch_keep(b, e))) {
+      b->end_err = err;
+      break;
+    }
+    e->result = err;
+    b->n++;
+  }
+  b->end_offset = r->base + r->pos;
+}
+
+static void ahead_main(void *arg) {
+  gs_reader *r = arg;
+  ahead *a = r->ahead;
+  size_t put = 0;
+  for (;;) {
+    ahead_batch *b = a->slot[put];
+    gs_sem_wait(a->free_slots);
+    if (a->stop) return;
+    batch_fill(r, b);
+    put = (put + 1) % AHEAD_SLOTS;
+    gs_sem_post(a->full_slots);
+    if (b->end_err) return;
+  }
+}
+
+static void ahead_free(ahead *a) {
+  size_t i;
+  for (i = 0; i < AHEAD_SLOTS; i++) {
+    if (!a->slot[i]) continue;
+    free(a->slot[i]->refs);
+    free(a->slot[i]->names);
+    free(a->slot[i]);
+  }
+  gs_sem_free(a->free_slots);
+  gs_sem_free(a->full_slots);
+  free(a);
+}
+
+int gs_reader_start_thread(gs_reader *r) {
+  ahead *a;
+  size_t i;
+  if (r->ahead || gs_thread_cpus() < 2) return GS_OK;
+  if (!(a = calloc(1, sizeof *a))) return GS_ENOMEM;
+  for (i = 0; i < AHEAD_SLOTS; i++) {
+    if (!(a->slot[i] = malloc(sizeof *a->slot[i]))) break;
+    a->slot[i]->refs = NULL;
+    a->slot[i]->names = NULL;
+    a->slot[i]->refs_cap = a->slot[i]->names_cap = 0;
+  }
+  if (i < AHEAD_SLOTS || gs_sem_new(&a->free_slots, AHEAD_SLOTS) ||
+      gs_sem_new(&a->full_slots, 0)) {
+    ahead_free(a);
+    return GS_ENOMEM;
+  }
+  a->offset = r->base + r->pos;
+  r->ahead = a;
+  if (gs_thread_start(&a->thread, ahead_main, r)) {
+    r->ahead = NULL;
+    ahead_free(a);
+    return GS_ENOMEM;
+  }
+  return GS_OK;
+}
+
+/* Wakes the thread if it waits for a slot, and lets it finish its batch. */
+static void ahead_stop(gs_reader *r) {
+  ahead *a = r->ahead;
+  if (!a) return;
+  a->stop = 1;
+  gs_sem_post(a->free_slots);
+  gs_thread_join(a->thread);
+  ahead_free(a);
+  r->ahead = NULL;
+}
+
+static int ahead_next(gs_reader *r, gs_record *rec) {
+  ahead *a = r->ahead;
+  for (;;) {
+    ahead_batch *b = a->cur;
+    if (b && a->cur_i < b->n) {
+      const ahead_entry *e = &b->entries[a->cur_i++];
+      if (e->result == GS_EFORMAT) {
+        a->diag = b->diags[e->diag];
+        return GS_EFORMAT;
+      }
+      *rec = e->rec;
+      rec->refs = rec->nrefs ? b->refs + e->refs_at : no_refs;
+      if (rec->name) rec->name = b->names + e->name_at;
+      return GS_OK;
+    }
+    if (b) {
+      if (b->end_err) return b->end_err;
+      gs_sem_post(a->free_slots);
+    }
+    gs_sem_wait(a->full_slots);
+    a->cur = a->slot[a->take];
+    a->take = (a->take + 1) % AHEAD_SLOTS;
+    a->cur_i = 0;
+    a->offset = a->cur->end_offset;
+  }
+}
+
+static const gs_diag *ahead_diag(const gs_reader *r) { return &r->ahead->diag; }
+
+static uint64_t ahead_offset(const gs_reader *r) { return r->ahead->offset; }
+
+int gs_reader_next(gs_reader *r, gs_record *rec) {
+  return r->ahead ? ahead_next(r, rec) : read_next(r, rec);
 }

@@ -4,10 +4,10 @@
  * structure, unique object IDs, consistent type names, and (at the end of
  * each section) references, roots and types that name nothing in the dump.
  *
- * Object definitions and references are queued and applied in batches so
- * that the hash slots of a whole batch can be prefetched first: with millions
- * of objects every lookup is a cache miss, and overlapping them is what makes
- * validation run at disk speed. */
+ * Object IDs go into a gs_idset, whose bitmaps stay in the processor cache
+ * even for millions of objects. A reference to an object not yet defined is
+ * remembered (once per ID, with the line of its first mention) and settled
+ * when the section ends, since the object may still come. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,17 +15,15 @@
 #include "gs_array.h"
 #include "gs_error.h"
 #include "gs_idmap.h"
+#include "gs_idset.h"
 #include "gs_validate.h"
 
-#define BATCH 512
-#define SEEN_DEFINED    1u     /* object bits */
-#define SEEN_REFERENCED 2u
 #define TYPE_DEFINED    1u     /* type bits */
 #define TYPE_USED       2u
 
-typedef struct pending { uint64_t id; uint64_t line; int is_def; } pending;
 typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
 typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
+typedef struct first_ref { uint64_t line; uint64_t id; } first_ref;
 
 struct gs_validator {
   gs_diag_fn fn;
@@ -35,7 +33,10 @@ struct gs_validator {
   uint64_t section_line;
   char *section_name;
   size_t section_name_len;
-  gs_idmap objects;           /* value: line of definition or first reference */
+  gs_idset defined;           /* objects of this section */
+  gs_idset forward;           /* IDs referenced before (or without) their object */
+  first_ref *refs;            /* first such reference to each, checked at the end */
+  size_t nrefs, refs_cap;
   gs_idmap types;             /* value: index into type_infos */
   type_info *type_infos;
   size_t ntypes, types_cap;
@@ -43,10 +44,6 @@ struct gs_validator {
   size_t names_len, names_cap;
   late_diag *roots;           /* roots of this section, checked at its end */
   size_t nroots, roots_cap;
-  pending queue[BATCH];
-  size_t nqueue;
-  int applying;               /* inside apply_queue(): reports need no flush */
-  int error;                  /* sticky allocation failure */
 };
 
 
@@ -69,14 +66,7 @@ static void emit(gs_validator *v, gs_diag_code code, uint64_t line, const char *
   gs_validator_report(v, &d);
 }
 
-static int apply_queue(gs_validator *v);
-
-/* Reports come in input order: anything still queued happened first. */
 void gs_validator_report(gs_validator *v, const gs_diag *d) {
-  if (!v->applying && v->nqueue) {
-    int err = apply_queue(v);
-    if (err) v->error = err;
-  }
   if (gs_diag_severity(d->code) == GS_SEV_ERROR) v->counts.errors++;
   else v->counts.warnings++;
   if (v->fn) v->fn(v->ctx, d);
@@ -89,7 +79,8 @@ int gs_validator_new(gs_validator **out, gs_diag_fn fn, void *ctx) {
   if (!v) return GS_ENOMEM;
   v->fn = fn;
   v->ctx = ctx;
-  if (gs_idmap_init(&v->objects, 1024) || gs_idmap_init(&v->types, 256)) {
+  if (gs_idset_init(&v->defined) || gs_idset_init(&v->forward) ||
+      gs_idmap_init(&v->types, 256)) {
     gs_validator_free(v);
     return GS_ENOMEM;
   }
@@ -99,7 +90,9 @@ int gs_validator_new(gs_validator **out, gs_diag_fn fn, void *ctx) {
 
 void gs_validator_free(gs_validator *v) {
   if (!v) return;
-  gs_idmap_free(&v->objects);
+  gs_idset_free(&v->defined);
+  gs_idset_free(&v->forward);
+  free(v->refs);
   gs_idmap_free(&v->types);
   free(v->type_infos);
   free(v->names);
@@ -112,55 +105,33 @@ const gs_validate_counts *gs_validator_counts(const gs_validator *v) { return &v
 
 /* ---- objects and references ----------------------------------------- */
 
-static int apply_queue(gs_validator *v) {
-  size_t i;
-  v->applying = 1;
-  for (i = 0; i < v->nqueue; i++) gs_idmap_prefetch(&v->objects, v->queue[i].id);
-  for (i = 0; i < v->nqueue; i++) {
-    const pending *q = &v->queue[i];
-    gs_idmap_slot *s;
-    int inserted = gs_idmap_put(&v->objects, q->id, &s);
-    if (inserted < 0) { v->applying = 0; return inserted; }
-    if (!q->is_def) {
-      if (inserted) { s->value = q->line > UINT32_MAX ? UINT32_MAX : (uint32_t)q->line; s->bits |= SEEN_REFERENCED; }
-      continue;
-    }
-    if (s->bits & SEEN_DEFINED) {
-      emit(v, GS_D_DUPLICATE_OBJECT, q->line, "object %llx is already defined at line %lu",
-           (unsigned long long)q->id, (unsigned long)s->value);
-      continue;
-    }
-    s->bits |= SEEN_DEFINED;
-    s->value = q->line > UINT32_MAX ? UINT32_MAX : (uint32_t)q->line;
-  }
-  v->nqueue = 0;
-  v->applying = 0;
-  return GS_OK;
-}
-
-static int enqueue(gs_validator *v, uint64_t id, uint64_t line, int is_def) {
-  pending *q;
-  if (v->nqueue == BATCH) {
-    int err = apply_queue(v);
-    if (err) return err;
-  }
-  q = &v->queue[v->nqueue++];
-  q->id = id;
-  q->line = line;
-  q->is_def = is_def;
-  return GS_OK;
-}
-
 static int use_type(gs_validator *v, uint64_t id, uint64_t line);
+
+static int check_reference(gs_validator *v, uint64_t id, uint64_t line) {
+  first_ref *d;
+  int added;
+  if (gs_idset_has(&v->defined, id)) return GS_OK;
+  if ((added = gs_idset_add(&v->forward, id)) <= 0) return added;
+  if (gs_array_reserve((void **)&v->refs, &v->refs_cap, v->nrefs + 1, sizeof *v->refs))
+    return GS_ENOMEM;
+  d = &v->refs[v->nrefs++];
+  d->line = line;
+  d->id = id;
+  return GS_OK;
+}
 
 static int check_object(gs_validator *v, const gs_record *rec) {
   size_t i;
   int err = use_type(v, rec->type, rec->line);
-  if (err || (err = enqueue(v, rec->id, rec->line, 1))) return err;
+  if (err || (err = gs_idset_add(&v->defined, rec->id)) < 0) return err;
+  if (!err)
+    emit(v, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined more than once in this section",
+         (unsigned long long)rec->id);
   for (i = 0; i < rec->nrefs; i++)
-    if ((err = enqueue(v, rec->refs[i], rec->line, 0))) return err;
+    if ((err = check_reference(v, rec->refs[i], rec->line))) return err;
   return GS_OK;
 }
+
 
 /* ---- types ----------------------------------------------------------- */
 
@@ -182,9 +153,12 @@ static int type_slot(gs_validator *v, uint64_t id, uint64_t line, type_info **ou
 }
 
 static int use_type(gs_validator *v, uint64_t id, uint64_t line) {
+  const gs_idmap_slot *seen = gs_idmap_find(&v->types, id);
   type_info *t;
   uint32_t *bits;
-  int err = type_slot(v, id, line, &t, &bits);
+  int err;
+  if (seen && (seen->bits & TYPE_USED)) return GS_OK;
+  err = type_slot(v, id, line, &t, &bits);
   if (err) return err;
   if (!(*bits & TYPE_USED)) { *bits |= TYPE_USED; t->first_use = line; }
   return GS_OK;
@@ -245,19 +219,17 @@ static int late_cmp(const void *a, const void *b) {
 static int close_section(gs_validator *v) {
   late_diag *late = NULL;
   size_t nlate = 0, cap = 0, i;
-  int err = apply_queue(v);
-  if (err) return err;
-  for (i = 0; i <= v->objects.mask; i++) {
-    const gs_idmap_slot *s = &v->objects.slots[i];
-    if (!s->bits || (s->bits & SEEN_DEFINED) || !(s->bits & SEEN_REFERENCED)) continue;
+  /* Usually every forward reference found its object: one bitmap check. */
+  if (gs_idset_within(&v->forward, &v->defined)) v->nrefs = 0;
+  for (i = 0; i < v->nrefs; i++) {
+    if (gs_idset_has(&v->defined, v->refs[i].id)) continue;
     if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
-    late[nlate].line = s->value;
-    late[nlate].id = s->key;
+    late[nlate].line = v->refs[i].line;
+    late[nlate].id = v->refs[i].id;
     late[nlate++].code = GS_D_DANGLING_REFERENCE;
   }
   for (i = 0; i < v->nroots; i++) {
-    const gs_idmap_slot *s = gs_idmap_find(&v->objects, v->roots[i].id);
-    if (s && (s->bits & SEEN_DEFINED)) continue;
+    if (gs_idset_has(&v->defined, v->roots[i].id)) continue;
     if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
     late[nlate] = v->roots[i];
     late[nlate++].code = GS_D_DANGLING_ROOT;
@@ -281,9 +253,10 @@ static int close_section(gs_validator *v) {
       emit(v, late[i].code, late[i].line, "type %llx is never defined", id);
   }
   free(late);
-  gs_idmap_clear(&v->objects);
+  gs_idset_clear(&v->defined);
+  gs_idset_clear(&v->forward);
   gs_idmap_clear(&v->types);
-  v->ntypes = v->names_len = v->nroots = 0;
+  v->ntypes = v->names_len = v->nroots = v->nrefs = 0;
   v->in_section = 0;
   return GS_OK;
 nomem:
@@ -341,10 +314,8 @@ static int dispatch(gs_validator *v, const gs_record *rec) {
 }
 
 int gs_validator_record(gs_validator *v, const gs_record *rec) {
-  int err;
   v->counts.records++;
-  err = dispatch(v, rec);
-  return err ? err : v->error;
+  return dispatch(v, rec);
 }
 
 int gs_validator_finish(gs_validator *v) {
@@ -361,13 +332,8 @@ int gs_validator_finish(gs_validator *v) {
 int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_counts *counts) {
   gs_validator *v;
   gs_record rec;
-  uint64_t expect = gs_reader_size_hint(r) / GS_IDMAP_BYTES_PER_ID;
   int err = gs_validator_new(&v, fn, ctx);
   if (err) return err;
-  if (expect > v->objects.count) {
-    gs_idmap_free(&v->objects);
-    if (gs_idmap_init(&v->objects, (size_t)expect)) { gs_validator_free(v); return GS_ENOMEM; }
-  }
   for (;;) {
     err = gs_reader_next(r, &rec);
     if (err == GS_EOF) break;

@@ -1,0 +1,290 @@
+/* gs_idset.c - set of object IDs as bitmaps over address chunks (see gs_idset.h).
+ *
+ * Heap walks visit objects in address order and most references stay within
+ * a segment, so the chunk used last is kept at hand and the chunk table is
+ * consulted only when a lookup crosses into another 16 MB of addresses. */
+#include <stdlib.h>
+#include <string.h>
+#include "gs_array.h"
+#include "gs_error.h"
+#include "gs_idset.h"
+
+#define CHUNK_BITS_LOG2 GS_IDSET_CHUNK_BITS_LOG2
+#define CHUNK_WORDS GS_IDSET_CHUNK_WORDS
+#define WORD_MASK (CHUNK_WORDS - 1)
+#define ADDRESS_SHIFT 2                         /* IDs start as 4-byte aligned */
+/* A chunk's bitmap is 512 KB; past 32 MB of them, each must hold enough
+ * members to beat a hash table's 23 bytes per ID. */
+#define FREE_CHUNKS 64
+#define MIN_PER_CHUNK ((CHUNK_WORDS * 8) / 32)
+
+static unsigned lowest_bit(uint64_t x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return (unsigned)__builtin_ctzll(x);
+#else
+  unsigned n = 0;
+  while (!(x & 1)) { x >>= 1; n++; }
+  return n;
+#endif
+}
+
+/* One bit per 2^shift IDs: shift 2 for addresses, 0 for IDs that are
+ * counters or indices. */
+static uint64_t key_of(const gs_idset *s, uint64_t id) { return id >> (s->shift + CHUNK_BITS_LOG2); }
+static size_t word_of(const gs_idset *s, uint64_t id) { return (size_t)(id >> (s->shift + 6)) & WORD_MASK; }
+static unsigned bit_of(const gs_idset *s, uint64_t id) { return (unsigned)(id >> s->shift) & 63; }
+static int fits(const gs_idset *s, uint64_t id) { return !(id & ((UINT64_C(1) << s->shift) - 1)); }
+
+static uint64_t id_of(const gs_idset *s, uint64_t key, size_t w, unsigned b) {
+  return (key << (s->shift + CHUNK_BITS_LOG2)) | ((uint64_t)(w * 64 + b) << s->shift);
+}
+
+static void forget_ways(gs_idset *s) {
+  memset(s->ways, 0, sizeof s->ways);
+}
+
+int gs_idset_init(gs_idset *s) {
+  memset(s, 0, sizeof *s);
+  s->shift = ADDRESS_SHIFT;
+  return gs_idmap_init(&s->dir, 64);
+}
+
+static void free_chunks(gs_idset *s) {
+  size_t i;
+  for (i = 0; i < s->nchunks; i++) {
+    free(s->chunks[i].bits);
+    free(s->chunks[i].rank);
+  }
+  s->nchunks = 0;
+  gs_idmap_clear(&s->dir);
+  forget_ways(s);
+}
+
+void gs_idset_clear(gs_idset *s) {
+  free_chunks(s);
+  if (s->hashed) gs_idmap_free(&s->ids);
+  s->hashed = 0;
+  s->sealed = 0;
+  s->count = 0;
+  s->shift = ADDRESS_SHIFT;
+}
+
+void gs_idset_free(gs_idset *s) {
+  gs_idset_clear(s);
+  free(s->chunks);
+  gs_idmap_free(&s->dir);
+  memset(s, 0, sizeof *s);
+}
+
+/* ---- changing representation --------------------------------------- */
+
+static int add_all(gs_idset *s, const uint64_t *ids, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (gs_idset_add(s, ids[i]) < 0) return GS_ENOMEM;
+  return GS_OK;
+}
+
+/* Re-adds every member with one bit per ID, or into a hash table when the
+ * set is already at one bit per ID. */
+static int rebuild(gs_idset *s) {
+  size_t n = s->count;
+  uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
+  int err;
+  if (!ids) return GS_ENOMEM;
+  gs_idset_members(s, ids);
+  free_chunks(s);
+  s->count = 0;
+  if (s->shift > 0) {
+    s->shift = 0;
+  } else {
+    if (gs_idmap_init(&s->ids, n + 1)) { free(ids); return GS_ENOMEM; }
+    s->hashed = 1;
+  }
+  err = add_all(s, ids, n);
+  free(ids);
+  return err;
+}
+
+static int hash_add(gs_idset *s, uint64_t id) {
+  gs_idmap_slot *slot;
+  int inserted = gs_idmap_put(&s->ids, id, &slot);
+  if (inserted > 0) s->count++;
+  return inserted;
+}
+
+/* ---- chunk mode ------------------------------------------------------ */
+
+static gs_idset_chunk *find_chunk(gs_idset *s, uint64_t key) {
+  struct gs_idset_way *way = &s->ways[key % GS_IDSET_WAYS];
+  gs_idmap_slot *d;
+  if (way->chunk && way->key == key) return way->chunk;
+  if (!(d = gs_idmap_find(&s->dir, key))) return NULL;
+  way->key = key;
+  return way->chunk = &s->chunks[d->value];
+}
+
+/* Returns 1 with a new chunk, 0 when the set should become a hash table. */
+static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
+  gs_idset_chunk *ch;
+  gs_idmap_slot *d;
+  if (s->nchunks >= FREE_CHUNKS && s->count < MIN_PER_CHUNK * s->nchunks) return 0;
+  if (s->nchunks == s->chunks_cap) {
+    /* The cache points into the array, which may move. */
+    if (gs_array_reserve((void **)&s->chunks, &s->chunks_cap, s->nchunks + 1, sizeof *s->chunks))
+      return GS_ENOMEM;
+    forget_ways(s);
+  }
+  ch = &s->chunks[s->nchunks];
+  if (!(ch->bits = calloc(CHUNK_WORDS, sizeof *ch->bits))) return GS_ENOMEM;
+  if (gs_idmap_put(&s->dir, key, &d) < 0) { free(ch->bits); return GS_ENOMEM; }
+  d->value = (uint32_t)s->nchunks++;
+  ch->key = key;
+  ch->rank = NULL;
+  *out = ch;
+  return 1;
+}
+
+int gs_idset_add_slow(gs_idset *s, uint64_t id) {
+  uint64_t bit;
+  size_t w;
+  gs_idset_chunk *ch;
+  int err;
+  if (s->hashed) return hash_add(s, id);
+  if (!fits(s, id)) goto rebuild;
+  if (!(ch = find_chunk(s, key_of(s, id)))) {
+    if ((err = new_chunk(s, key_of(s, id), &ch)) < 0) return err;
+    if (!err) goto rebuild;
+  }
+  bit = UINT64_C(1) << bit_of(s, id);
+  w = word_of(s, id);
+  if (ch->bits[w] & bit) return 0;
+  ch->bits[w] |= bit;
+  s->count++;
+  return 1;
+rebuild:
+  if ((err = rebuild(s))) return err;
+  return gs_idset_add(s, id);
+}
+
+int gs_idset_has_slow(gs_idset *s, uint64_t id) {
+  gs_idset_chunk *ch;
+  if (s->hashed) return gs_idmap_find(&s->ids, id) != NULL;
+  if (!fits(s, id) || !(ch = find_chunk(s, key_of(s, id)))) return 0;
+  return (int)((ch->bits[word_of(s, id)] >> bit_of(s, id)) & 1);
+}
+
+/* ---- comparison ------------------------------------------------------ */
+
+/* Compares whole bitmap words when both sets are chunked alike, which is
+ * the usual case and takes a millisecond for millions of members. */
+static int chunks_within(gs_idset *a, gs_idset *b) {
+  size_t c, w;
+  for (c = 0; c < a->nchunks; c++) {
+    const gs_idset_chunk *ca = &a->chunks[c];
+    const gs_idmap_slot *d = gs_idmap_find(&b->dir, ca->key);
+    const uint64_t *bits = d ? b->chunks[d->value].bits : NULL;
+    for (w = 0; w < CHUNK_WORDS; w++)
+      if (ca->bits[w] & ~(bits ? bits[w] : 0)) return 0;
+  }
+  return 1;
+}
+
+int gs_idset_within(gs_idset *a, gs_idset *b) {
+  uint64_t *ids;
+  size_t i;
+  int within = 1;
+  if (a->count > b->count) return 0;
+  if (!a->hashed && !b->hashed && a->shift == b->shift) return chunks_within(a, b);
+  if (!(ids = malloc((a->count ? a->count : 1) * sizeof *ids))) return 0;
+  gs_idset_members(a, ids);
+  for (i = 0; i < a->count && within; i++) within = gs_idset_has(b, ids[i]);
+  free(ids);
+  return within;
+}
+
+/* ---- rank ------------------------------------------------------------ */
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int cmp_chunk(const void *a, const void *b) {
+  return cmp_u64(&((const gs_idset_chunk *)a)->key, &((const gs_idset_chunk *)b)->key);
+}
+
+/* Puts the chunks in ID order, which rank and members rely on. */
+static void sort_chunks(gs_idset *s) {
+  size_t c;
+  if (!s->nchunks) return;
+  qsort(s->chunks, s->nchunks, sizeof *s->chunks, cmp_chunk);
+  for (c = 0; c < s->nchunks; c++) gs_idmap_find(&s->dir, s->chunks[c].key)->value = (uint32_t)c;
+  forget_ways(s);
+}
+
+static int seal_chunks(gs_idset *s) {
+  uint32_t total = 0;
+  size_t c, w;
+  sort_chunks(s);
+  for (c = 0; c < s->nchunks; c++) {
+    gs_idset_chunk *ch = &s->chunks[c];
+    if (!(ch->rank = malloc(CHUNK_WORDS * sizeof *ch->rank))) return GS_ENOMEM;
+    for (w = 0; w < CHUNK_WORDS; w++) {
+      ch->rank[w] = total;
+      total += gs_idset_popcount_(ch->bits[w]);
+    }
+  }
+  return GS_OK;
+}
+
+static void hash_members(gs_idset *s, uint64_t *out) {
+  size_t i, n = 0;
+  for (i = 0; i < s->ids.mask + 1; i++)
+    if (s->ids.slots[i].bits) out[n++] = s->ids.slots[i].key;
+  qsort(out, n, sizeof *out, cmp_u64);
+}
+
+static int seal_hash(gs_idset *s) {
+  uint64_t *ids = malloc((s->count ? s->count : 1) * sizeof *ids);
+  size_t i;
+  if (!ids) return GS_ENOMEM;
+  hash_members(s, ids);
+  for (i = 0; i < s->count; i++) gs_idmap_find(&s->ids, ids[i])->value = (uint32_t)i;
+  free(ids);
+  return GS_OK;
+}
+
+int gs_idset_seal(gs_idset *s) {
+  int err;
+  if (s->sealed) return GS_OK;
+  if (s->count > UINT32_MAX) return GS_ELIMIT;
+  err = s->hashed ? seal_hash(s) : seal_chunks(s);
+  if (err) return err;
+  s->sealed = 1;
+  return GS_OK;
+}
+
+int gs_idset_rank_slow(gs_idset *s, uint64_t id, uint32_t *rank) {
+  gs_idmap_slot *d;
+  gs_idset_chunk *ch;
+  if (s->hashed) {
+    if (!(d = gs_idmap_find(&s->ids, id))) return 0;
+    *rank = d->value;
+    return 1;
+  }
+  if (!fits(s, id) || !(ch = find_chunk(s, key_of(s, id)))) return 0;
+  return gs_idset_rank(s, id, rank);
+}
+
+int gs_idset_members(gs_idset *s, uint64_t *out) {
+  size_t c, w, n = 0;
+  if (s->hashed) { hash_members(s, out); return GS_OK; }
+  sort_chunks(s);
+  for (c = 0; c < s->nchunks; c++)
+    for (w = 0; w < CHUNK_WORDS; w++) {
+      uint64_t bits = s->chunks[c].bits[w];
+      for (; bits; bits &= bits - 1) out[n++] = id_of(s, s->chunks[c].key, w, lowest_bit(bits));
+    }
+  return GS_OK;
+}

@@ -1,0 +1,129 @@
+/* gs_idset.h - set of 64-bit object IDs, small and fast for heap addresses.
+ *
+ * Object IDs are addresses (4-byte aligned, packed into a few segments) or
+ * small counters. The set keeps one bit per 4-byte slot, in chunks of 16 MB
+ * of address space found through a tiny table, so a membership test is two
+ * memory accesses into about 1/32 of the heap's address range: ten million
+ * objects take about 13 MB, which mostly stays in the processor cache. The
+ * first unaligned ID switches to one bit per ID value; IDs too sparse for
+ * chunks to pay off switch to a hash table, slower but just as exact.
+ *
+ * Once sealed, the set answers rank queries: the number of members below an
+ * ID, which numbers the members 0..count-1 in ID order. Internal. */
+#ifndef GS_IDSET_H
+#define GS_IDSET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gs_idmap.h"
+
+#define GS_IDSET_WAYS 64
+#define GS_IDSET_CHUNK_BITS_LOG2 22                /* 512 KB of bits per chunk */
+#define GS_IDSET_CHUNK_WORDS ((size_t)1 << (GS_IDSET_CHUNK_BITS_LOG2 - 6))
+
+typedef struct gs_idset_chunk {
+  uint64_t key;              /* ID >> chunk shift */
+  uint64_t *bits;
+  uint32_t *rank;            /* sealed: members before each word, in ID order */
+} gs_idset_chunk;
+
+typedef struct gs_idset {
+  size_t count;
+  /* chunk mode */
+  gs_idset_chunk *chunks;
+  size_t nchunks, chunks_cap;
+  gs_idmap dir;              /* chunk key -> chunk index */
+  struct gs_idset_way {       /* direct-mapped cache of the chunk table */
+    uint64_t key;
+    gs_idset_chunk *chunk;
+  } ways[GS_IDSET_WAYS];
+  unsigned shift;            /* one bit per 2^shift IDs */
+  /* hash mode: members are keys; once sealed, values are ranks */
+  int hashed;
+  gs_idmap ids;
+  int sealed;
+} gs_idset;
+
+int gs_idset_init(gs_idset *s);
+void gs_idset_free(gs_idset *s);
+/* Empties the set and unseals it. */
+void gs_idset_clear(gs_idset *s);
+
+/* Returns 1 when id was added, 0 when already a member, or GS_ENOMEM. */
+static inline int gs_idset_add(gs_idset *s, uint64_t id);
+static inline int gs_idset_has(gs_idset *s, uint64_t id);
+
+/* 1 when every member of a is in b, else 0. */
+int gs_idset_within(gs_idset *a, gs_idset *b);
+
+/* Prepares rank queries; no more adds until cleared. */
+int gs_idset_seal(gs_idset *s);
+/* Sets *rank to the rank of id in a sealed set and returns 1 when id is a
+ * member; returns 0 otherwise. */
+static inline int gs_idset_rank(gs_idset *s, uint64_t id, uint32_t *rank);
+/* Writes the members in ascending order to out (count entries). */
+int gs_idset_members(gs_idset *s, uint64_t *out);
+
+/* ---- inline fast paths ----------------------------------------------- */
+
+/* Validation and graph loading call these tens of millions of times, so the
+ * common case (the ID's chunk is in the cache) is inline and the rest, and
+ * the hash mode, are out of line. */
+int gs_idset_add_slow(gs_idset *s, uint64_t id);
+int gs_idset_has_slow(gs_idset *s, uint64_t id);
+int gs_idset_rank_slow(gs_idset *s, uint64_t id, uint32_t *rank);
+
+static inline unsigned gs_idset_popcount_(uint64_t x) {
+  x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+  x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+  x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+  return (unsigned)((x * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The chunk holding id's bit when it is cached, else NULL. */
+static inline gs_idset_chunk *gs_idset_chunk_(gs_idset *s, uint64_t id) {
+  uint64_t key = id >> (s->shift + GS_IDSET_CHUNK_BITS_LOG2);
+  struct gs_idset_way *way = &s->ways[key % GS_IDSET_WAYS];
+  if ((id & ((UINT64_C(1) << s->shift) - 1)) || !way->chunk || way->key != key) return NULL;
+  return way->chunk;
+}
+
+static inline size_t gs_idset_word_index_(const gs_idset *s, uint64_t id) {
+  return (size_t)(id >> (s->shift + 6)) & (GS_IDSET_CHUNK_WORDS - 1);
+}
+
+/* The word holding id's bit when its chunk is cached, else NULL. */
+static inline uint64_t *gs_idset_word_(gs_idset *s, uint64_t id) {
+  gs_idset_chunk *ch = gs_idset_chunk_(s, id);
+  return ch ? &ch->bits[gs_idset_word_index_(s, id)] : NULL;
+}
+
+static inline int gs_idset_has(gs_idset *s, uint64_t id) {
+  const uint64_t *word = gs_idset_word_(s, id);
+  if (!word) return gs_idset_has_slow(s, id);
+  return (int)((*word >> ((id >> s->shift) & 63)) & 1);
+}
+
+static inline int gs_idset_add(gs_idset *s, uint64_t id) {
+  uint64_t *word = gs_idset_word_(s, id), bit;
+  if (!word) return gs_idset_add_slow(s, id);
+  bit = UINT64_C(1) << ((id >> s->shift) & 63);
+  if (*word & bit) return 0;
+  *word |= bit;
+  s->count++;
+  return 1;
+}
+
+static inline int gs_idset_rank(gs_idset *s, uint64_t id, uint32_t *rank) {
+  gs_idset_chunk *ch = gs_idset_chunk_(s, id);
+  size_t w;
+  uint64_t bit;
+  if (!ch) return gs_idset_rank_slow(s, id, rank);
+  w = gs_idset_word_index_(s, id);
+  bit = UINT64_C(1) << ((id >> s->shift) & 63);
+  if (!(ch->bits[w] & bit)) return 0;
+  *rank = ch->rank[w] + gs_idset_popcount_(ch->bits[w] & (bit - 1));
+  return 1;
+}
+
+#endif

@@ -1,0 +1,133 @@
+/* test_idset.c - the ID set behind validation and graph loading: membership,
+ * duplicates, rank and member order in each of its three representations
+ * (address bitmaps, one bit per ID value, hash table), and the switches
+ * between them while a set fills. */
+#include "gs_unit.h"
+
+#include <stdlib.h>
+#include "gs_idset.h"
+
+static uint64_t next_random(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Adds n distinct ids in the given order, then every seventh again, and
+ * checks the set against a sorted copy. */
+static void check_set(const uint64_t *ids, size_t n, int want_hashed, unsigned want_shift) {
+  gs_idset s;
+  uint64_t *sorted = malloc((n ? n : 1) * sizeof *sorted), *members;
+  size_t i, distinct = n;
+  uint64_t probe = 12345;
+  gsu_assert_ok(gs_idset_init(&s));
+  memcpy(sorted, ids, n * sizeof *ids);
+  qsort(sorted, n, sizeof *sorted, cmp_u64);
+  for (i = 1; i < n; i++) assert_true(sorted[i] != sorted[i - 1]);
+  for (i = 0; i < n; i++) assert_int_equal(gs_idset_add(&s, ids[i]), 1);
+  for (i = 0; i < n; i += 7) assert_int_equal(gs_idset_add(&s, ids[i]), 0);
+  assert_int_equal(s.count, distinct);
+  assert_int_equal(s.hashed, want_hashed);
+  if (!want_hashed) assert_int_equal(s.shift, want_shift);
+  /* Membership of members and of near misses. */
+  for (i = 0; i < distinct; i++) {
+    uint64_t near = sorted[i] + 1 + next_random(&probe) % 3;
+    assert_true(gs_idset_has(&s, sorted[i]));
+    assert_int_equal(gs_idset_has(&s, near),
+                     bsearch(&near, sorted, distinct, sizeof *sorted, cmp_u64) != NULL);
+  }
+  gsu_assert_ok(gs_idset_seal(&s));
+  for (i = 0; i < distinct; i++) {
+    uint32_t rank = UINT32_MAX;
+    uint64_t absent = sorted[i] + 1;
+    assert_true(gs_idset_rank(&s, sorted[i], &rank));
+    assert_int_equal(rank, i);
+    if (!bsearch(&absent, sorted, distinct, sizeof *sorted, cmp_u64))
+      assert_false(gs_idset_rank(&s, absent, &rank));
+  }
+  members = malloc((distinct ? distinct : 1) * sizeof *members);
+  gsu_assert_ok(gs_idset_members(&s, members));
+  for (i = 0; i < distinct; i++) assert_int_equal(members[i], sorted[i]);
+  /* Cleared, the set is empty and takes new members again. */
+  gs_idset_clear(&s);
+  assert_int_equal(s.count, 0);
+  if (distinct) assert_false(gs_idset_has(&s, sorted[0]));
+  assert_int_equal(gs_idset_add(&s, 0x1000), 1);
+  assert_true(gs_idset_has(&s, 0x1000));
+  gs_idset_free(&s);
+  free(members);
+  free(sorted);
+}
+
+/* Shuffles with a fixed seed. */
+static void shuffle(uint64_t *ids, size_t n, uint64_t seed) {
+  size_t i;
+  for (i = n; i > 1; i--) {
+    size_t j = (size_t)(next_random(&seed) % i);
+    uint64_t t = ids[i - 1];
+    ids[i - 1] = ids[j];
+    ids[j] = t;
+  }
+}
+
+/* A heap walked by address: 8-byte aligned IDs in three segments. */
+static void addresses_use_bitmaps(void **state) {
+  size_t n = 300000, i;
+  uint64_t *ids = malloc(n * sizeof *ids);
+  (void)state;
+  for (i = 0; i < n; i++) {
+    uint64_t segment = i % 3 == 0 ? UINT64_C(0x7ff000000000) : i % 3 == 1 ? 0x02000000 : UINT64_C(0x180000000);
+    ids[i] = segment + 24 * (i / 3) + 8 * (i % 2);
+  }
+  check_set(ids, n, 0, 2);
+  shuffle(ids, n, 5);
+  check_set(ids, n, 0, 2);
+  free(ids);
+}
+
+/* IDs that are counters or indices (odd values) take one bit per value. */
+static void counters_use_one_bit_per_id(void **state) {
+  size_t n = 200000, i;
+  uint64_t *ids = malloc(n * sizeof *ids);
+  (void)state;
+  for (i = 0; i < n; i++) ids[i] = 1 + 2 * i + (i % 5 == 0);
+  check_set(ids, n, 0, 0);
+  /* The switch may come late: after many aligned IDs, one odd one. */
+  for (i = 0; i < n; i++) ids[i] = 4 * (i + 1);
+  ids[n - 1] = 3;
+  check_set(ids, n, 0, 0);
+  free(ids);
+}
+
+/* IDs scattered over 64 bits are too sparse for bitmaps. */
+static void scattered_ids_use_a_hash_table(void **state) {
+  size_t n = 50000, i;
+  uint64_t *ids = malloc(n * sizeof *ids), seed = 7;
+  (void)state;
+  for (i = 0; i < n; i++) ids[i] = next_random(&seed) & ~UINT64_C(7);
+  check_set(ids, n, 1, 0);
+  free(ids);
+}
+
+static void edge_ids(void **state) {
+  uint64_t ids[] = {0, 4, UINT64_MAX - 3, UINT64_C(1) << 63, 0xfffffffc};
+  (void)state;
+  check_set(ids, 5, 0, 2);
+  check_set(ids, 0, 0, 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(addresses_use_bitmaps),
+    cmocka_unit_test(counters_use_one_bit_per_id),
+    cmocka_unit_test(scattered_ids_use_a_hash_table),
+    cmocka_unit_test(edge_ids),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

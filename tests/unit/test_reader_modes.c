@@ -1,0 +1,205 @@
+/* test_reader_modes.c - the reader's fast path for object lines and its
+ * parsing thread give exactly the records and diagnostics of the general
+ * parser, on every fixture and on generated input full of odd cases, read
+ * whole or a few bytes at a time. */
+#include "gs_unit.h"
+
+#include <dirent.h>
+#include <stdlib.h>
+
+enum { MODE_FAST = 1, MODE_THREAD = 2, MODE_CHUNKED = 4, MODES = 8 };
+
+typedef struct chunked { const char *data; size_t len, pos; unsigned seed; } chunked;
+
+/* Hands out 1 to 97 bytes at a time, so lines straddle every boundary. */
+static int chunked_read(void *ctx, void *buf, size_t cap, size_t *got) {
+  chunked *c = ctx;
+  size_t n;
+  c->seed = c->seed * 1103515245u + 12345u;
+  n = 1 + (c->seed >> 16) % 97;
+  if (n > cap) n = cap;
+  if (n > c->len - c->pos) n = c->len - c->pos;
+  memcpy(buf, c->data + c->pos, n);
+  c->pos += n;
+  *got = n;
+  return GS_OK;
+}
+
+/* Everything the reader said, as text: one line per record or diagnostic. */
+static void transcript(const char *data, size_t len, int mode, size_t max_line, gsu_buf *out) {
+  chunked c = {data, len, 0, 7};
+  gs_reader *r;
+  gs_record rec;
+  int err;
+  if (mode & MODE_CHUNKED) gsu_assert_ok(gs_reader_new(&r, chunked_read, &c));
+  else gsu_assert_ok(gs_reader_new_buffer(&r, data, len));
+  gs_reader_set_max_line(r, max_line);
+  gs_reader_set_fast_path(r, mode & MODE_FAST);
+  if (mode & MODE_THREAD) gsu_assert_ok(gs_reader_start_thread(r));
+  while ((err = gs_reader_next(r, &rec)) != GS_EOF) {
+    size_t i;
+    if (err == GS_EFORMAT) {
+      const gs_diag *d = gs_reader_diag(r);
+      gsu_buf_printf(out, "diag %s %llu %s\n", gs_diag_name(d->code),
+                     (unsigned long long)d->line, d->message);
+      continue;
+    }
+    gsu_assert_ok(err);
+    gsu_buf_printf(out, "%c %llu %llx %llx %llx %d %llx %u %u %d [%.*s]", (char)rec.kind,
+                   (unsigned long long)rec.line, (unsigned long long)(rec.kind == 'c' ? 0 : rec.id),
+                   (unsigned long long)(rec.kind == 'o' || rec.has_container ? rec.type : 0),
+                   (unsigned long long)(rec.kind == 'o' ? rec.size : 0), rec.has_timestamp,
+                   (unsigned long long)(rec.has_timestamp ? rec.timestamp : 0),
+                   rec.kind == 'r' ? rec.root_kind : 0, rec.kind == 'r' ? rec.root_flags : 0,
+                   rec.has_container, (int)rec.name_len, rec.name ? rec.name : "");
+    for (i = 0; i < rec.nrefs; i++) gsu_buf_printf(out, " %llx", (unsigned long long)rec.refs[i]);
+    gsu_buf_printf(out, "\n");
+  }
+  gs_reader_free(r);
+}
+
+static void check_modes(const char *what, const char *data, size_t len, size_t max_line) {
+  gsu_buf base = {0};
+  int mode;
+  transcript(data, len, 0, max_line, &base);
+  for (mode = 1; mode < MODES; mode++) {
+    gsu_buf got = {0};
+    transcript(data, len, mode, max_line, &got);
+    if (got.len != base.len || (base.len && memcmp(got.data, base.data, base.len))) {
+      size_t i = 0;
+      while (i < got.len && i < base.len && got.data[i] == base.data[i]) i++;
+      fail_msg("%s: mode %d differs from the general parser at byte %zu:\n  general: %.120s\n  mode:    %.120s",
+               what, mode, i, base.data + (i > 40 ? i - 40 : 0), got.data + (i > 40 ? i - 40 : 0));
+    }
+    gsu_buf_free(&got);
+  }
+  gsu_buf_free(&base);
+}
+
+static void check_fixture_dir(const char *rel) {
+  char dir[1024];
+  DIR *d;
+  struct dirent *e;
+  int files = 0;
+  snprintf(dir, sizeof dir, "%s", gsu_fixture(rel));
+  assert_non_null(d = opendir(dir));
+  while ((e = readdir(d))) {
+    char path[2048];
+    char *data;
+    size_t len, n = strlen(e->d_name);
+    if (n < 6 || strcmp(e->d_name + n - 6, ".gclog")) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    data = gsu_read_file(path, &len);
+    check_modes(path, data, len, GS_READER_DEFAULT_MAX_LINE);
+    free(data);
+    files++;
+  }
+  closedir(d);
+  assert_true(files > 0);
+}
+
+static void fixtures_read_alike(void **state) {
+  (void)state;
+  check_fixture_dir("diag");
+  check_fixture_dir("valid");
+  check_fixture_dir("canonical");
+  check_fixture_dir("seeds");
+}
+
+/* Object lines of every shape the fast path must take or hand back. */
+static const char *const odd_lines[] = {
+  "o 200000000 1e 68 200000098 200000100\n",
+  "o 200000008 1e 68\n",
+  "o ffffffffffffffff 1 8 fffffffffffffff8\n",
+  "o 0000000000000000012 1 8\n",          /* 19 digits, leading zeros */
+  "o 10000000000000000 1 8\n",            /* 17 digits: overflow */
+  "o 12345678 1 8 123456789abcdef0 ABCDEF 1\n",
+  "o 1 2 3\r\n",
+  "o 1 2 3 4\r\n",
+  "o 1  2 3\n",
+  "o 1 2 3 \n",
+  "o\t1\t2\t3\t4\n",
+  " o 1 2 3\n",
+  "o 1 2 -3\n",
+  "o 1 2\n",
+  "o 1\n",
+  "o\n",
+  "o 1 2 3 4g\n",
+  "o 1 2 3 :\n",
+  "o 1 2 3 4 \r\n",
+  "o 12345678 2 3 4\x01\n",
+  "o 1 2 3 \xc3\xa9\n",
+  "o 1 2 3 12345678901234567\n",
+  "o 1234567 2 3 87654321\n",
+  "o 123456789 2 3 1234567812345678\n",
+  "oo 1 2 3\n",
+  "o 1 2 3 4\r\r\n",
+  "t 1 System.String\n",
+  "r 1 4 0 2\n",
+  "\n",
+  "o 1 2 3",                               /* last line, no newline */
+};
+
+static void odd_lines_read_alike(void **state) {
+  gsu_buf in = {0};
+  size_t i, k, n = sizeof odd_lines / sizeof *odd_lines;
+  (void)state;
+  gsu_buf_printf(&in, "a 2 Odd 0\n");
+  /* Enough lines to fill several batches of the parsing thread. */
+  for (k = 0; k < 20000; k++) {
+    i = (k * 7919) % (n - 1);
+    gsu_buf_printf(&in, "%s", odd_lines[i]);
+  }
+  gsu_buf_printf(&in, "%s", odd_lines[n - 1]);
+  check_modes("odd lines", in.data, in.len, GS_READER_DEFAULT_MAX_LINE);
+  /* A tight line limit, so some object lines are over it. */
+  check_modes("odd lines, max 1024", in.data, in.len, 1024);
+  gsu_buf_free(&in);
+}
+
+static void long_lines_read_alike(void **state) {
+  gsu_buf in = {0};
+  size_t i;
+  (void)state;
+  gsu_buf_printf(&in, "a 2 Long 0\n");
+  for (i = 0; i < 3; i++) {
+    size_t k;
+    gsu_buf_printf(&in, "o %zx 1 8", 0x1000 + 8 * i);
+    for (k = 0; k < 300000; k++) gsu_buf_printf(&in, " %zx", 0x200000000 + 8 * k);
+    gsu_buf_printf(&in, "\n");
+  }
+  gsu_buf_printf(&in, "c Long 0\n");
+  check_modes("long lines", in.data, in.len, GS_READER_DEFAULT_MAX_LINE);
+  check_modes("long lines over the limit", in.data, in.len, 1u << 20);
+  gsu_buf_free(&in);
+}
+
+/* Freeing a reader whose thread is still parsing stops it cleanly. */
+static void free_while_parsing(void **state) {
+  gsu_buf in = {0};
+  gs_reader *r;
+  gs_record rec;
+  size_t i;
+  (void)state;
+  gsu_buf_printf(&in, "a 2 Big 0\n");
+  for (i = 0; i < 200000; i++) gsu_buf_printf(&in, "o %zx 1 8 %zx\n", 8 * i, 8 * (i + 1));
+  gsu_buf_printf(&in, "c Big 0\n");
+  for (i = 0; i < 3; i++) {
+    size_t k;
+    gsu_assert_ok(gs_reader_new_buffer(&r, in.data, in.len));
+    gsu_assert_ok(gs_reader_start_thread(r));
+    for (k = 0; k < i * 5000; k++) gsu_assert_ok(gs_reader_next(r, &rec));
+    gs_reader_free(r);
+  }
+  gsu_buf_free(&in);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(fixtures_read_alike),
+    cmocka_unit_test(odd_lines_read_alike),
+    cmocka_unit_test(long_lines_read_alike),
+    cmocka_unit_test(free_while_parsing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
