@@ -1,18 +1,38 @@
 /* gs_port.c (unix) - POSIX implementation of the port layer. */
 #define _DEFAULT_SOURCE 1
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "gs_error.h"
 #include "gs_port.h"
+
+static int port_errno;
+
+/* Remembers errno for gs_port_error_text() and returns err. */
+static int port_fail(int err) {
+  port_errno = errno;
+  return err;
+}
+
+const char *gs_port_error_text(void) {
+  return port_errno ? strerror(port_errno) : "unknown error";
+}
+
+/* ---- reading by file descriptor ---- */
 
 int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got) {
   for (;;) {
     ssize_t n = read(fd, buf, cap);
     if (n >= 0) { *got = (size_t)n; return GS_OK; }
-    if (errno != EINTR) return GS_EIO;
+    if (errno != EINTR) return port_fail(GS_EIO);
   }
 }
 
@@ -21,6 +41,8 @@ unsigned long long gs_port_fd_size(int fd) {
   if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) return 0;
   return (unsigned long long)st.st_size;
 }
+
+/* ---- memory ---- */
 
 /* Below this size the table is cheap whatever backs it. */
 #define TABLE_MMAP_MIN (4u << 20)
@@ -40,4 +62,157 @@ void gs_port_free_table(void *p, size_t bytes) {
   if (!p) return;
   if (bytes < TABLE_MMAP_MIN) free(p);
   else munmap(p, bytes);
+}
+
+/* ---- files ---- */
+
+struct gs_port_file {
+  int fd;
+  int is_stdout;
+};
+
+static int file_wrap(gs_port_file **f, int fd, int is_stdout) {
+  gs_port_file *p = malloc(sizeof *p);
+  if (!p) {
+    if (!is_stdout) close(fd);
+    errno = ENOMEM;
+    return port_fail(GS_ENOMEM);
+  }
+  p->fd = fd;
+  p->is_stdout = is_stdout;
+  *f = p;
+  return GS_OK;
+}
+
+int gs_port_file_open(gs_port_file **f, const char *path) {
+  int fd;
+  *f = NULL;
+  do fd = open(path, O_RDONLY); while (fd < 0 && errno == EINTR);
+  if (fd < 0) return port_fail(GS_EIO);
+  return file_wrap(f, fd, 0);
+}
+
+int gs_port_file_create(gs_port_file **f, const char *path) {
+  int fd;
+  *f = NULL;
+  do fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666); while (fd < 0 && errno == EINTR);
+  if (fd < 0) return port_fail(GS_EIO);
+  return file_wrap(f, fd, 0);
+}
+
+int gs_port_file_open_write(gs_port_file **f, const char *path) {
+  int fd;
+  *f = NULL;
+  do fd = open(path, O_WRONLY); while (fd < 0 && errno == EINTR);
+  if (fd < 0) return port_fail(GS_EIO);
+  return file_wrap(f, fd, 0);
+}
+
+int gs_port_file_stdout(gs_port_file **f) {
+  *f = NULL;
+  return file_wrap(f, STDOUT_FILENO, 1);
+}
+
+int gs_port_file_read(gs_port_file *f, void *buf, size_t cap, size_t *got) {
+  return gs_port_read_fd(f->fd, buf, cap, got);
+}
+
+int gs_port_file_write(gs_port_file *f, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = write(f->fd, p, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return port_fail(GS_EIO);
+    p += n;
+    len -= (size_t)n;
+  }
+  return GS_OK;
+}
+
+int gs_port_file_sync(gs_port_file *f) {
+  if (f->is_stdout) return GS_OK;
+  return fsync(f->fd) == 0 ? GS_OK : port_fail(GS_EIO);
+}
+
+int gs_port_file_close(gs_port_file *f) {
+  int rc = 0;
+  if (!f) return GS_OK;
+  if (!f->is_stdout) rc = close(f->fd);
+  free(f);
+  /* EINTR from close leaves the descriptor closed on Linux: not retried */
+  return rc == 0 ? GS_OK : port_fail(GS_EIO);
+}
+
+gs_port_path_kind gs_port_path_kind_of(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return GS_PORT_MISSING;
+  if (S_ISREG(st.st_mode)) return GS_PORT_REGULAR;
+  if (S_ISDIR(st.st_mode)) return GS_PORT_FOLDER;
+  return GS_PORT_OTHER;
+}
+
+int gs_port_rename(const char *from, const char *to) {
+  return rename(from, to) == 0 ? GS_OK : port_fail(GS_EIO);
+}
+
+int gs_port_remove(const char *path) {
+  return unlink(path) == 0 ? GS_OK : port_fail(GS_EIO);
+}
+
+/* ---- removal on signals ---- */
+
+static const char *volatile signal_path;
+
+static void on_signal(int sig) {
+  const char *p = signal_path;
+  if (p) unlink(p);                 /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void gs_port_remove_on_signal(const char *path) {
+  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+  static int installed;
+  size_t i;
+  signal_path = path;
+  if (!path || installed) return;
+  for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sigs[i], &sa, NULL);
+  }
+  installed = 1;
+}
+
+/* ---- process and time ---- */
+
+unsigned long gs_port_pid(void) { return (unsigned long)getpid(); }
+
+static uint64_t clock_us(clockid_t id) {
+  struct timespec ts;
+  if (clock_gettime(id, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t gs_port_clock_ms(void) {
+  /* BOOTTIME counts suspended time too, as GetTickCount does on devices */
+#ifdef CLOCK_BOOTTIME
+  uint64_t us = clock_us(CLOCK_BOOTTIME);
+  if (us) return us / 1000u;
+#endif
+  return clock_us(CLOCK_MONOTONIC) / 1000u;
+}
+
+uint64_t gs_port_time_us(void) { return clock_us(CLOCK_MONOTONIC); }
+
+uint64_t gs_port_peak_rss(void) {
+  struct rusage ru;
+  if (getrusage(RUSAGE_SELF, &ru) != 0 || ru.ru_maxrss < 0) return 0;
+#ifdef __APPLE__
+  return (uint64_t)ru.ru_maxrss;           /* bytes there */
+#else
+  return (uint64_t)ru.ru_maxrss * 1024u;   /* kilobytes elsewhere */
+#endif
 }

@@ -1,9 +1,44 @@
-/* gs_port.c (win) - Win32 implementation of the port layer. */
+/* gs_port.c (win) - Win32 implementation of the port layer.
+ *
+ * Files use the wide-character API: paths arrive as UTF-8 and are converted,
+ * so names outside the ANSI code page work. */
+#ifndef WIN32_LEAN_AND_MEAN
+#define WIN32_LEAN_AND_MEAN
+#endif
+#ifndef PSAPI_VERSION
+#define PSAPI_VERSION 2         /* GetProcessMemoryInfo from kernel32, no psapi.lib */
+#endif
+#include <windows.h>
+#include <psapi.h>
 #include <io.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "gs_error.h"
 #include "gs_port.h"
+
+static DWORD port_error;
+
+/* Remembers GetLastError() for gs_port_error_text() and returns err. */
+static int port_fail(int err) {
+  port_error = GetLastError();
+  return err;
+}
+
+const char *gs_port_error_text(void) {
+  static char text[256];
+  wchar_t wide[256];
+  DWORD n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS,
+                           NULL, port_error, 0, wide, 256, NULL);
+  int len;
+  if (n == 0) return "unknown error";
+  while (n > 0 && (wide[n - 1] == L'\r' || wide[n - 1] == L'\n' || wide[n - 1] == L' '))
+    n--;
+  len = WideCharToMultiByte(CP_UTF8, 0, wide, (int)n, text, (int)sizeof text - 1, NULL, NULL);
+  text[len > 0 ? len : 0] = '\0';
+  return text;
+}
+
+/* ---- reading by file descriptor ---- */
 
 int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got) {
   int n = _read(fd, buf, cap > 0x40000000u ? 0x40000000u : (unsigned)cap);
@@ -18,6 +53,181 @@ unsigned long long gs_port_fd_size(int fd) {
   return (unsigned long long)st.st_size;
 }
 
+/* ---- memory ---- */
+
 void *gs_port_alloc_table(size_t bytes) { return calloc(1, bytes); }
 
 void gs_port_free_table(void *p, size_t bytes) { (void)bytes; free(p); }
+
+/* ---- files ---- */
+
+struct gs_port_file {
+  HANDLE h;
+  int is_stdout;
+};
+
+/* UTF-8 to a malloc'd wide string, or NULL. */
+static wchar_t *widen(const char *s) {
+  int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+  wchar_t *w;
+  if (n <= 0) return NULL;
+  w = malloc(sizeof *w * (size_t)n);
+  if (w && MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n) != n) {
+    free(w);
+    w = NULL;
+  }
+  return w;
+}
+
+static int file_wrap(gs_port_file **f, HANDLE h, int is_stdout) {
+  gs_port_file *p = malloc(sizeof *p);
+  if (!p) {
+    if (!is_stdout) CloseHandle(h);
+    SetLastError(ERROR_NOT_ENOUGH_MEMORY);
+    return port_fail(GS_ENOMEM);
+  }
+  p->h = h;
+  p->is_stdout = is_stdout;
+  *f = p;
+  return GS_OK;
+}
+
+static int file_open(gs_port_file **f, const char *path, DWORD access, DWORD disposition) {
+  wchar_t *w = widen(path);
+  HANDLE h;
+  *f = NULL;
+  if (!w) return port_fail(GS_EINVAL);
+  /* FILE_SHARE_DELETE lets the signal handler remove a file still open */
+  h = CreateFileW(w, access, FILE_SHARE_READ | FILE_SHARE_DELETE, NULL, disposition,
+                  FILE_ATTRIBUTE_NORMAL, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) return port_fail(GS_EIO);
+  return file_wrap(f, h, 0);
+}
+
+int gs_port_file_open(gs_port_file **f, const char *path) {
+  return file_open(f, path, GENERIC_READ, OPEN_EXISTING);
+}
+
+int gs_port_file_create(gs_port_file **f, const char *path) {
+  return file_open(f, path, GENERIC_WRITE, CREATE_NEW);
+}
+
+int gs_port_file_open_write(gs_port_file **f, const char *path) {
+  return file_open(f, path, GENERIC_WRITE, OPEN_EXISTING);
+}
+
+int gs_port_file_stdout(gs_port_file **f) {
+  HANDLE h = GetStdHandle(STD_OUTPUT_HANDLE);
+  *f = NULL;
+  if (h == INVALID_HANDLE_VALUE || h == NULL) return port_fail(GS_EIO);
+  /* a raw handle: no text-mode translation of LF */
+  return file_wrap(f, h, 1);
+}
+
+int gs_port_file_read(gs_port_file *f, void *buf, size_t cap, size_t *got) {
+  DWORD n = 0;
+  DWORD want = cap > 0x40000000u ? 0x40000000u : (DWORD)cap;
+  if (!ReadFile(f->h, buf, want, &n, NULL)) {
+    if (GetLastError() == ERROR_BROKEN_PIPE) n = 0;   /* end of a pipe */
+    else return port_fail(GS_EIO);
+  }
+  *got = n;
+  return GS_OK;
+}
+
+int gs_port_file_write(gs_port_file *f, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    DWORD n = 0;
+    DWORD want = len > 0x40000000u ? 0x40000000u : (DWORD)len;
+    if (!WriteFile(f->h, p, want, &n, NULL)) return port_fail(GS_EIO);
+    p += n;
+    len -= n;
+  }
+  return GS_OK;
+}
+
+int gs_port_file_sync(gs_port_file *f) {
+  if (f->is_stdout) return GS_OK;
+  return FlushFileBuffers(f->h) ? GS_OK : port_fail(GS_EIO);
+}
+
+int gs_port_file_close(gs_port_file *f) {
+  BOOL ok = TRUE;
+  if (!f) return GS_OK;
+  if (!f->is_stdout) ok = CloseHandle(f->h);
+  free(f);
+  return ok ? GS_OK : port_fail(GS_EIO);
+}
+
+gs_port_path_kind gs_port_path_kind_of(const char *path) {
+  wchar_t *w = widen(path);
+  DWORD attrs = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+  free(w);
+  if (attrs == INVALID_FILE_ATTRIBUTES) return GS_PORT_MISSING;
+  if (attrs & FILE_ATTRIBUTE_DIRECTORY) return GS_PORT_FOLDER;
+  if (attrs & FILE_ATTRIBUTE_DEVICE) return GS_PORT_OTHER;
+  return GS_PORT_REGULAR;
+}
+
+int gs_port_rename(const char *from, const char *to) {
+  wchar_t *wf = widen(from), *wt = widen(to);
+  BOOL ok = wf && wt &&
+            MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
+  int err = ok ? GS_OK : port_fail(GS_EIO);
+  free(wf);
+  free(wt);
+  return err;
+}
+
+int gs_port_remove(const char *path) {
+  wchar_t *w = widen(path);
+  BOOL ok = w && DeleteFileW(w);
+  int err = ok ? GS_OK : port_fail(GS_EIO);
+  free(w);
+  return err;
+}
+
+/* ---- removal on Ctrl-C and console close ---- */
+
+static wchar_t *volatile signal_path;
+
+static BOOL WINAPI on_console_event(DWORD event) {
+  wchar_t *p = signal_path;
+  (void)event;
+  if (p) DeleteFileW(p);
+  return FALSE;                     /* go on with the default: terminate */
+}
+
+void gs_port_remove_on_signal(const char *path) {
+  static int installed;
+  wchar_t *old = signal_path;
+  signal_path = path ? widen(path) : NULL;
+  free(old);
+  if (path && !installed) {
+    SetConsoleCtrlHandler(on_console_event, TRUE);
+    installed = 1;
+  }
+}
+
+/* ---- process and time ---- */
+
+unsigned long gs_port_pid(void) { return (unsigned long)GetCurrentProcessId(); }
+
+uint64_t gs_port_clock_ms(void) { return (uint64_t)GetTickCount64(); }
+
+uint64_t gs_port_time_us(void) {
+  static LARGE_INTEGER freq;
+  LARGE_INTEGER now;
+  if (freq.QuadPart == 0 && !QueryPerformanceFrequency(&freq)) return 0;
+  QueryPerformanceCounter(&now);
+  return (uint64_t)(now.QuadPart / freq.QuadPart) * 1000000u +
+         (uint64_t)(now.QuadPart % freq.QuadPart) * 1000000u / (uint64_t)freq.QuadPart;
+}
+
+uint64_t gs_port_peak_rss(void) {
+  PROCESS_MEMORY_COUNTERS pmc;
+  if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return 0;
+  return (uint64_t)pmc.PeakWorkingSetSize;
+}

@@ -1,0 +1,86 @@
+/* gs_port.h - the operating system calls gcsnap makes, behind one interface.
+ *
+ * Implemented once per platform family: src/unix (POSIX) and src/win (Win32,
+ * wide-character calls; paths are UTF-8 at this interface). Nothing else in
+ * common/ or agent/ calls the operating system, so a new device family needs
+ * one new file. Calls that fail return a negative gs error code and remember
+ * the system's reason for gs_port_error_text(); that memory is one per
+ * process, so only a single-threaded caller (the agent) should rely on it. */
+#ifndef GS_PORT_H
+#define GS_PORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- reading by file descriptor (the record reader) ---- */
+
+/* Reads up to cap bytes from fd; *got = 0 at end of input. Returns 0 or GS_EIO. */
+int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got);
+
+/* Size of the file behind fd in bytes, or 0 when unknown (pipes). */
+unsigned long long gs_port_fd_size(int fd);
+
+/* ---- memory ---- */
+
+/* Zeroed memory for large tables that are touched at random: backed by huge
+ * pages where the system offers them, which saves a TLB miss per lookup. */
+void *gs_port_alloc_table(size_t bytes);
+void gs_port_free_table(void *p, size_t bytes);
+
+/* ---- files ---- */
+
+typedef struct gs_port_file gs_port_file;
+
+/* Opens an existing file for reading. */
+int gs_port_file_open(gs_port_file **f, const char *path);
+/* Creates a new file for writing; fails if path exists, so that a stale file
+ * or a link planted under the name is never written through. */
+int gs_port_file_create(gs_port_file **f, const char *path);
+/* Opens an existing file for writing without truncating or replacing it:
+ * for devices and pipes, which a rename cannot replace. */
+int gs_port_file_open_write(gs_port_file **f, const char *path);
+/* Standard output, in binary mode. Closing it flushes but keeps it open. */
+int gs_port_file_stdout(gs_port_file **f);
+
+/* Reads up to cap bytes; *got = 0 at end of file. */
+int gs_port_file_read(gs_port_file *f, void *buf, size_t cap, size_t *got);
+/* Writes all len bytes. */
+int gs_port_file_write(gs_port_file *f, const void *buf, size_t len);
+/* Makes written bytes durable (a no-op for standard output). */
+int gs_port_file_sync(gs_port_file *f);
+/* Closes and frees f (NULL is fine); reports a failed close. */
+int gs_port_file_close(gs_port_file *f);
+
+/* What is at path: nothing, a regular file, a folder or something else (a
+ * device, a pipe). */
+typedef enum gs_port_path_kind {
+  GS_PORT_MISSING, GS_PORT_REGULAR, GS_PORT_FOLDER, GS_PORT_OTHER
+} gs_port_path_kind;
+gs_port_path_kind gs_port_path_kind_of(const char *path);
+
+/* Renames from to to, replacing to if it exists. */
+int gs_port_rename(const char *from, const char *to);
+int gs_port_remove(const char *path);
+
+/* Until called again with NULL, removes path if the process is interrupted
+ * or terminated, so that a half-written file does not survive it. The
+ * string must stay valid meanwhile. One path at a time. */
+void gs_port_remove_on_signal(const char *path);
+
+/* ---- process and time ---- */
+
+unsigned long gs_port_pid(void);
+
+/* Milliseconds since the system booted, the time base of the dump format. */
+uint64_t gs_port_clock_ms(void);
+
+/* Monotonic microseconds from an arbitrary origin, for durations. */
+uint64_t gs_port_time_us(void);
+
+/* Peak resident memory of this process in bytes, or 0 when unknown. */
+uint64_t gs_port_peak_rss(void);
+
+/* Why the last failed port call failed, as the system says it. */
+const char *gs_port_error_text(void);
+
+#endif
