@@ -1,7 +1,7 @@
 #!/bin/bash
 # run-all.sh - builds gcsnap three ways and runs every test; the one test command.
 #
-#   build/release  -Werror, optimised: unit, CLI, generator and benchmark tests
+#   build/release  -Werror, optimised: unit, runtime, agent, CLI and benchmark tests
 #   build/asan     -Werror, AddressSanitizer + UndefinedBehaviorSanitizer: the same tests
 #   build/fuzz     clang + libFuzzer: each fuzz target for GS_FUZZ_SECONDS (default 60)
 #

@@ -16,7 +16,7 @@ libclang-rt-14-dev  libFuzzer and sanitizer runtimes for clang 14
 libzstd-dev         the collector reads and writes zstd-compressed snapshots
 libjansson-dev      the collector and CLI write JSON
 libcmocka-dev       unit tests (tests/unit)
-python3             test scripts and the heap generator (tests/gen, tests/cli)
+python3             test scripts (tests/agent, tests/cli)
 zstd                command-line zstd, to check compressed output in tests
 ca-certificates     lets apt reach HTTPS mirrors on a minimal image
 '

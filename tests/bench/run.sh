@@ -3,8 +3,8 @@
 #
 # usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
 #
-# Generates a dump of OBJECTS objects (default 10000000) with gcsnap-gen once
-# into $GS_BENCH_DIR (default $TMPDIR/gcsnap-bench), then times `wc -l` as the
+# Captures a mock heap of OBJECTS objects (default 10000000) with gcsnap-agent
+# once into $GS_BENCH_DIR (default $TMPDIR/gcsnap-bench), then times `wc -l` as the
 # baseline and each phase of gcsnap-bench in its own process, and does the
 # same for the real heap wpfapp.gclog when the shared folder is present.
 # README.md beside this script explains every figure.
@@ -13,8 +13,8 @@ set -eu
 usage() {
   cat <<'EOF'
 usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
-  BUILD_DIR  build folder holding bin/gcsnap-gen and bin/gcsnap-bench (default build)
-  OBJECTS    objects in the generated dump (default 10000000)
+  BUILD_DIR  build folder holding bin/gcsnap-agent and bin/gcsnap-bench (default build)
+  OBJECTS    objects in the mock heap dump (default 10000000)
   --json     print the figures as one JSON object instead of text
   --check    exit 1 when a figure misses its target
 Environment: GS_BENCH_DIR (where the dump is kept), GS_BENCH_SEED (default 1),
@@ -46,7 +46,7 @@ repo=$(cd "$here/../.." && pwd)
 shared=${GS_SHARED_DIR:-$repo/../shared}
 [ -d "$shared" ] && shared=$(cd "$shared" && pwd)
 work=${GS_BENCH_DIR:-${TMPDIR:-/tmp}/gcsnap-bench}
-gen=$build/bin/gcsnap-gen
+agent=$build/bin/gcsnap-agent
 bench=$build/bin/gcsnap-bench
 
 # Targets.
@@ -56,7 +56,7 @@ target_ref_bytes=4
 
 case $objects in ''|*[!0-9]*) echo "run.sh: OBJECTS must be a number: '$objects'" >&2; exit 2 ;; esac
 case $repeat in ''|*[!0-9]*|0) echo "run.sh: GS_BENCH_REPEAT must be a positive number" >&2; exit 2 ;; esac
-for p in "$gen" "$bench"; do
+for p in "$agent" "$bench"; do
   [ -x "$p" ] || { echo "run.sh: $p not found; build first (cmake --build $build)" >&2; exit 2; }
 done
 
@@ -67,18 +67,17 @@ calc() { awk "BEGIN { printf(\"$1\", $2) }"; }
 # field LINE KEY: the value of KEY=value in a gcsnap-bench result line.
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-# ---- the generated dump: made once, reused while generator and knobs match
+# ---- the mock heap dump: made once, reused while agent and knobs match
 mkdir -p "$work"
-dump=$work/gen-$objects-seed$seed.gclog
-stamp="$(cksum < "$gen") $objects $seed"
+dump=$work/mock-$objects-seed$seed.gclog
+stamp="$(cksum < "$agent") $objects $seed"
 gen_seconds=
 if [ ! -f "$dump" ] || [ "$(cat "$dump.stamp" 2>/dev/null)" != "$stamp" ]; then
-  note "generating $objects objects into $dump"
+  note "capturing a mock heap of $objects objects into $dump"
   rm -f "$dump" "$dump.stamp"
   t0=$(now)
-  "$gen" --objects "$objects" --seed "$seed" -o "$dump.tmp"
+  "$agent" --source "mock:objects=$objects,seed=$seed" --out "$dump"
   t1=$(now)
-  mv "$dump.tmp" "$dump"
   printf '%s\n' "$stamp" > "$dump.stamp"
   gen_seconds=$(calc '%.3f' "$t1 - $t0")
 fi

@@ -1,11 +1,11 @@
-# smoke.cmake - a small run of gcsnap-bench over a generated dump.
+# smoke.cmake - a small run of gcsnap-bench over a mock heap dump.
 #
-# Checks that every phase runs and prints its figures, that the generated
-# dump validates with no error and no warning, and that exactly the garbage
-# the generator built is unreachable.
-# Run as: cmake -DGEN=<gcsnap-gen> -DBENCH=<gcsnap-bench> -DWORK_DIR=<dir> -P smoke.cmake
-if(NOT GEN OR NOT BENCH OR NOT WORK_DIR)
-  message(FATAL_ERROR "GEN, BENCH and WORK_DIR must be set")
+# Checks that every phase runs and prints its figures, that the dump
+# validates with no error and no warning, and that exactly the garbage the
+# mock source built is unreachable.
+# Run as: cmake -DAGENT=<gcsnap-agent> -DBENCH=<gcsnap-bench> -DWORK_DIR=<dir> -P smoke.cmake
+if(NOT AGENT OR NOT BENCH OR NOT WORK_DIR)
+  message(FATAL_ERROR "AGENT, BENCH and WORK_DIR must be set")
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -15,11 +15,12 @@ set(dump "${WORK_DIR}/smoke.gclog")
 # garbage: 19 full chunks, and the last 544 objects are all live.
 set(objects 20000)
 set(garbage 1938)
-execute_process(COMMAND "${GEN}" --objects ${objects} --garbage 10 --large 0.5 --seed 3
-                        -o "${dump}"
+execute_process(COMMAND "${AGENT}"
+                        --source mock:objects=${objects},garbage=10,large=0.5,seed=3
+                        --out "${dump}"
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "gcsnap-gen failed (${rc}): ${err}")
+  message(FATAL_ERROR "gcsnap-agent failed (${rc}): ${err}")
 endif()
 
 function(bench_phase phase outvar)
@@ -53,7 +54,7 @@ bench_phase(validate out)
 bench_field("${out}" errors errors)
 bench_field("${out}" warnings warnings)
 if(NOT errors EQUAL 0 OR NOT warnings EQUAL 0)
-  message(FATAL_ERROR "generated dump is not clean: ${out}")
+  message(FATAL_ERROR "mock dump is not clean: ${out}")
 endif()
 
 bench_phase(graph out)

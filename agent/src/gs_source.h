@@ -1,0 +1,54 @@
+/* gs_source.h - heap sources: anything the walker can turn into a snapshot.
+ *
+ * A source describes one consistent heap by calling the visitor it is given:
+ * sections in order, and inside a section its types, objects, roots and
+ * generation ranges in any order (a type may follow the objects that use it).
+ * Every visitor call returns GS_OK or an error; a source stops at the first
+ * error and returns it, and describes a failure of its own in src->error.
+ * Memory the visitor is handed (names, reference arrays) is only valid during
+ * the call: the walker streams, it keeps nothing. */
+#ifndef GS_SOURCE_H
+#define GS_SOURCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct gs_heap_visitor {
+  void *ctx;
+  int (*section)(void *ctx, const char *name, size_t name_len);
+  int (*type)(void *ctx, uint64_t id, const char *name, size_t name_len);
+  int (*object)(void *ctx, uint64_t id, uint64_t type, uint64_t size,
+                const uint64_t *refs, size_t nrefs);
+  /* container is meaningful only for static roots (kind 4). */
+  int (*root)(void *ctx, uint64_t id, unsigned kind, unsigned flags, uint64_t container);
+  /* Generation 0, 1, 2, or 3 for the large object heap. */
+  int (*generation)(void *ctx, unsigned generation, uint64_t start, uint64_t used,
+                    uint64_t reserved);
+  int (*section_end)(void *ctx);
+  /* Optional, for sources that know when their heap was captured (a replayed
+   * dump): the next section or section_end record carries ms instead of the
+   * walker's clock. */
+  int (*timestamp)(void *ctx, uint64_t ms);
+} gs_heap_visitor;
+
+typedef struct gs_source gs_source;
+
+typedef struct gs_source_ops {
+  const char *name;                                   /* "mock", "demo", "file" */
+  int (*walk)(gs_source *src, const gs_heap_visitor *v);
+  void (*free)(gs_source *src);
+} gs_source_ops;
+
+/* Every source starts with this header; backends extend it. */
+struct gs_source {
+  const gs_source_ops *ops;
+  int stable_ids;       /* object IDs stay the same for the same object across walks */
+  /* Set by the walker before each walk: 1 when stable IDs are asked for (only
+   * when stable_ids is set). A source that has both kinds of ID reads it: the
+   * demo gives addresses by default and its runtime's stable IDs when set. */
+  int use_stable_ids;
+  uint64_t pause_us;    /* set by walk: how long the program was stopped; 0 if none */
+  char error[256];      /* set by walk when it fails for a reason of its own */
+};
+
+#endif
