@@ -5,7 +5,8 @@
  * validator keeps going after errors. Checks that need the whole section
  * (references and roots to objects not in the dump, types never defined) are
  * reported when the section ends, in line order. Memory is O(objects in the
- * largest section): one hash entry per distinct object ID. */
+ * largest section): a bit per object ID (see README.md) and 16 bytes per ID
+ * referenced before its object. */
 #ifndef GS_VALIDATE_H
 #define GS_VALIDATE_H
 
