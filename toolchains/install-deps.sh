@@ -16,6 +16,13 @@ libclang-rt-14-dev  libFuzzer and sanitizer runtimes for clang 14
 libzstd-dev         the collector reads and writes zstd-compressed snapshots
 libjansson-dev      the collector and CLI write JSON
 libcmocka-dev       unit tests (tests/unit)
+libuv1-dev          event loop of the collector daemon
+libprotobuf-c-dev   the collector decodes the wire protocol with protobuf-c
+protobuf-c-compiler protoc-c generates that C from proto/gcsnap.proto
+protobuf-compiler   protoc --decode checks the messages of the agent in tests
+libsqlite3-dev      catalog of devices and snapshots in the collector
+libh2o-dev          HTTP API of the collector (h2o on the same libuv loop)
+libcurl4-openssl-dev the gcsnap CLI talks to the HTTP API of the collector
 python3             test scripts (tests/agent, tests/cli)
 zstd                command-line zstd, to check compressed output in tests
 ca-certificates     lets apt reach HTTPS mirrors on a minimal image
