@@ -1,0 +1,174 @@
+/* test_dom.c - dominators and retained sizes, checked against the
+ * definition (v dominates w when w cannot be reached without v) on many
+ * small random graphs, and on hand-made shapes: chains, diamonds, cycles,
+ * self references, weak roots and unreachable cycles. */
+#include "gs_unit.h"
+
+#include <stdlib.h>
+#include "gs_dom.h"
+#include "gs_graph.h"
+
+static gs_graph *load(const char *text) {
+  gs_reader *r;
+  gs_graph *g = NULL;
+  gs_diag d;
+  gsu_assert_ok(gs_reader_new_buffer(&r, text, strlen(text)));
+  gsu_assert_ok(gs_graph_load(r, &g, &d));
+  gs_reader_free(r);
+  return g;
+}
+
+/* Nodes reachable from the strong roots without passing through skip
+ * (a node index, or UINT32_MAX for none). */
+static void reach_without(const gs_graph *g, uint32_t skip, uint8_t *seen) {
+  uint32_t *stack = malloc(((size_t)g->nnodes + 1) * sizeof *stack), top = 0, i, k;
+  memset(seen, 0, g->nnodes);
+  for (i = 0; i < g->nroots; i++) {
+    uint32_t v = g->roots[i].node;
+    if ((g->roots[i].flags & GS_FLAG_WEAK) || v == skip || seen[v]) continue;
+    seen[v] = 1;
+    stack[top++] = v;
+  }
+  while (top) {
+    uint32_t v = stack[--top];
+    for (k = g->ref_offsets[v]; k < g->ref_offsets[v + 1]; k++) {
+      uint32_t u = g->refs[k];
+      if (u == skip || seen[u]) continue;
+      seen[u] = 1;
+      stack[top++] = u;
+    }
+  }
+  free(stack);
+}
+
+/* Checks d against the definition of dominance, and the retained sizes and
+ * per-type sums against sums over the dominated sets. */
+static void check_against_definition(const gs_graph *g, const gs_dom *d) {
+  uint32_t n = g->nnodes, v, w;
+  uint8_t *all = malloc(n + 1), *without = malloc(((size_t)n + 1) * (n + 1));
+  uint64_t total = 0, *by_type = calloc(g->ntypes + 1, sizeof *by_type);
+  uint64_t *want_type = calloc(g->ntypes + 1, sizeof *want_type);
+  reach_without(g, UINT32_MAX, all);
+  for (v = 0; v < n; v++) reach_without(g, v, without + (size_t)v * (n + 1));
+  for (w = 0; w < n; w++) {
+    uint64_t retained = 0;
+    uint32_t best = n, best_depth = 0;
+    if (!all[w]) {
+      assert_int_equal(d->idom[w], GS_DOM_UNREACHABLE);
+      assert_int_equal(d->retained[w], 0);
+      continue;
+    }
+    total += g->sizes[w];
+    /* idom(w): the strict dominator that all others dominate, i.e. the one
+     * with the most dominators of its own. */
+    for (v = 0; v < n; v++) {
+      uint32_t depth = 0, u;
+      if (v == w || without[(size_t)v * (n + 1) + w]) continue;
+      for (u = 0; u < n; u++) depth += u != v && all[v] && !without[(size_t)u * (n + 1) + v];
+      if (best == n || depth > best_depth) { best = v; best_depth = depth; }
+    }
+    assert_int_equal(d->idom[w], best);
+    /* Retained: w and everything that cannot be reached without w. */
+    for (v = 0; v < n; v++)
+      if (all[v] && (v == w || !without[(size_t)w * (n + 1) + v])) retained += g->sizes[v];
+    assert_int_equal(d->retained[w], retained);
+  }
+  assert_int_equal(d->retained[n], total);
+  /* By type: w counts for its type unless a strict dominator has that type. */
+  for (w = 0; w < n; w++) {
+    uint32_t t = g->types[w] == GS_GRAPH_MISSING ? g->ntypes : g->types[w], u = d->idom[w];
+    int shadowed = 0;
+    if (!all[w]) continue;
+    for (; u != n && u != GS_DOM_UNREACHABLE; u = d->idom[u])
+      if ((g->types[u] == GS_GRAPH_MISSING ? g->ntypes : g->types[u]) == t) shadowed = 1;
+    if (!shadowed) want_type[t] += d->retained[w];
+  }
+  gsu_assert_ok(gs_dom_retained_by_type(g, d, by_type));
+  for (v = 0; v <= g->ntypes; v++) assert_int_equal(by_type[v], want_type[v]);
+  free(all); free(without); free(by_type); free(want_type);
+}
+
+static void check_text(const char *text) {
+  gs_graph *g = load(text);
+  gs_dom d;
+  gsu_assert_ok(gs_dom_build(g, &d));
+  check_against_definition(g, &d);
+  gs_dom_free(&d);
+  gs_graph_free(g);
+}
+
+static void hand_made_shapes(void **state) {
+  (void)state;
+  /* Chain with a diamond: 10 -> 20, 30 -> 40; 40 is dominated by 10 only. */
+  check_text("a 2 D 0\nt 1 T\nt 2 U\no 10 1 8 20 30\no 20 2 8 40\no 30 2 8 40\no 40 1 8\nr 10 1 0\nc D 0\n");
+  /* Cycle through the root and self references. */
+  check_text("a 2 D 0\nt 1 T\no 10 1 8 20 10\no 20 1 16 30\no 30 1 24 10 30\nr 10 1 0\nc D 0\n");
+  /* Two roots reaching one object: only the virtual root dominates it. */
+  check_text("a 2 D 0\nt 1 T\no 10 1 8 30\no 20 1 8 30\no 30 1 8\nr 10 1 0\nr 20 3 0\nc D 0\n");
+  /* A weak root keeps nothing alive; an unreachable cycle stays out. */
+  check_text("a 2 D 0\nt 1 T\no 10 1 8\no 20 1 8 30\no 30 1 8 20\nr 10 1 0\nr 20 3 2\nc D 0\n");
+  /* A reference to an object not in the dump: a placeholder node of size 0. */
+  check_text("a 2 D 0\nt 1 T\no 10 1 8 99\nr 10 1 0\nc D 0\n");
+  /* No roots at all. */
+  check_text("a 2 D 0\nt 1 T\no 10 1 8 20\no 20 1 8\nc D 0\n");
+}
+
+static uint32_t next_random(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(*s >> 33);
+}
+
+static void random_graphs(void **state) {
+  uint64_t seed = 42;
+  int round;
+  (void)state;
+  for (round = 0; round < 400; round++) {
+    gsu_buf b = {0};
+    uint32_t n = 1 + next_random(&seed) % 30, i, k;
+    uint32_t density = 1 + next_random(&seed) % 4;
+    gsu_buf_printf(&b, "a 2 R 0\nt 1 A\nt 2 B\nt 3 C\n");
+    for (i = 0; i < n; i++) {
+      uint32_t degree = next_random(&seed) % (density + 1);
+      gsu_buf_printf(&b, "o %x %x %x", 8 * (i + 1), 1 + next_random(&seed) % 3, 8 + 8 * (next_random(&seed) % 5));
+      for (k = 0; k < degree; k++) gsu_buf_printf(&b, " %x", 8 * (1 + next_random(&seed) % n));
+      gsu_buf_printf(&b, "\n");
+    }
+    for (i = 0; i < 1 + next_random(&seed) % 3; i++)
+      gsu_buf_printf(&b, "r %x 1 %x\n", 8 * (1 + next_random(&seed) % n), next_random(&seed) % 4 == 0 ? 2 : 0);
+    gsu_buf_printf(&b, "c R 0\n");
+    check_text(b.data);
+    gsu_buf_free(&b);
+  }
+}
+
+/* A long chain would overflow a recursive implementation's stack. */
+static void deep_chain(void **state) {
+  gsu_buf b = {0};
+  uint32_t n = 1000000, i;
+  gs_graph *g;
+  gs_dom d;
+  (void)state;
+  gsu_buf_printf(&b, "a 2 Deep 0\nt 1 Node\n");
+  for (i = 0; i < n; i++)
+    if (i + 1 < n) gsu_buf_printf(&b, "o %x 1 10 %x\n", 16 * (i + 1), 16 * (i + 2));
+    else gsu_buf_printf(&b, "o %x 1 10\n", 16 * (i + 1));
+  gsu_buf_printf(&b, "r 10 1 0\nc Deep 0\n");
+  g = load(b.data);
+  gsu_assert_ok(gs_dom_build(g, &d));
+  assert_int_equal(d.reachable, n);
+  assert_int_equal(d.retained[n], (uint64_t)16 * n);
+  assert_int_equal(d.retained[0], (uint64_t)16 * n);
+  for (i = 1; i < n; i++) assert_int_equal(d.idom[i], i - 1);
+  gs_dom_free(&d);
+  gs_graph_free(g);
+  gsu_buf_free(&b);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(hand_made_shapes),
+    cmocka_unit_test(random_graphs),
+    cmocka_unit_test(deep_chain),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
