@@ -1,14 +1,17 @@
-/* gs_agent_main.c - gcsnap-agent: captures one heap snapshot into a dump.
+/* gs_agent_main.c - gcsnap-agent: captures heap snapshots into a dump or
+ * for a collector.
  *
- * Parses the command line, opens the source, then the sink (so that a bad
- * option never touches the output), walks the one into the other and
- * commits. The exit status says which part failed. */
+ * Parses the command line and opens the source. With --out it then opens
+ * the file sink (so that a bad option never touches the output), walks the
+ * one into the other and commits; with --connect it hands the source to a
+ * session with the collector. The exit status says which part failed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
 #include "gs_knob.h"
 #include "gs_port.h"
+#include "gs_session.h"
 #include "gs_sink.h"
 #include "gs_sources.h"
 #include "gs_walk.h"
@@ -25,9 +28,18 @@ enum {
   EXIT_OUTPUT = 3           /* the dump could not be written */
 };
 
+#define AGENT_CONNECT_TIMEOUT_MS 10000u
+#define AGENT_RETRY_MAX_MS 30000u
+
 typedef struct agent_args {
   const char *source;
   const char *out;
+  const char *connect;      /* HOST:PORT as given */
+  char host[256], port[32];
+  const char *device_id, *app_name;
+  int once;
+  unsigned connect_timeout_ms, retry_max_ms;
+  const char *session_only;   /* an option given that only --connect takes */
   gs_walk_options walk;
   int json;
 } agent_args;
@@ -35,8 +47,13 @@ typedef struct agent_args {
 static void agent_usage(FILE *f) {
   fprintf(f,
     "usage: " AGENT_NAME " --source SPEC --out FILE|- [--stable-ids] [--clock MS] [--json]\n"
+    "       " AGENT_NAME " --source SPEC --connect HOST[:PORT] --device-id ID [--app NAME]\n"
+    "                    [--once] [--stable-ids] [--clock MS] [--json]\n"
+    "                    [--connect-timeout S] [--retry-max S]\n"
     "\n"
-    "Captures one snapshot of a heap and writes it as an RPM GC heap dump.\n"
+    "Captures one snapshot of a heap and writes it as an RPM GC heap dump, or\n"
+    "keeps a session with a collector (gcsnapd) and streams a snapshot each\n"
+    "time it asks for one.\n"
     "\n"
     "  --source SPEC  where the heap comes from: %s, with options\n"
     "                 after a colon (below)\n"
@@ -52,17 +69,39 @@ static void agent_usage(FILE *f) {
     "  --json         print one line of JSON statistics: objects, references,\n"
     "                 roots, types, sections, bytes, seconds, pause_us,\n"
     "                 peak_rss_kb; on standard output, or on standard error when\n"
-    "                 the dump goes to standard output\n"
+    "                 the dump goes to standard output. With --connect, one line\n"
+    "                 per snapshot sent, with text_bytes, wire_bytes, wire_ratio,\n"
+    "                 crc32, request_id and snapshot_id instead of bytes\n"
     "  -h, --help     this text\n"
     "  --version      the version\n"
     "\n"
+    "Collector session (instead of --out):\n"
+    "  --connect HOST[:PORT]  the collector (port %s by default; [ADDR]:PORT\n"
+    "                 for an IPv6 address). The agent says hello, then answers\n"
+    "                 each capture request with a streamed snapshot and logs\n"
+    "                 the collector's acknowledgements and errors on standard\n"
+    "                 error. When the link drops it reconnects after 0.5 s,\n"
+    "                 doubling up to --retry-max, with jitter; it runs until\n"
+    "                 it is stopped\n"
+    "  --device-id ID this device's name at the collector (required)\n"
+    "  --app NAME     the application's name in the hello (default: the\n"
+    "                 source's name)\n"
+    "  --once         connect, send one snapshot unasked, wait for the\n"
+    "                 collector's verdict and exit\n"
+    "  --connect-timeout S  give up a connection attempt, and the wait for\n"
+    "                 the collector's welcome, after S seconds (default 10;\n"
+    "                 up to 3 decimals)\n"
+    "  --retry-max S  longest delay between reconnections (default 30)\n"
+    "\n"
     "Sources:\n",
-    gs_sources_names());
+    gs_sources_names(), GS_WIRE_AGENT_PORT_STR);
   gs_sources_help(f);
   fprintf(f,
     "\n"
     "Exit status: 0 the snapshot was written, 1 the heap could not be captured\n"
-    "(the source failed), 2 usage error, 3 the dump could not be written.\n");
+    "(the source failed), 2 usage error, 3 the dump could not be written.\n"
+    "With --once: 0 the collector stored the snapshot, 1 it refused it, the\n"
+    "capture failed or the link dropped, 2 usage error, 3 could not connect.\n");
 }
 
 static int agent_usage_error(const char *fmt, const char *arg) {
@@ -101,10 +140,73 @@ static int agent_parse_clock(const char *val, agent_args *a) {
   return EXIT_DONE;
 }
 
+/* Seconds with up to 3 decimals ("2", "0.5"), as milliseconds. */
+static int agent_parse_seconds(const char *name, const char *val, unsigned *ms) {
+  unsigned long whole = 0, frac = 0, scale = 100;
+  const char *p = val;
+  int ok = *p >= '0' && *p <= '9';
+  while (*p >= '0' && *p <= '9' && whole <= 86400) whole = whole * 10 + (unsigned long)(*p++ - '0');
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9' && scale; scale /= 10) frac += (unsigned long)(*p++ - '0') * scale;
+  if (!ok || *p || whole > 86400) {
+    fprintf(stderr, AGENT_NAME ": %s: bad number of seconds '%s' (0 to 86400, up to 3 decimals)\n",
+            name, val);
+    fprintf(stderr, "Try '" AGENT_NAME " --help'.\n");
+    return EXIT_USAGE;
+  }
+  *ms = (unsigned)(whole * 1000 + frac);
+  return EXIT_DONE;
+}
+
+/* HOST, HOST:PORT or [ADDR]:PORT into a->host and a->port. */
+static int agent_parse_connect(agent_args *a) {
+  const char *v = a->connect, *host = v, *colon, *end;
+  size_t host_len;
+  if (*v == '[') {
+    host = v + 1;
+    end = strchr(host, ']');
+    if (!end || (end[1] && end[1] != ':')) return agent_usage_error("--connect: bad address '%s'", v);
+    colon = end[1] ? end + 1 : NULL;
+  } else {
+    colon = strrchr(v, ':');
+    end = colon ? colon : v + strlen(v);
+  }
+  host_len = (size_t)(end - host);
+  if (host_len == 0 || host_len >= sizeof a->host)
+    return agent_usage_error("--connect: bad host in '%s'", v);
+  memcpy(a->host, host, host_len);
+  a->host[host_len] = '\0';
+  if (!colon) {
+    snprintf(a->port, sizeof a->port, "%s", GS_WIRE_AGENT_PORT_STR);
+  } else if (!colon[1] || strlen(colon + 1) >= sizeof a->port) {
+    return agent_usage_error("--connect: bad port in '%s'", v);
+  } else {
+    snprintf(a->port, sizeof a->port, "%s", colon + 1);
+  }
+  return EXIT_DONE;
+}
+
+/* The options must make one mode: a dump (--out) or a session (--connect). */
+static int agent_check_mode(agent_args *a) {
+  if (!a->source || !*a->source) return agent_usage_error("%s", "--source is required");
+  if (a->out && a->connect) return agent_usage_error("%s", "--out and --connect exclude each other");
+  if (a->connect) {
+    if (!a->device_id || !*a->device_id)
+      return agent_usage_error("%s", "--connect needs --device-id");
+    return agent_parse_connect(a);
+  }
+  if (a->session_only) return agent_usage_error("%s needs --connect", a->session_only);
+  if (!a->out || !*a->out)
+    return agent_usage_error("%s", "--out is required (- for standard output), or --connect");
+  return EXIT_DONE;
+}
+
 /* Returns EXIT_DONE to go on, or the exit status; *stop after --help. */
 static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
   int i, rc = EXIT_DONE;
   memset(a, 0, sizeof *a);
+  a->connect_timeout_ms = AGENT_CONNECT_TIMEOUT_MS;
+  a->retry_max_ms = AGENT_RETRY_MAX_MS;
   *stop = 0;
   for (i = 1; i < argc && rc == EXIT_DONE; i++) {
     const char *arg = argv[i], *val;
@@ -121,12 +223,29 @@ static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
       a->walk.stable_ids = 1;
     } else if (!strcmp(arg, "--json")) {
       a->json = 1;
+    } else if (!strcmp(arg, "--once")) {
+      a->once = 1;
+      a->session_only = "--once";
     } else if ((val = agent_value(argc, argv, &i, "--source", &missing))) {
       a->source = val;
     } else if ((val = agent_value(argc, argv, &i, "--out", &missing))) {
       a->out = val;
     } else if ((val = agent_value(argc, argv, &i, "--clock", &missing))) {
       rc = agent_parse_clock(val, a);
+    } else if ((val = agent_value(argc, argv, &i, "--connect-timeout", &missing))) {
+      rc = agent_parse_seconds("--connect-timeout", val, &a->connect_timeout_ms);
+      a->session_only = "--connect-timeout";
+    } else if ((val = agent_value(argc, argv, &i, "--connect", &missing))) {
+      a->connect = val;
+    } else if ((val = agent_value(argc, argv, &i, "--device-id", &missing))) {
+      a->device_id = val;
+      a->session_only = "--device-id";
+    } else if ((val = agent_value(argc, argv, &i, "--app", &missing))) {
+      a->app_name = val;
+      a->session_only = "--app";
+    } else if ((val = agent_value(argc, argv, &i, "--retry-max", &missing))) {
+      rc = agent_parse_seconds("--retry-max", val, &a->retry_max_ms);
+      a->session_only = "--retry-max";
     } else if (missing) {
       rc = agent_usage_error("%s: missing value", arg);
     } else {
@@ -134,10 +253,7 @@ static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
     }
   }
   if (rc != EXIT_DONE) return rc;
-  if (!a->source || !*a->source) return agent_usage_error("%s", "--source is required");
-  if (!a->out || !*a->out)
-    return agent_usage_error("%s", "--out is required (- for standard output)");
-  return EXIT_DONE;
+  return agent_check_mode(a);
 }
 
 /* ---- the capture ---- */
@@ -186,6 +302,24 @@ static int agent_capture(const agent_args *a, gs_source *src, gs_sink *sink) {
   return EXIT_DONE;
 }
 
+/* --connect: a session with the collector; returns only with --once or on
+ * a fatal error. */
+static int agent_session(const agent_args *a, gs_source *src) {
+  gs_session_options o;
+  memset(&o, 0, sizeof o);
+  o.host = a->host;
+  o.port = a->port;
+  o.device_id = a->device_id;
+  o.app_name = a->app_name ? a->app_name : src->ops->name;
+  o.connect_timeout_ms = a->connect_timeout_ms;
+  o.retry_max_ms = a->retry_max_ms < GS_SESSION_BACKOFF_MS ? GS_SESSION_BACKOFF_MS
+                                                            : a->retry_max_ms;
+  o.once = a->once;
+  o.json = a->json;
+  o.walk = a->walk;
+  return (int)gs_session_run(src, &o);
+}
+
 int main(int argc, char **argv) {
   agent_args a;
   gs_source *src = NULL;
@@ -202,6 +336,11 @@ int main(int argc, char **argv) {
   if (gs_walk_check(src, &a.walk, err, sizeof err)) {
     src->ops->free(src);
     return agent_usage_error("%s", err);
+  }
+  if (a.connect) {
+    rc = agent_session(&a, src);
+    src->ops->free(src);
+    return rc;
   }
   if (gs_sink_file_new(&sink, a.out, err, sizeof err)) {
     fprintf(stderr, AGENT_NAME ": %s\n", err);

@@ -2,7 +2,7 @@
  *
  * A sink receives the records of a snapshot in order, timestamps included,
  * and makes them visible only on commit: a file sink renames its temporary
- * file into place, a stream sink will send its end marker. Freeing a sink
+ * file into place, a stream sink sends its end marker. Freeing a sink
  * that was not committed discards what it received, so a failed capture
  * leaves nothing that looks complete. Every call returns GS_OK or an error
  * and then describes it in sink->error. */
@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "gs_wire.h"
 
 typedef struct gs_sink gs_sink;
 
@@ -38,5 +39,16 @@ struct gs_sink {
  * and renamed over path on commit, after it was synced. The record format
  * has no place for generation ranges: this sink drops them. */
 int gs_sink_file_new(gs_sink **out, const char *path, char *err, size_t errcap);
+
+/* The snapshot stream encoder as a sink: writes SnapshotBegin (from snap)
+ * when created, the records as data messages, and SnapshotEnd on commit.
+ * Frames go to send(ctx, frame, len), which may block (backpressure).
+ * Freeing it uncommitted sends nothing more: the caller tells the peer the
+ * capture failed. bytes counts wire bytes. */
+int gs_sink_stream_new(gs_sink **out, gs_wire_frame_fn send, void *ctx,
+                       const gs_wire_snapshot *snap, char *err, size_t errcap);
+/* Counts, text size and CRC-32 of what a stream sink sent (SnapshotEnd's
+ * figures once committed). */
+const gs_wire_counts *gs_sink_stream_counts(const gs_sink *s);
 
 #endif

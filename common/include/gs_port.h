@@ -83,4 +83,33 @@ uint64_t gs_port_peak_rss(void);
 /* Why the last failed port call failed, as the system says it. */
 const char *gs_port_error_text(void);
 
+/* ---- network: a TCP client (the agent's link to the collector) ----
+ *
+ * Sockets are non-blocking underneath; every wait is bounded by a timeout
+ * given here, so a silent peer never hangs the caller for longer. */
+
+typedef struct gs_port_socket gs_port_socket;
+
+/* Resolves host and port (a number or a service name) and connects to the
+ * first address that answers, giving up after timeout_ms in all. On failure
+ * err says what failed ("resolving HOST: ...", "connecting to HOST:PORT:
+ * Connection refused", "... timed out"); returns GS_EIO. */
+int gs_port_net_connect(gs_port_socket **s, const char *host, const char *port,
+                        unsigned timeout_ms, char *err, size_t errcap);
+/* Sends all len bytes. Blocks while the system's send buffer is full, which
+ * is TCP's backpressure; GS_EIO when the link fails or no byte could be sent
+ * for stall_ms (0: no limit). */
+int gs_port_net_send(gs_port_socket *s, const void *buf, size_t len, unsigned stall_ms);
+/* Receives up to cap bytes, waiting up to timeout_ms (negative: no limit).
+ * GS_OK with *got > 0: bytes; GS_OK with *got == 0: the time ran out;
+ * GS_EOF: the peer closed the link; GS_EIO: the link failed. */
+int gs_port_net_recv(gs_port_socket *s, void *buf, size_t cap, size_t *got, int timeout_ms);
+/* Closes and frees s (NULL is fine). */
+void gs_port_net_close(gs_port_socket *s);
+
+void gs_port_sleep_ms(unsigned ms);
+/* Milliseconds since 1970-01-01 UTC: for IDs that must not repeat after a
+ * reboot, which the boot clock does. */
+uint64_t gs_port_wall_ms(void);
+
 #endif

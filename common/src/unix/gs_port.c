@@ -2,12 +2,17 @@
 #define _DEFAULT_SOURCE 1
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -215,4 +220,160 @@ uint64_t gs_port_peak_rss(void) {
 #else
   return (uint64_t)ru.ru_maxrss * 1024u;   /* kilobytes elsewhere */
 #endif
+}
+
+/* ---- network ---- */
+
+struct gs_port_socket {
+  int fd;
+};
+
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0              /* SO_NOSIGPIPE does the work instead */
+#endif
+
+/* Waits for events on fd for up to timeout_ms (negative: no limit), the
+ * wait resumed after a signal with the time that is left. 1: ready,
+ * 0: timed out, -1: failed (errno set). */
+static int net_wait(int fd, short events, int timeout_ms) {
+  uint64_t deadline = gs_port_time_us() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000u;
+  for (;;) {
+    struct pollfd p;
+    int n, left = timeout_ms;
+    if (timeout_ms > 0) {
+      uint64_t now = gs_port_time_us();
+      left = now >= deadline ? 0 : (int)((deadline - now + 999) / 1000);
+    }
+    p.fd = fd;
+    p.events = events;
+    p.revents = 0;
+    n = poll(&p, 1, left);
+    if (n >= 0) return n > 0 ? 1 : 0;
+    if (errno != EINTR) return -1;
+  }
+}
+
+static void net_options(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+#ifdef SO_NOSIGPIPE
+  setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+}
+
+/* Connects fd to one address within timeout_ms; 0 or an errno value. */
+static int net_connect_one(int fd, const struct addrinfo *ai, unsigned timeout_ms) {
+  int soerr = 0, ready;
+  socklen_t len = sizeof soerr;
+  if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EINTR) return errno;
+  ready = net_wait(fd, POLLOUT, (int)timeout_ms);
+  if (ready < 0) return errno;
+  if (ready == 0) return ETIMEDOUT;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0) return errno;
+  return soerr;
+}
+
+int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port,
+                        unsigned timeout_ms, char *err, size_t errcap) {
+  struct addrinfo hints, *list = NULL, *ai;
+  uint64_t t0 = gs_port_time_us();
+  int rc, last = ETIMEDOUT;
+
+  *out = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  if ((rc = getaddrinfo(host, port, &hints, &list)) != 0) {
+    snprintf(err, errcap, "resolving %s: %s", host,
+             rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+    return GS_EIO;
+  }
+  for (ai = list; ai; ai = ai->ai_next) {
+    uint64_t spent = (gs_port_time_us() - t0) / 1000u;
+    int fd;
+    if (spent >= timeout_ms) break;
+    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd < 0) {
+      last = errno;
+      continue;
+    }
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    if ((last = net_connect_one(fd, ai, timeout_ms - (unsigned)spent)) == 0) {
+      freeaddrinfo(list);
+      if (!(*out = malloc(sizeof **out))) {
+        close(fd);
+        snprintf(err, errcap, "out of memory");
+        return GS_ENOMEM;
+      }
+      net_options(fd);
+      (*out)->fd = fd;
+      return GS_OK;
+    }
+    close(fd);
+  }
+  freeaddrinfo(list);
+  snprintf(err, errcap, "connecting to %s:%s: %s", host, port,
+           last == ETIMEDOUT ? "timed out" : strerror(last));
+  errno = last;
+  return port_fail(GS_EIO);
+}
+
+int gs_port_net_send(gs_port_socket *s, const void *buf, size_t len, unsigned stall_ms) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t n = send(s->fd, p, len, MSG_NOSIGNAL);
+    if (n > 0) {
+      p += n;
+      len -= (size_t)n;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      int ready = net_wait(s->fd, POLLOUT, stall_ms ? (int)stall_ms : -1);
+      if (ready < 0) return port_fail(GS_EIO);
+      if (ready == 0) {
+        errno = ETIMEDOUT;
+        return port_fail(GS_EIO);
+      }
+    } else if (n < 0 && errno != EINTR) {
+      return port_fail(GS_EIO);
+    }
+  }
+  return GS_OK;
+}
+
+int gs_port_net_recv(gs_port_socket *s, void *buf, size_t cap, size_t *got, int timeout_ms) {
+  ssize_t n;
+  int ready;
+  *got = 0;
+  ready = net_wait(s->fd, POLLIN, timeout_ms);
+  if (ready < 0) return port_fail(GS_EIO);
+  if (ready == 0) return GS_OK;
+  do n = recv(s->fd, buf, cap, 0);
+  while (n < 0 && errno == EINTR);
+  if (n > 0) {
+    *got = (size_t)n;
+    return GS_OK;
+  }
+  if (n == 0) return GS_EOF;
+  if (errno == EAGAIN || errno == EWOULDBLOCK) return GS_OK;
+  return port_fail(GS_EIO);
+}
+
+void gs_port_net_close(gs_port_socket *s) {
+  if (!s) return;
+  close(s->fd);
+  free(s);
+}
+
+void gs_port_sleep_ms(unsigned ms) {
+  struct timespec ts;
+  ts.tv_sec = (time_t)(ms / 1000u);
+  ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+  }
+}
+
+uint64_t gs_port_wall_ms(void) {
+  return clock_us(CLOCK_REALTIME) / 1000u;
 }

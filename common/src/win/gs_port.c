@@ -8,9 +8,13 @@
 #ifndef PSAPI_VERSION
 #define PSAPI_VERSION 2         /* GetProcessMemoryInfo from kernel32, no psapi.lib */
 #endif
+/* Winsock 2 comes before windows.h, which would pull in the old one. */
+#include <winsock2.h>
+#include <ws2tcpip.h>
 #include <windows.h>
 #include <psapi.h>
 #include <io.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include "gs_error.h"
@@ -230,4 +234,178 @@ uint64_t gs_port_peak_rss(void) {
   PROCESS_MEMORY_COUNTERS pmc;
   if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return 0;
   return (uint64_t)pmc.PeakWorkingSetSize;
+}
+
+/* ---- network ---- */
+
+struct gs_port_socket {
+  SOCKET fd;
+};
+
+/* Winsock must be started once per process; the agent is single-threaded,
+ * so a flag is enough. */
+static int net_start(void) {
+  static int started;
+  WSADATA data;
+  if (started) return 0;
+  if (WSAStartup(MAKEWORD(2, 2), &data) != 0) return -1;
+  started = 1;
+  return 0;
+}
+
+static int net_fail(int err) {
+  port_error = (DWORD)WSAGetLastError();
+  return err;
+}
+
+/* select() rather than WSAPoll, which older systems lack. 1: ready,
+ * 0: timed out, -1: failed. Exceptions count as ready: the call that
+ * follows reports them. */
+static int net_wait(SOCKET fd, int for_write, int timeout_ms) {
+  fd_set rw, ex;
+  struct timeval tv;
+  int n;
+  FD_ZERO(&rw);
+  FD_ZERO(&ex);
+  FD_SET(fd, &rw);
+  FD_SET(fd, &ex);
+  tv.tv_sec = timeout_ms / 1000;
+  tv.tv_usec = (timeout_ms % 1000) * 1000;
+  n = select(0, for_write ? NULL : &rw, for_write ? &rw : NULL, &ex,
+             timeout_ms < 0 ? NULL : &tv);
+  return n == SOCKET_ERROR ? -1 : n > 0;
+}
+
+/* The system's text for a Winsock error, into err. */
+static void net_describe(char *err, size_t errcap, const char *what, int code) {
+  port_error = (DWORD)code;
+  snprintf(err, errcap, "%s: %s", what,
+           code == WSAETIMEDOUT ? "timed out" : gs_port_error_text());
+}
+
+/* Connects fd to one address within timeout_ms; 0 or a Winsock error. */
+static int net_connect_one(SOCKET fd, const ADDRINFOW *ai, unsigned timeout_ms) {
+  int soerr = 0, len = sizeof soerr, ready;
+  if (connect(fd, ai->ai_addr, (int)ai->ai_addrlen) == 0) return 0;
+  if (WSAGetLastError() != WSAEWOULDBLOCK) return WSAGetLastError();
+  ready = net_wait(fd, 1, (int)timeout_ms);
+  if (ready < 0) return WSAGetLastError();
+  if (ready == 0) return WSAETIMEDOUT;
+  if (getsockopt(fd, SOL_SOCKET, SO_ERROR, (char *)&soerr, &len) != 0) return WSAGetLastError();
+  return soerr;
+}
+
+int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port,
+                        unsigned timeout_ms, char *err, size_t errcap) {
+  ADDRINFOW hints, *list = NULL, *ai;
+  wchar_t *whost, *wport;
+  uint64_t t0 = gs_port_time_us();
+  int rc, last = WSAETIMEDOUT;
+  char what[320];
+
+  *out = NULL;
+  if (net_start()) {
+    net_describe(err, errcap, "starting Winsock", WSAGetLastError());
+    return GS_EIO;
+  }
+  whost = widen(host);
+  wport = widen(port);
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_protocol = IPPROTO_TCP;
+  rc = whost && wport ? GetAddrInfoW(whost, wport, &hints, &list) : WSA_NOT_ENOUGH_MEMORY;
+  free(whost);
+  free(wport);
+  if (rc != 0) {
+    snprintf(what, sizeof what, "resolving %s", host);
+    net_describe(err, errcap, what, rc);
+    return GS_EIO;
+  }
+  for (ai = list; ai; ai = ai->ai_next) {
+    uint64_t spent = (gs_port_time_us() - t0) / 1000u;
+    u_long nonblocking = 1;
+    SOCKET fd;
+    if (spent >= timeout_ms) break;
+    fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    if (fd == INVALID_SOCKET) {
+      last = WSAGetLastError();
+      continue;
+    }
+    ioctlsocket(fd, FIONBIO, &nonblocking);
+    if ((last = net_connect_one(fd, ai, timeout_ms - (unsigned)spent)) == 0) {
+      BOOL one = TRUE;
+      FreeAddrInfoW(list);
+      if (!(*out = malloc(sizeof **out))) {
+        closesocket(fd);
+        snprintf(err, errcap, "out of memory");
+        return GS_ENOMEM;
+      }
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
+      setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, (const char *)&one, sizeof one);
+      (*out)->fd = fd;
+      return GS_OK;
+    }
+    closesocket(fd);
+  }
+  FreeAddrInfoW(list);
+  snprintf(what, sizeof what, "connecting to %s:%s", host, port);
+  net_describe(err, errcap, what, last);
+  return GS_EIO;
+}
+
+int gs_port_net_send(gs_port_socket *s, const void *buf, size_t len, unsigned stall_ms) {
+  const char *p = buf;
+  while (len > 0) {
+    int chunk = len > 0x40000000u ? 0x40000000 : (int)len;
+    int n = send(s->fd, p, chunk, 0);
+    if (n > 0) {
+      p += n;
+      len -= (size_t)n;
+    } else if (n == SOCKET_ERROR && WSAGetLastError() == WSAEWOULDBLOCK) {
+      int ready = net_wait(s->fd, 1, stall_ms ? (int)stall_ms : -1);
+      if (ready < 0) return net_fail(GS_EIO);
+      if (ready == 0) {
+        port_error = WSAETIMEDOUT;
+        return GS_EIO;
+      }
+    } else {
+      return net_fail(GS_EIO);
+    }
+  }
+  return GS_OK;
+}
+
+int gs_port_net_recv(gs_port_socket *s, void *buf, size_t cap, size_t *got, int timeout_ms) {
+  int n, ready;
+  *got = 0;
+  ready = net_wait(s->fd, 0, timeout_ms);
+  if (ready < 0) return net_fail(GS_EIO);
+  if (ready == 0) return GS_OK;
+  n = recv(s->fd, buf, cap > 0x40000000u ? 0x40000000 : (int)cap, 0);
+  if (n > 0) {
+    *got = (size_t)n;
+    return GS_OK;
+  }
+  if (n == 0) return GS_EOF;
+  if (WSAGetLastError() == WSAEWOULDBLOCK) return GS_OK;
+  return net_fail(GS_EIO);
+}
+
+void gs_port_net_close(gs_port_socket *s) {
+  if (!s) return;
+  closesocket(s->fd);
+  free(s);
+}
+
+void gs_port_sleep_ms(unsigned ms) { Sleep(ms); }
+
+uint64_t gs_port_wall_ms(void) {
+  /* FILETIME counts 100 ns from 1601; 11644473600 s lie before 1970. */
+  FILETIME ft;
+  ULARGE_INTEGER t;
+  GetSystemTimeAsFileTime(&ft);
+  t.LowPart = ft.dwLowDateTime;
+  t.HighPart = ft.dwHighDateTime;
+  return (t.QuadPart - 116444736000000000ull) / 10000u;
 }

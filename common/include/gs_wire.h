@@ -1,0 +1,226 @@
+/* gs_wire.h - the wire protocol between gcsnap-agent and gcsnapd, for C.
+ *
+ * proto/gcsnap.proto is the schema; this header holds what both sides must
+ * agree on beyond it (versions, limits, ports, error codes, the envelope's
+ * field numbers), the framing helpers, and the agent's encoders: the
+ * snapshot stream encoder, which turns a walk's records into the data
+ * messages, and the few control messages the agent writes and reads.
+ *
+ * Framing: each frame is a varint length (of the bytes that follow; a
+ * non-minimal varint of up to GS_WIRE_PREFIX_MAX bytes is accepted) and one
+ * Envelope. A frame longer than GS_WIRE_MAX_FRAME is a protocol error.
+ *
+ * Portable C99; the encoder allocates its buffers once when created and
+ * nothing per record. */
+#ifndef GS_WIRE_H
+#define GS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gs_writer.h"
+
+/* ---- constants shared with the collector ---- */
+
+#define GS_WIRE_PROTOCOL_VERSION 1u
+/* Largest Envelope in one frame, prefix not included. */
+#define GS_WIRE_MAX_FRAME (4u << 20)
+/* Data batches are cut when their content reaches about this size. */
+#define GS_WIRE_BATCH_BYTES (64u << 10)
+/* Longest frame length prefix: a varint of a 32-bit length. */
+#define GS_WIRE_PREFIX_MAX 5u
+/* Longest AppDomain or type name the encoder sends; a longer one fails the
+ * capture with GS_ELIMIT. */
+#define GS_WIRE_MAX_NAME (64u << 10)
+
+#define GS_WIRE_AGENT_PORT 7410       /* gcsnapd listens for agents */
+#define GS_WIRE_HTTP_PORT 7411        /* gcsnapd's HTTP API */
+#define GS_WIRE_AGENT_PORT_STR "7410"
+#define GS_WIRE_HTTP_PORT_STR "7411"
+
+/* Field numbers of Envelope's body. */
+typedef enum gs_wire_body {
+  GS_WIRE_NONE = 0,
+  GS_WIRE_HELLO = 1,
+  GS_WIRE_WELCOME = 2,
+  GS_WIRE_CAPTURE_REQUEST = 3,
+  GS_WIRE_SNAPSHOT_BEGIN = 4,
+  GS_WIRE_SECTION_BEGIN = 5,
+  GS_WIRE_TYPES = 6,
+  GS_WIRE_OBJECTS = 7,
+  GS_WIRE_ROOTS = 8,
+  GS_WIRE_GENERATIONS = 9,
+  GS_WIRE_SECTION_END = 10,
+  GS_WIRE_SNAPSHOT_END = 11,
+  GS_WIRE_ACK = 12,
+  GS_WIRE_ERROR = 13,
+  GS_WIRE_PING = 14
+} gs_wire_body;
+
+/* Error.code values. Either side may send Error. The collector sends it in
+ * place of Ack when it refuses a snapshot, or before it closes a session
+ * that broke the protocol. The agent sends it in place of SnapshotEnd when
+ * its capture fails half way (GS_WIRE_E_CAPTURE: the snapshot is cut short
+ * and must not be stored as complete), or in place of SnapshotBegin when it
+ * cannot start the capture asked for (GS_WIRE_E_CAPTURE, or
+ * GS_WIRE_E_UNSUPPORTED for options its source cannot honour). */
+typedef enum gs_wire_error {
+  GS_WIRE_E_NONE = 0,
+  GS_WIRE_E_PROTOCOL = 1,       /* malformed frame or unexpected message */
+  GS_WIRE_E_VERSION = 2,        /* protocol version not supported */
+  GS_WIRE_E_FRAME_SIZE = 3,     /* frame above GS_WIRE_MAX_FRAME */
+  GS_WIRE_E_SEQUENCE = 4,       /* a data message's seq is not the next one */
+  GS_WIRE_E_CRC = 5,            /* SnapshotEnd's crc32 or text_bytes differ */
+  GS_WIRE_E_COUNTS = 6,         /* SnapshotEnd's counts differ */
+  GS_WIRE_E_INVALID = 7,        /* the snapshot failed validation */
+  GS_WIRE_E_STORAGE = 8,        /* the collector could not store it */
+  GS_WIRE_E_BUSY = 9,           /* a capture is already under way */
+  GS_WIRE_E_CAPTURE = 10,       /* the agent could not capture the heap */
+  GS_WIRE_E_UNSUPPORTED = 11,   /* an option the agent cannot honour */
+  GS_WIRE_E_TIMEOUT = 12,       /* the peer was silent too long */
+  GS_WIRE_E_SHUTDOWN = 13,      /* the collector is stopping */
+  GS_WIRE_E_DEVICE = 14         /* device ID missing or already connected */
+} gs_wire_error;
+#define GS_WIRE_E_COUNT 15
+
+/* "protocol", "crc", ...; "unknown" for a code not listed. */
+const char *gs_wire_error_name(unsigned code);
+
+/* ---- framing ---- */
+
+/* Writes the varint length prefix of a frame of len bytes into out (room for
+ * GS_WIRE_PREFIX_MAX); returns its size. */
+size_t gs_wire_prefix(uint8_t *out, size_t len);
+
+/* Parses the length prefix at the start of data[0..avail). GS_OK with
+ * *prefix_len and *frame_len set; GS_EOF when more bytes are needed;
+ * GS_EFORMAT for a prefix longer than GS_WIRE_PREFIX_MAX bytes or above 32
+ * bits; GS_ELIMIT when the frame is longer than max_frame. */
+int gs_wire_frame_peek(const uint8_t *data, size_t avail, size_t max_frame,
+                       size_t *prefix_len, size_t *frame_len);
+
+/* Pulls complete frames out of a byte stream, in a caller-owned buffer of
+ * cap bytes (at least max_frame + GS_WIRE_PREFIX_MAX to take any frame). */
+typedef struct gs_wire_reader {
+  uint8_t *buf;
+  size_t cap, start, end;
+  size_t max_frame;
+  int failed;                   /* the first error; the stream is dead */
+} gs_wire_reader;
+
+void gs_wire_reader_init(gs_wire_reader *r, void *buf, size_t cap, size_t max_frame);
+/* Where to receive the next bytes, and how many fit (0 when a frame larger
+ * than the buffer is pending). */
+uint8_t *gs_wire_reader_space(gs_wire_reader *r, size_t *avail);
+/* n bytes were received into the space. */
+void gs_wire_reader_commit(gs_wire_reader *r, size_t n);
+/* Copies up to len bytes in; *used says how many were taken. */
+void gs_wire_reader_feed(gs_wire_reader *r, const void *data, size_t len, size_t *used);
+/* GS_OK with the next complete frame (valid until the next call); GS_EOF
+ * when more bytes are needed; GS_ELIMIT for a frame above max_frame or the
+ * buffer; GS_EFORMAT for a garbled prefix. After an error it keeps
+ * returning it. */
+int gs_wire_reader_next(gs_wire_reader *r, const uint8_t **frame, size_t *len);
+/* Bytes received but not yet returned as frames (a cut stream leaves some). */
+size_t gs_wire_reader_pending(const gs_wire_reader *r);
+
+/* ---- the snapshot stream encoder ---- */
+
+/* Called with each complete frame, prefix included; returns GS_OK or an
+ * error, which stops the encoder. It may block: that is the backpressure. */
+typedef gs_write_fn gs_wire_frame_fn;
+
+typedef struct gs_wire_snapshot {
+  uint64_t request_id;          /* 0 when the agent captures on its own */
+  uint64_t snapshot_id;
+  int stable_ids;
+  const char *trigger;          /* "request", "once", ... */
+  uint64_t clock_ms;
+} gs_wire_snapshot;
+
+/* What a snapshot held; SnapshotEnd carries the same figures. */
+typedef struct gs_wire_counts {
+  uint64_t sections, types, objects, references, roots, generations;
+  uint64_t text_bytes;          /* the canonical text of the same records */
+  uint32_t crc32;               /* and its CRC-32 */
+  uint64_t wire_bytes;          /* frames written, prefixes included */
+  uint64_t frames;
+  uint64_t seq;                 /* the last seq written */
+} gs_wire_counts;
+
+typedef struct gs_wire_encoder gs_wire_encoder;
+
+/* Allocates the encoder's buffers (about 770 KiB, the text writer's
+ * included); frames go to fn(ctx, frame, len). */
+int gs_wire_encoder_new(gs_wire_encoder **e, gs_wire_frame_fn fn, void *ctx);
+void gs_wire_encoder_free(gs_wire_encoder *e);
+
+/* Writes SnapshotBegin and starts counting. */
+int gs_wire_encoder_begin(gs_wire_encoder *e, const gs_wire_snapshot *s);
+
+/* The records, in the order of gs_writer's calls (and of the heap
+ * visitor's); each batch holds one kind, so the order is kept exactly. */
+int gs_wire_encoder_section(gs_wire_encoder *e, uint64_t version, const char *name,
+                            size_t name_len, uint64_t timestamp);
+int gs_wire_encoder_type(gs_wire_encoder *e, uint64_t id, const char *name, size_t name_len);
+int gs_wire_encoder_object(gs_wire_encoder *e, uint64_t id, uint64_t type, uint64_t size,
+                           const uint64_t *refs, size_t nrefs);
+int gs_wire_encoder_root(gs_wire_encoder *e, uint64_t id, unsigned kind, unsigned flags,
+                         uint64_t container);
+/* Sent on the wire only; the text format has no record for it. */
+int gs_wire_encoder_generation(gs_wire_encoder *e, unsigned generation, uint64_t start,
+                               uint64_t used, uint64_t reserved);
+int gs_wire_encoder_section_end(gs_wire_encoder *e, const char *name, size_t name_len,
+                                uint64_t timestamp);
+
+/* Flushes the last batch and writes SnapshotEnd. */
+int gs_wire_encoder_end(gs_wire_encoder *e);
+/* The figures so far (all of them after gs_wire_encoder_end). */
+const gs_wire_counts *gs_wire_encoder_counts(const gs_wire_encoder *e);
+/* Why the last call failed, or "". */
+const char *gs_wire_encoder_error(const gs_wire_encoder *e);
+
+/* ---- control messages ---- */
+
+/* Frames are built into a caller buffer: a function returns GS_OK with
+ * *frame pointing into buf (prefix included), or GS_ELIMIT when buf is too
+ * small. GS_WIRE_CONTROL_BYTES always fits a control message whose strings
+ * total under 1 KiB. */
+#define GS_WIRE_CONTROL_BYTES 2048u
+
+typedef struct gs_wire_hello {
+  uint32_t protocol_version;
+  const char *agent_version;
+  const char *device_id;
+  const char *app_name;
+  const char *architecture;
+  uint32_t pointer_size;
+  uint64_t clock_ms;
+} gs_wire_hello;
+
+int gs_wire_write_hello(void *buf, size_t cap, const gs_wire_hello *h,
+                        const uint8_t **frame, size_t *len);
+int gs_wire_write_ping(void *buf, size_t cap, uint64_t nonce, int reply,
+                       const uint8_t **frame, size_t *len);
+int gs_wire_write_error(void *buf, size_t cap, unsigned code, const char *message,
+                        uint64_t request_id, const uint8_t **frame, size_t *len);
+
+/* A decoded control message; strings point into the frame, not
+ * NUL-terminated. Fields absent from the frame are 0. */
+typedef struct gs_wire_control {
+  gs_wire_body body;            /* the Envelope field set (the last one) */
+  struct { uint32_t protocol_version, max_frame;
+           const char *collector_version; size_t collector_version_len; } welcome;
+  struct { uint64_t request_id; int stable_ids; } capture;
+  struct { uint64_t request_id, snapshot_id, stored_id; } ack;
+  struct { uint32_t code; const char *message; size_t message_len;
+           uint64_t request_id; } error;
+  struct { uint64_t nonce; int reply; } ping;
+} gs_wire_control;
+
+/* Decodes one Envelope (a frame without its prefix). Bodies other than
+ * Welcome, CaptureRequest, Ack, Error and Ping are reported by number with
+ * no fields. GS_EFORMAT, with the reason in err, for malformed input. */
+int gs_wire_decode_control(const uint8_t *env, size_t len, gs_wire_control *m,
+                           char *err, size_t errcap);
+
+#endif
