@@ -24,7 +24,9 @@ libsqlite3-dev      catalog of devices and snapshots in the collector
 libh2o-dev          HTTP API of the collector (h2o on the same libuv loop)
 libcurl4-openssl-dev the gcsnap CLI talks to the HTTP API of the collector
 python3             test scripts (tests/agent, tests/cli)
+python3-networkx    dominators are checked against networkx (tests/analysis)
 zstd                command-line zstd, to check compressed output in tests
+curl                the collector's HTTP API tests (tests/collector)
 ca-certificates     lets apt reach HTTPS mirrors on a minimal image
 '
 

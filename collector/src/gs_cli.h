@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include "gs_diag.h"
+#include "gs_reader.h"
 
 #define GS_EXIT_OK      0
 #define GS_EXIT_INVALID 1
@@ -22,6 +23,15 @@
 int gs_cmd_validate(int argc, char **argv);
 int gs_cmd_summary(int argc, char **argv);
 int gs_cmd_convert(int argc, char **argv);
+int gs_cmd_dominators(int argc, char **argv);
+int gs_cmd_diff(int argc, char **argv);
+int gs_cmd_paths(int argc, char **argv);
+int gs_cmd_export(int argc, char **argv);
+int gs_cmd_trend(int argc, char **argv);
+int gs_cmd_devices(int argc, char **argv);
+int gs_cmd_snapshots(int argc, char **argv);
+int gs_cmd_capture(int argc, char **argv);
+int gs_cmd_fetch(int argc, char **argv);
 
 /* Prints usage to stdout for --help; returns GS_EXIT_OK. */
 int gs_cli_help(const char *usage);
@@ -37,6 +47,20 @@ void gs_cli_error(const char *fmt, ...)
 void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d);
 /* The name shown for a path: "<stdin>" for "-". */
 const char *gs_cli_display_name(const char *path);
+/* Opens the dump at path (plain or zstd; - is stdin) with progress on a
+ * terminal. On failure reports it, leaves *f and *r NULL and returns the
+ * exit code. */
+struct gs_file;
+int gs_cli_open_dump(const char *path, struct gs_file **f, gs_reader **r);
+void gs_cli_close_dump(struct gs_file *f, gs_reader *r);
+/* Reports a failed read of a dump (the FILE:LINE diagnostic for invalid
+ * input, else the I/O or memory error) and returns the exit code. */
+int gs_cli_load_error(struct gs_file *f, int err, const gs_diag *d);
+/* Loads the summary of the dump at path into sum, which is set up even
+ * when this fails (free it either way); returns the exit code. */
+struct gs_summary;
+int gs_cli_load_summary(const char *path, struct gs_summary *sum);
+
 /* Flushes stdout; on a write error (full disk, closed pipe) reports it and
  * returns GS_EXIT_USAGE, else returns code unchanged. */
 int gs_cli_finish(int code);

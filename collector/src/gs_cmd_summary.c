@@ -1,10 +1,9 @@
 /* gs_cmd_summary.c - "gcsnap summary": what is in a heap dump.
  *
- * Loads one section at a time as a gs_graph, keeps only its numbers
- * (gs_heapstats) and frees it before the next, so memory is bounded by the
- * largest section. Prints each section, then the file's totals when there
- * are several; the type table is like "dotnet-gcdump report" or SOS
- * "!dumpheap -stat", sorted by bytes. */
+ * Loads the dump through gs_summary (one section's graph at a time, so
+ * memory is bounded by the largest section). Prints each section, then the
+ * file's totals when there are several; the type table is like
+ * "dotnet-gcdump report" or SOS "!dumpheap -stat", sorted by bytes. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_args.h"
@@ -14,6 +13,7 @@
 #include "gs_graph.h"
 #include "gs_heapstats.h"
 #include "gs_json.h"
+#include "gs_summary.h"
 
 #define DEFAULT_TOP 20
 
@@ -47,64 +47,25 @@ typedef struct summary_args {
   const char *path;
 } summary_args;
 
-typedef struct summary {
-  const char *name;        /* file as shown */
-  gs_heapstats total;
-  gs_heapstats *sections;
-  size_t nsections, cap;
-} summary;
 
 /* ---- loading --------------------------------------------------------- */
 
-static int keep_section(summary *sum, const gs_graph *g) {
-  gs_heapstats s;
-  int err;
-  if (sum->nsections == sum->cap) {
-    size_t cap = sum->cap ? sum->cap * 2 : 4;
-    gs_heapstats *a = realloc(sum->sections, cap * sizeof *a);
-    if (!a) return GS_ENOMEM;
-    sum->sections = a;
-    sum->cap = cap;
-  }
-  if ((err = gs_heapstats_init(&s))) return err;
-  if ((err = gs_heapstats_of_graph(&s, g)) || (err = gs_heapstats_add(&sum->total, &s))) {
-    gs_heapstats_free(&s);
-    return err;
-  }
-  sum->sections[sum->nsections++] = s;
-  return GS_OK;
-}
-
-static void print_load_error(const summary *sum, const gs_diag *d) {
+static void print_load_error(const gs_summary *sum, const gs_diag *d) {
   gs_cli_print_diag(stderr, sum->name, d);
   fprintf(stderr, "gcsnap: run 'gcsnap validate %s' to list every problem\n", sum->name);
 }
 
 /* Reads every section; returns the exit code (GS_EXIT_OK when all loaded). */
-static int load_sections(summary *sum, gs_file *f, gs_reader *r) {
-  for (;;) {
-    gs_graph *g = NULL;
-    gs_diag d;
-    int err = gs_graph_load(r, &g, &d);
-    if (err == GS_OK) {
-      err = keep_section(sum, g);
-      gs_graph_free(g);
-    }
-    if (err == GS_OK) continue;
-    gs_file_hide_progress(f);
-    if (err == GS_EOF && sum->nsections > 0) return GS_EXIT_OK;
-    if (err == GS_EOF) {
-      d.code = GS_D_NO_SECTION;
-      d.line = 0;
-      snprintf(d.message, sizeof d.message, "no AppDomain section ('a' record) in the input");
-      err = GS_EFORMAT;
-    }
-    if (err == GS_EFORMAT) { print_load_error(sum, &d); return GS_EXIT_INVALID; }
-    if (err == GS_ELIMIT) { gs_cli_error("%s: %s", sum->name, gs_strerror(err)); return GS_EXIT_INVALID; }
-    if (err == GS_EIO && gs_file_error(f)[0]) gs_cli_error("%s: %s", sum->name, gs_file_error(f));
-    else gs_cli_error("%s: %s", sum->name, gs_strerror(err));
-    return GS_EXIT_USAGE;
-  }
+static int load_sections(gs_summary *sum, gs_file *f, gs_reader *r) {
+  gs_diag d;
+  int err = gs_summary_load(sum, r, &d);
+  gs_file_hide_progress(f);
+  if (err == GS_OK) return GS_EXIT_OK;
+  if (err == GS_EFORMAT) { print_load_error(sum, &d); return GS_EXIT_INVALID; }
+  if (err == GS_ELIMIT) { gs_cli_error("%s: %s", sum->name, gs_strerror(err)); return GS_EXIT_INVALID; }
+  if (err == GS_EIO && gs_file_error(f)[0]) gs_cli_error("%s: %s", sum->name, gs_file_error(f));
+  else gs_cli_error("%s: %s", sum->name, gs_strerror(err));
+  return GS_EXIT_USAGE;
 }
 
 /* ---- text output ----------------------------------------------------- */
@@ -177,7 +138,7 @@ static int print_types(const gs_heapstats *s, uint64_t top) {
   return GS_OK;
 }
 
-static int print_text(const summary *sum, uint64_t top) {
+static int print_text(const gs_summary *sum, uint64_t top) {
   size_t i;
   printf("File: %s (%zu section%s)\n", sum->name, sum->nsections,
          sum->nsections == 1 ? "" : "s");
@@ -192,96 +153,6 @@ static int print_text(const summary *sum, uint64_t top) {
   printf("\nTotal of %zu sections\n", sum->nsections);
   print_counts(&sum->total);
   return print_types(&sum->total, top);
-}
-
-/* ---- JSON output ----------------------------------------------------- */
-
-static json_t *counts_by_name(const uint64_t *v, const char *const *names, int n) {
-  json_t *o = json_object();
-  int k;
-  for (k = 0; o && k < n; k++)
-    if (gs_json_set(o, names[k], gs_json_u64(v[k]))) { json_decref(o); return NULL; }
-  return o;
-}
-
-static json_t *type_row_json(const gs_histo_row *row, uint64_t total) {
-  json_t *o = json_object();
-  /* Two decimals are plenty for a share and keep the output stable. */
-  double percent = (double)(uint64_t)(share(row->bytes, total) * 100.0 + 0.5) / 100.0;
-  if (!o || gs_json_set(o, "type", gs_json_cstring(row->name)) ||
-      gs_json_set(o, "count", gs_json_u64(row->count)) ||
-      gs_json_set(o, "bytes", gs_json_u64(row->bytes)) ||
-      gs_json_set(o, "percent", json_real(percent))) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
-}
-
-/* Sets by_type (top rows) and by_type_omitted (the sum of the others). */
-static int types_json(json_t *o, const gs_heapstats *s, uint64_t top) {
-  const gs_histo_row **rows;
-  size_t n = gs_histo_size(s->by_type), shown, i;
-  uint64_t rest_count = 0, rest_bytes = 0;
-  json_t *arr = json_array(), *rest = json_object();
-  int bad = !arr || !rest || gs_histo_sorted(s->by_type, &rows);
-  if (bad) { json_decref(arr); json_decref(rest); return -1; }
-  shown = (top == 0 || top > n) ? n : (size_t)top;
-  for (i = 0; !bad && i < shown; i++)
-    bad = json_array_append_new(arr, type_row_json(rows[i], s->bytes)) != 0;
-  for (; i < n; i++) {
-    rest_count += rows[i]->count;
-    rest_bytes += rows[i]->bytes;
-  }
-  free(rows);
-  bad = bad || gs_json_set(rest, "types", gs_json_u64(n - shown)) ||
-        gs_json_set(rest, "count", gs_json_u64(rest_count)) ||
-        gs_json_set(rest, "bytes", gs_json_u64(rest_bytes));
-  if (bad) { json_decref(arr); json_decref(rest); return -1; }
-  return gs_json_set(o, "by_type", arr) | gs_json_set(o, "by_type_omitted", rest);
-}
-
-static int stats_json(json_t *o, const gs_heapstats *s, uint64_t top) {
-  if (gs_json_set(o, "objects", gs_json_u64(s->objects)) ||
-      gs_json_set(o, "bytes", gs_json_u64(s->bytes)) ||
-      gs_json_set(o, "references", gs_json_u64(s->references)) ||
-      gs_json_set(o, "dangling_references", gs_json_u64(s->dangling_references)) ||
-      gs_json_set(o, "roots", gs_json_u64(s->roots)) ||
-      gs_json_set(o, "roots_by_kind",
-                  counts_by_name(s->roots_by_kind, gs_root_kind_names, GS_ROOT_KINDS)) ||
-      gs_json_set(o, "roots_by_flag",
-                  counts_by_name(s->roots_by_flag, gs_root_flag_names, GS_RFLAG_BUCKETS)) ||
-      gs_json_set(o, "dangling_roots", gs_json_u64(s->dangling_roots)) ||
-      gs_json_set(o, "types", gs_json_u64(gs_heapstats_types(s))) ||
-      gs_json_set(o, "unreachable", gs_json_u64(s->unreachable)) ||
-      gs_json_set(o, "unreachable_bytes", gs_json_u64(s->unreachable_bytes)))
-    return -1;
-  return types_json(o, s, top);
-}
-
-static json_t *section_json(const gs_heapstats *s, uint64_t top) {
-  json_t *o = json_object();
-  if (!o || gs_json_set(o, "name", gs_json_cstring(s->name)) ||
-      gs_json_set(o, "timestamp", gs_json_u64(s->timestamp)) ||
-      gs_json_set(o, "line", gs_json_u64(s->line)) || stats_json(o, s, top)) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
-}
-
-/* The totals at the top level, and every section in "sections". */
-static int print_json(const summary *sum, uint64_t top) {
-  json_t *o = json_object(), *arr = json_array();
-  size_t i;
-  int bad = !o || !arr || gs_json_set(o, "file", gs_json_cstring(sum->name)) ||
-            stats_json(o, &sum->total, top);
-  for (i = 0; !bad && i < sum->nsections; i++)
-    bad = json_array_append_new(arr, section_json(&sum->sections[i], top)) != 0;
-  bad = bad || gs_json_set(o, "sections", json_incref(arr)) || gs_json_print(o);
-  json_decref(arr);
-  json_decref(o);
-  return bad ? -1 : 0;
 }
 
 /* ---- command --------------------------------------------------------- */
@@ -311,14 +182,14 @@ static int parse_args(int argc, char **argv, summary_args *sa) {
   return GS_EXIT_OK;
 }
 
-static void summary_free(summary *sum) {
-  size_t i;
-  for (i = 0; i < sum->nsections; i++) gs_heapstats_free(&sum->sections[i]);
-  free(sum->sections);
-  gs_heapstats_free(&sum->total);
+static int print_json(const gs_summary *sum, uint64_t top) {
+  json_t *o = gs_summary_json(sum, top);
+  int bad = !o || gs_json_print(o);
+  json_decref(o);
+  return bad ? -1 : 0;
 }
 
-static int run(const summary_args *sa, summary *sum) {
+static int run(const summary_args *sa, gs_summary *sum) {
   gs_file *f = NULL;
   gs_reader *r = NULL;
   char err[300];
@@ -347,18 +218,16 @@ static int run(const summary_args *sa, summary *sum) {
 
 int gs_cmd_summary(int argc, char **argv) {
   summary_args sa;
-  summary sum;
+  gs_summary sum;
   int code;
   memset(&sa, 0, sizeof sa);
   if ((code = parse_args(argc, argv, &sa)) != GS_EXIT_OK) return code;
   if (sa.help) return gs_cli_help(usage);
-  memset(&sum, 0, sizeof sum);
-  sum.name = gs_cli_display_name(sa.path);
-  if (gs_heapstats_init(&sum.total)) {
+  if (gs_summary_init(&sum, gs_cli_display_name(sa.path))) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
   code = run(&sa, &sum);
-  summary_free(&sum);
+  gs_summary_free(&sum);
   return gs_cli_finish(code);
 }

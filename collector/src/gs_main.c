@@ -16,6 +16,15 @@ static const command commands[] = {
   {"validate", gs_cmd_validate, "check dumps against the record format"},
   {"summary", gs_cmd_summary, "report objects, roots, reachability and types of a dump"},
   {"convert", gs_cmd_convert, "rewrite a dump in canonical form, optionally zstd-compressed"},
+  {"dominators", gs_cmd_dominators, "list what keeps the most bytes alive (dominator tree)"},
+  {"diff", gs_cmd_diff, "compare two dumps type by type"},
+  {"paths", gs_cmd_paths, "show which roots keep an object or a type alive"},
+  {"export", gs_cmd_export, "write a dump as a Chrome heap snapshot, CSV or Graphviz"},
+  {"trend", gs_cmd_trend, "list leak suspects across a series of snapshots"},
+  {"devices", gs_cmd_devices, "list the devices known to the collector (gcsnapd)"},
+  {"snapshots", gs_cmd_snapshots, "list the snapshots stored by the collector"},
+  {"capture", gs_cmd_capture, "ask the collector for a snapshot of a connected device"},
+  {"fetch", gs_cmd_fetch, "download a stored snapshot into a file"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -33,7 +42,8 @@ static void print_usage(FILE *out) {
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fputs("\n"
         "Run 'gcsnap COMMAND --help' for the options of a command.\n"
-        "Exit status: 0 success, 1 invalid input, 2 usage or I/O error.\n", out);
+        "Exit status: 0 success, 1 invalid input or the collector refused or\n"
+        "failed the operation, 2 usage or I/O error or no collector to talk to.\n", out);
 }
 
 int main(int argc, char **argv) {

@@ -138,7 +138,8 @@ static int create_tmp(gs_output *o, const char *path, char *err, size_t cap) {
   return GS_OK;
 }
 
-int gs_output_open(gs_output **out, const char *path, char *err, size_t cap) {
+static int open_output(gs_output **out, const char *path, int by_name, char *err,
+                       size_t cap) {
   gs_output *o = calloc(1, sizeof *o);
   int rc = GS_OK;
   *out = NULL;
@@ -149,12 +150,20 @@ int gs_output_open(gs_output **out, const char *path, char *err, size_t cap) {
     o->is_stdout = 1;
   } else {
     rc = create_tmp(o, path, err, cap);
-    if (rc == GS_OK && ends_with(path, ".zst") && (rc = start_zstd(o)) != GS_OK)
+    if (rc == GS_OK && by_name && ends_with(path, ".zst") && (rc = start_zstd(o)) != GS_OK)
       snprintf(err, cap, "out of memory");
   }
   if (rc != GS_OK) { gs_output_close(o); return rc; }
   *out = o;
   return GS_OK;
+}
+
+int gs_output_open(gs_output **out, const char *path, char *err, size_t cap) {
+  return open_output(out, path, 1, err, cap);
+}
+
+int gs_output_open_raw(gs_output **out, const char *path, char *err, size_t cap) {
+  return open_output(out, path, 0, err, cap);
 }
 
 void gs_output_discard(gs_output *o) { o->discarding = 1; }

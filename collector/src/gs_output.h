@@ -14,6 +14,9 @@ typedef struct gs_output gs_output;
 
 /* Returns GS_OK, or GS_EIO / GS_ENOMEM with a message in err. */
 int gs_output_open(gs_output **o, const char *path, char *err, size_t cap);
+/* The same, but the bytes are written as given whatever the name: for
+ * data that is already compressed. */
+int gs_output_open_raw(gs_output **o, const char *path, char *err, size_t cap);
 /* The gs_write_fn of the output. */
 int gs_output_write(void *ctx, const void *buf, size_t len);
 /* Drops every later write: for a failed run, whose buffered tail must not

@@ -3,8 +3,9 @@
  * For analyses that need the whole graph (reachability, paths, dominators).
  * Arrays, not a node per object: 8 bytes of ID, 8 of size, 4 of type and 4 of
  * reference offset per object (24 bytes), 4 bytes per reference (CSR), 16 per
- * root. Objects that are referenced or rooted but not in the dump get a node
- * with type GS_GRAPH_MISSING and size 0, so every reference resolves.
+ * root. Objects are nodes 0..nobjects-1 in ascending ID order; objects that
+ * are referenced or rooted but not in the dump get the nodes after them, with
+ * type GS_GRAPH_MISSING and size 0, so every reference resolves.
  *
  * Limits: fewer than 2^32-1 nodes and 2^32-1 references per section. */
 #ifndef GS_GRAPH_H

@@ -4,7 +4,7 @@
 # usage: cli_test.sh SUITE GCSNAP DATA_DIR WORK_DIR [PYTHON] [FIXTURE]
 #
 # Runs one suite (help, validate, summary, convert, zstd_tool, progress,
-# wpfapp) against the built binary. Exit 0 when every check passed, 1 when
+# wpfapp, dominators, diff, paths, export, trend) against the built binary. Exit 0 when every check passed, 1 when
 # one failed, 77 when a check could not run (missing tool or fixture) and
 # none failed, so that ctest reports it as skipped rather than passed.
 set -u
@@ -103,7 +103,7 @@ DIAG_RE='^[^:]+(:[0-9]+)?: (error|warning) \[[a-z-]+\]: .+$'
 
 suite_help() {
   local cmd
-  for cmd in "" validate summary convert; do
+  for cmd in "" validate summary convert dominators diff paths export trend; do
     for flag in --help -h; do
       run "$gcsnap" $cmd $flag
       expect_rc 0 "gcsnap $cmd $flag"
@@ -149,6 +149,181 @@ suite_help() {
   run "$gcsnap" convert small.gclog a.gclog b.gclog
   expect_rc 2 "convert with three paths"
   expect_absent a.gclog "convert with three paths writes nothing"
+}
+
+# ---- dominators ---------------------------------------------------------
+
+# Root 10 holds 20 and 30, which both hold 40; 60 holds itself and 70 but no
+# strong root reaches it (weak root only). Sizes (hex, like every number in
+# the format: 16, 32, 64, 128, 256, 512) make every sum distinct.
+make_diamond() {
+  cat >diamond.gclog <<'DUMP'
+a 2 diamond.exe 0
+t 1 App.Root
+t 2 App.Branch
+t 3 App.Leaf
+o 10 1 10 20 30
+o 20 2 20 40
+o 30 2 40 40
+o 40 3 80
+o 60 2 100 60 70
+o 70 3 200
+r 10 1 0
+r 60 3 2
+c diamond.exe 0
+DUMP
+}
+
+suite_dominators() {
+  make_diamond
+  run "$gcsnap" dominators --json --by-type diamond.gclog
+  expect_rc 0 "dominators of diamond.gclog"
+  json_check out.txt "dominator tree of the diamond" '
+s = d["sections"][0]
+assert (s["reachable_objects"], s["reachable_bytes"]) == (4, 240), s
+assert (s["unreachable_objects"], s["unreachable_bytes"]) == (2, 768), s
+top = [(o["id"], o["retained"], o["shallow"], o["type"]) for o in s["top_objects"]]
+assert top == [("10", 240, 16, "App.Root"), ("40", 128, 128, "App.Leaf"),
+               ("30", 64, 64, "App.Branch"), ("20", 32, 32, "App.Branch")], top
+types = {t["type"]: (t["retained"], t["count"], t["shallow"]) for t in s["by_type"]}
+assert types == {"App.Root": (240, 1, 16), "App.Leaf": (128, 1, 128),
+                 "App.Branch": (96, 2, 96)}, types'
+  run "$gcsnap" dominators --top 1 diamond.gclog
+  expect_rc 0 "dominators as text"
+  expect_regex out.txt '^ +240 +100\.0% +16 +10 +App\.Root$' "the root retains everything reachable"
+  expect_regex out.txt 'Unreachable objects +2 \(768 bytes' "unreachable objects are reported apart"
+  run "$gcsnap" dominators bad.gclog
+  expect_rc 2 "dominators of a missing file"
+  printf 'a 2 x 0\no 1 1\nc x 0\n' >broken.gclog
+  run "$gcsnap" dominators broken.gclog
+  expect_rc 1 "dominators of an invalid file"
+  expect_regex err.txt '^broken\.gclog:2: error \[missing-field\]' "the error names file and line"
+  if [ -n "$fixture" ] && [ -r "$fixture" ]; then
+    run "$gcsnap" dominators --json --top 0 --by-type "$fixture"
+    expect_rc 0 "dominators of wpfapp.gclog"
+    json_check out.txt "wpfapp retained sizes add up" '
+s = d["sections"][0]
+assert s["reachable_objects"] + s["unreachable_objects"] == 138204
+assert len(s["top_objects"]) == s["reachable_objects"]
+assert s["top_objects"][0]["retained"] <= s["reachable_bytes"]
+assert sum(t["retained"] for t in s["by_type"]) >= s["reachable_bytes"]
+assert sum(t["shallow"] for t in s["by_type"]) == s["reachable_bytes"]'
+  fi
+}
+
+# ---- paths --------------------------------------------------------------
+
+suite_paths() {
+  make_diamond
+  # A second strong root, nearer to 40 than the first.
+  sed 's/^c diamond.exe 0$/r 30 3 1\nc diamond.exe 0/' diamond.gclog >rooted.gclog
+  run "$gcsnap" paths --json --object 40 rooted.gclog
+  expect_rc 0 "paths to an object"
+  json_check out.txt "shortest paths, nearest root first" '
+p = d["sections"][0]["paths"]
+got = [(x["root"]["kind"], x["root"]["flags"], [n["id"] for n in x["path"]]) for x in p]
+assert got == [("handle", 1, ["30", "40"]), ("local", 0, ["10", "20", "40"])], got'
+  run "$gcsnap" paths --json --type App.Branch rooted.gclog
+  expect_rc 0 "paths to a type"
+  json_check out.txt "instances grouped by root and first hop" '
+s = d["sections"][0]
+assert (s["objects"], s["bytes"], s["reachable"]) == (3, 352, 2), s
+got = [(g["root_kind"], g["root_type"], g["first_hop_type"], g["objects"], g["bytes"],
+        [n["id"] for n in g["example_path"]]) for g in s["groups"]]
+assert got == [("handle", "App.Branch", "App.Branch", 1, 64, ["30"]),
+               ("local", "App.Root", "App.Branch", 1, 32, ["10", "20"])], got'
+  run "$gcsnap" paths --object 70 diamond.gclog
+  expect_rc 0 "paths to an unreachable object"
+  expect_regex out.txt 'no strong root reaches it' "an unreachable object says so"
+  run "$gcsnap" paths --object 99 diamond.gclog
+  expect_rc 1 "paths to an object not in the dump"
+  expect_regex err.txt 'no object 99' "a missing object is named"
+  run "$gcsnap" paths --object 40 --type App.Leaf diamond.gclog
+  expect_rc 2 "--object and --type together"
+}
+
+# ---- export -------------------------------------------------------------
+
+suite_export() {
+  make_diamond
+  run "$gcsnap" export --format heapsnapshot -o d.heapsnapshot diamond.gclog
+  expect_rc 0 "export as a heap snapshot"
+  json_check d.heapsnapshot "heap snapshot in V8's layout, every object in it" '
+m = d["snapshot"]["meta"]
+assert m["node_fields"] == ["type", "name", "id", "self_size", "edge_count", "trace_node_id", "detachedness"]
+assert m["edge_fields"] == ["type", "name_or_index", "to_node"]
+nf, ef = len(m["node_fields"]), len(m["edge_fields"])
+n, e = d["snapshot"]["node_count"], d["snapshot"]["edge_count"]
+nodes, edges, strings = d["nodes"], d["edges"], d["strings"]
+assert len(nodes) == n * nf and len(edges) == e * ef
+assert sum(nodes[i * nf + 4] for i in range(n)) == e
+kinds = m["node_types"][0]
+objs = [i for i in range(n) if kinds[nodes[i * nf]] == "object"]
+assert len(objs) == 6 and sum(nodes[i * nf + 3] for i in objs) == 1008
+assert sorted(strings[nodes[i * nf + 1]] for i in objs) == ["App.Branch"] * 3 + ["App.Leaf"] * 2 + ["App.Root"]
+assert all(edges[k * ef + 2] % nf == 0 and edges[k * ef + 2] < len(nodes) for k in range(e))
+assert len(set(nodes[i * nf + 2] for i in range(n))) == n'
+  run "$gcsnap" export --format csv -o d.csv diamond.gclog
+  expect_rc 0 "export as CSV"
+  expect_line d.csv 'type,count,bytes' "CSV header"
+  expect_line d.csv '"App.Branch",3,352' "CSV row"
+  run "$gcsnap" export --format dot --object 40 -o d.dot diamond.gclog
+  expect_rc 0 "export retention paths as dot"
+  expect_regex d.dot '^  n10 -> n20;$' "the dot graph holds the path"
+  expect_regex d.dot 'local root' "the dot graph names the root"
+  run "$gcsnap" export --format dot -o d2.dot diamond.gclog
+  expect_rc 2 "dot without --object or --type"
+  expect_absent d2.dot "a usage error writes nothing"
+  run "$gcsnap" export --format png -o d.png diamond.gclog
+  expect_rc 2 "an unknown format"
+}
+
+# ---- trend --------------------------------------------------------------
+
+suite_trend() {
+  local h='a 2 app [stable-ids] 0\nt 1 Leak\nt 2 Other\n' e='r 4 1 0\nc app [stable-ids] 0\n'
+  printf "${h}o 4 2 10 8\no 8 1 20\n${e}" >s1.gclog
+  printf "${h}o 4 2 10 8 c\no 8 1 20\no c 1 20\no 10 2 10\n${e}" >s2.gclog
+  printf "${h}o 4 2 10 8 c 14\no 8 1 20\no c 1 20\no 14 1 20\n${e}" >s3.gclog
+  run "$gcsnap" trend --json s1.gclog s2.gclog s3.gclog
+  expect_rc 0 "trend of three snapshots"
+  json_check out.txt "the type that grew every interval is the suspect, with its holder" '
+s = d["suspects"]
+assert [x["type"] for x in s] == ["Leak"], s
+x = s[0]
+assert (x["counts"], x["bytes"], x["bytes_gained"], x["grew_every_interval"]) == ([1, 2, 3], [32, 64, 96], 64, True), x
+h = x["held_by"]
+assert (h["root_kind"], h["root_type"], h["first_hop_type"], h["objects"]) == ("local", "Other", "Leak", 3), h
+assert [n["id"] for n in h["example_path"]] == ["4", "8"], h
+assert d["stable_ids"] is True
+assert (d["alive_in_every_snapshot"]["objects"], d["alive_in_every_snapshot"]["bytes"]) == (2, 48), d'
+  sed 's/ \[stable-ids\]//' s2.gclog >plain2.gclog
+  run "$gcsnap" trend --json s1.gclog plain2.gclog s3.gclog
+  json_check out.txt "no object comparison unless every snapshot has stable IDs" '
+assert d["stable_ids"] is False and "alive_in_every_snapshot" not in d, d'
+  run "$gcsnap" trend s1.gclog
+  expect_rc 2 "trend of one snapshot"
+}
+
+# ---- diff ---------------------------------------------------------------
+
+suite_diff() {
+  printf 'a 2 app 0\nt 1 Keep\nt 2 Grow\nt 3 Gone\no 8 1 10\no 10 2 20\no 18 3 30\nr 8 1 0\nc app 0\n' >old.gclog
+  printf 'a 2 app 0\nt 5 Grow\nt 6 Keep\nt 7 New\no 8 6 10\no 10 5 20\no 18 5 20\no 20 5 20\no 28 7 8\nr 8 1 0\nc app 0\n' >new.gclog
+  run "$gcsnap" diff --json old.gclog new.gclog
+  expect_rc 0 "diff of two dumps"
+  json_check out.txt "diff matches types by name, sorted by growth" '
+rows = [(t["type"], t["count_before"], t["count_after"], t["bytes_change"], t["status"]) for t in d["types"]]
+assert rows == [("Grow", 1, 3, 64, "changed"), ("New", 0, 1, 8, "new"), ("Gone", 1, 0, -48, "gone")], rows
+assert (d["old"]["objects"], d["new"]["objects"], d["bytes_change"]) == (3, 5, 24), d'
+  run "$gcsnap" diff --json --all old.gclog new.gclog
+  json_check out.txt "diff --all keeps the unchanged types" '
+assert [t["type"] for t in d["types"]] == ["Grow", "New", "Keep", "Gone"], d["types"]'
+  run "$gcsnap" diff old.gclog new.gclog
+  expect_rc 0 "diff as text"
+  expect_regex out.txt '^ +0 +-1 +0 +-48 +gone +Gone$' "a vanished type is marked"
+  run "$gcsnap" diff old.gclog
+  expect_rc 2 "diff with one file"
 }
 
 # ---- validate ---------------------------------------------------------
@@ -535,6 +710,11 @@ case "$suite" in
   zstd_tool) suite_zstd_tool ;;
   progress) suite_progress ;;
   wpfapp) suite_wpfapp ;;
+  dominators) suite_dominators ;;
+  diff) suite_diff ;;
+  paths) suite_paths ;;
+  export) suite_export ;;
+  trend) suite_trend ;;
   *) echo "unknown suite '$suite'"; exit 2 ;;
 esac
 

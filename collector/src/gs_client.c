@@ -1,0 +1,122 @@
+/* gs_client.c - what the commands that talk to the collector share.
+ *
+ * Error reports name the collector's URL, since the most common failure is
+ * asking the wrong one or one that is not running, and quote the API's own
+ * message for refusals, which says exactly what was wrong. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "gs_cli.h"
+#include "gs_client.h"
+#include "gs_error.h"
+
+const char *gs_client_url(const char *option) {
+  static char url[1024];
+  const char *s = option;
+  size_t n;
+  if (!s || !*s) s = getenv(GS_COLLECTOR_ENV);
+  if (!s || !*s) s = GS_DEFAULT_COLLECTOR;
+  snprintf(url, sizeof url, "%s", s);
+  n = strlen(url);
+  while (n > 0 && url[n - 1] == '/') url[--n] = '\0';
+  return url;
+}
+
+/* The first line of a body that is not JSON, for the message. */
+static void body_excerpt(const gs_http_reply *r, char *buf, size_t cap) {
+  size_t n = 0;
+  buf[0] = '\0';
+  if (!r->body) return;
+  while (n < r->body_len && n + 1 < cap && n < 120 && r->body[n] != '\n' &&
+         r->body[n] != '\r')
+    n++;
+  memcpy(buf, r->body, n);
+  buf[n] = '\0';
+}
+
+static int refused(const char *cmd, const char *url, const gs_http_reply *r) {
+  const char *code = gs_client_str(r->json, "error");
+  const char *message = gs_client_str(r->json, "message");
+  const char *reason = gs_client_str(r->json, "reason");
+  char excerpt[128];
+  if (!code || !message) {
+    body_excerpt(r, excerpt, sizeof excerpt);
+    fprintf(stderr, "gcsnap %s: the collector at %s answered HTTP %ld%s%s\n", cmd, url,
+            r->status, excerpt[0] ? ": " : " with no error message", excerpt);
+    return GS_EXIT_USAGE;
+  }
+  fprintf(stderr, "gcsnap %s: %s", cmd, message);
+  if (reason && !strstr(message, reason)) fprintf(stderr, ": %s", reason);
+  fprintf(stderr, " (HTTP %ld, %s)\n", r->status, code);
+  /* A request the collector calls malformed is a usage error like any other. */
+  return r->status == 400 ? GS_EXIT_USAGE : GS_EXIT_INVALID;
+}
+
+int gs_client_check(const char *cmd, const char *url, int err, const gs_http_reply *r) {
+  if (err == GS_ENOMEM) {
+    fprintf(stderr, "gcsnap %s: out of memory\n", cmd);
+    return GS_EXIT_USAGE;
+  }
+  if (err != GS_OK && r->write_failed) return GS_EXIT_USAGE;   /* reported by the caller */
+  if (err != GS_OK && r->status != 0) {
+    fprintf(stderr, "gcsnap %s: the transfer from the collector at %s failed: %s\n", cmd, url,
+            r->error);
+    return GS_EXIT_USAGE;
+  }
+  if (err != GS_OK) {
+    fprintf(stderr, "gcsnap %s: cannot reach the collector at %s: %s\n", cmd, url, r->error);
+    fprintf(stderr, "gcsnap %s: is gcsnapd running there? (--collector URL or $%s "
+            "chooses another)\n", cmd, GS_COLLECTOR_ENV);
+    return GS_EXIT_USAGE;
+  }
+  if (r->status < 200 || r->status > 299) return refused(cmd, url, r);
+  if (r->body && !json_is_object(r->json)) {
+    fprintf(stderr, "gcsnap %s: the collector at %s sent an answer that is not JSON "
+            "(is it gcsnapd?)\n", cmd, url);
+    return GS_EXIT_USAGE;
+  }
+  return GS_EXIT_OK;
+}
+
+uint64_t gs_client_u64(const json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  if (json_is_integer(v) && json_integer_value(v) >= 0) return (uint64_t)json_integer_value(v);
+  if (json_is_real(v) && json_real_value(v) >= 0) return (uint64_t)json_real_value(v);
+  return 0;
+}
+
+const char *gs_client_str(const json_t *o, const char *key) {
+  return json_string_value(json_object_get(o, key));
+}
+
+int gs_client_bool(const json_t *o, const char *key) {
+  return json_is_true(json_object_get(o, key));
+}
+
+int gs_client_is_null(const json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  return !v || json_is_null(v);
+}
+
+void gs_client_fmt_u64(char *buf, size_t cap, const json_t *o, const char *key) {
+  if (gs_client_is_null(o, key)) snprintf(buf, cap, "-");
+  else snprintf(buf, cap, "%llu", (unsigned long long)gs_client_u64(o, key));
+}
+
+void gs_client_fmt_time(char *buf, size_t cap, const json_t *o, const char *key) {
+  time_t t;
+  struct tm tm;
+  if (gs_client_is_null(o, key)) { snprintf(buf, cap, "-"); return; }
+  t = (time_t)gs_client_u64(o, key);
+  if (!localtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S", &tm))
+    snprintf(buf, cap, "%llu", (unsigned long long)t);
+}
+
+void gs_client_fmt_bytes(char *buf, size_t cap, uint64_t bytes) {
+  static const char *const units[] = {"KB", "MB", "GB", "TB"};
+  double v = (double)bytes;
+  int u = -1;
+  if (bytes < 1000) { snprintf(buf, cap, "%llu B", (unsigned long long)bytes); return; }
+  while (v >= 1000 && u < 3) { v /= 1000; u++; }
+  snprintf(buf, cap, "%.1f %s", v, units[u]);
+}

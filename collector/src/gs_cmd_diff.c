@@ -1,0 +1,254 @@
+/* gs_cmd_diff.c - "gcsnap diff": what changed between two snapshots, by type.
+ *
+ * Object IDs are not stable across dumps, so snapshots are compared by type
+ * name: per type the count and bytes before and after, sorted by growth in
+ * bytes, with the types that appeared or vanished marked, the way
+ * "dotnet-gcdump report" users compare two reports by hand. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_args.h"
+#include "gs_cli.h"
+#include "gs_error.h"
+#include "gs_file.h"
+#include "gs_json.h"
+#include "gs_summary.h"
+#include "gs_table.h"
+
+#define DEFAULT_TOP 30
+
+static const char usage[] =
+  "usage: gcsnap diff [--top N] [--all] [--json] OLD NEW\n"
+  "\n"
+  "Compares two dumps type by type (all sections together): count and bytes\n"
+  "in OLD and in NEW and the change, largest growth first, with the types\n"
+  "that are new in NEW or gone from it marked, and the totals.\n"
+  "OLD and NEW are .gclog or .gclog.zst dumps.\n"
+  "\n"
+  "  --top N     show the N rows that grew or shrank most (default 30, 0 = all)\n"
+  "  --all       include the types that did not change\n"
+  "  --json      print one JSON object instead of text\n"
+  "  -h, --help  show this help\n"
+  "\n"
+  "Exit status: 0 done, 1 a file is invalid, 2 usage or I/O error.\n";
+
+enum { OPT_HELP = 1, OPT_TOP, OPT_ALL, OPT_JSON };
+
+static const gs_option options[] = {
+  {"help", 'h', 0, OPT_HELP},
+  {"top", 0, 1, OPT_TOP},
+  {"all", 0, 0, OPT_ALL},
+  {"json", 0, 0, OPT_JSON},
+  {NULL, 0, 0, 0},
+};
+
+typedef struct diff_args {
+  int help, json, all;
+  uint64_t top;
+  const char *paths[2];
+  int npaths;
+} diff_args;
+
+typedef struct diff_row {
+  const char *name;
+  uint64_t count[2], bytes[2];
+} diff_row;
+
+/* ---- rows ------------------------------------------------------------- */
+
+static int64_t change(uint64_t before, uint64_t after) {
+  return (int64_t)(after - before);
+}
+
+static int by_growth(const void *a, const void *b) {
+  const diff_row *x = a, *y = b;
+  int64_t dx = change(x->bytes[0], x->bytes[1]), dy = change(y->bytes[0], y->bytes[1]);
+  int64_t cx = change(x->count[0], x->count[1]), cy = change(y->count[0], y->count[1]);
+  if (dx != dy) return dx < dy ? 1 : -1;
+  if (cx != cy) return cx < cy ? 1 : -1;
+  return strcmp(x->name, y->name);
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp((*(const gs_histo_row *const *)a)->name, (*(const gs_histo_row *const *)b)->name);
+}
+
+/* The rows of h sorted by name; the caller frees the array. */
+static const gs_histo_row **rows_by_name(const gs_histo *h) {
+  size_t n = gs_histo_size(h), i;
+  const gs_histo_row **rows = malloc((n ? n : 1) * sizeof *rows);
+  if (!rows) return NULL;
+  for (i = 0; i < n; i++) rows[i] = gs_histo_row_at(h, i);
+  qsort(rows, n, sizeof *rows, by_name);
+  return rows;
+}
+
+/* One row per type name of either side: a merge of the two by name. */
+static int join(const gs_histo *old_h, const gs_histo *new_h, diff_row **out, size_t *n) {
+  size_t nold = gs_histo_size(old_h), nnew = gs_histo_size(new_h), i = 0, j = 0, k = 0;
+  const gs_histo_row **a = rows_by_name(old_h), **b = rows_by_name(new_h);
+  diff_row *rows = calloc(nold + nnew + 1, sizeof *rows);
+  if (!a || !b || !rows) { free(a); free(b); free(rows); return GS_ENOMEM; }
+  while (i < nold || j < nnew) {
+    int c = i == nold ? 1 : j == nnew ? -1 : strcmp(a[i]->name, b[j]->name);
+    diff_row *row = &rows[k++];
+    if (c <= 0) { row->name = a[i]->name; row->count[0] = a[i]->count; row->bytes[0] = a[i]->bytes; i++; }
+    if (c >= 0) { row->name = b[j]->name; row->count[1] = b[j]->count; row->bytes[1] = b[j]->bytes; j++; }
+  }
+  free(a);
+  free(b);
+  qsort(rows, k, sizeof *rows, by_growth);
+  *out = rows;
+  *n = k;
+  return GS_OK;
+}
+
+static int unchanged(const diff_row *r) {
+  return r->count[0] == r->count[1] && r->bytes[0] == r->bytes[1];
+}
+
+static const char *status_of(const diff_row *r) {
+  if (!r->count[0]) return "new";
+  if (!r->count[1]) return "gone";
+  return "";
+}
+
+/* ---- output ----------------------------------------------------------- */
+
+static void fmt_u64(char *buf, size_t cap, uint64_t v) { snprintf(buf, cap, "%" PRIu64, v); }
+
+static void fmt_change(char *buf, size_t cap, uint64_t before, uint64_t after) {
+  int64_t d = change(before, after);
+  snprintf(buf, cap, "%s%" PRId64, d > 0 ? "+" : "", d);
+}
+
+static int print_text(const gs_summary *old_s, const gs_summary *new_s, const diff_row *rows,
+                      size_t n, size_t shown, int all) {
+  static const char *const heads[] = {"Count", "Change", "Bytes", "Change", "", "Type"};
+  gs_table t;
+  char cells[4][32];
+  const char *c[6];
+  size_t i, listed = 0, changed = 0, fresh = 0, gone = 0;
+  int err = GS_OK;
+  gs_table_init(&t, 6, heads, "rrrrll");
+  for (i = 0; i < n; i++) {
+    if (unchanged(&rows[i])) continue;
+    changed++;
+    fresh += !rows[i].count[0];
+    gone += !rows[i].count[1];
+  }
+  for (i = 0; i < n && !err && listed < shown; i++) {
+    if (!all && unchanged(&rows[i])) continue;
+    fmt_u64(cells[0], 32, rows[i].count[1]);
+    fmt_change(cells[1], 32, rows[i].count[0], rows[i].count[1]);
+    fmt_u64(cells[2], 32, rows[i].bytes[1]);
+    fmt_change(cells[3], 32, rows[i].bytes[0], rows[i].bytes[1]);
+    c[0] = cells[0]; c[1] = cells[1]; c[2] = cells[2]; c[3] = cells[3];
+    c[4] = status_of(&rows[i]);
+    c[5] = rows[i].name;
+    err = gs_table_add(&t, c);
+    listed++;
+  }
+  printf("Old: %s\nNew: %s\n\n", old_s->name, new_s->name);
+  printf("  Objects  %" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")\n", old_s->total.objects,
+         new_s->total.objects, change(old_s->total.objects, new_s->total.objects));
+  printf("  Bytes    %" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")\n", old_s->total.bytes,
+         new_s->total.bytes, change(old_s->total.bytes, new_s->total.bytes));
+  printf("  Types    %zu changed, %zu new, %zu gone\n\n", changed, fresh, gone);
+  if (!err) err = gs_table_print(&t, stdout);
+  gs_table_free(&t);
+  return err;
+}
+
+static json_t *totals_json(const gs_summary *s) {
+  json_t *o = json_object();
+  gs_json_set(o, "file", gs_json_cstring(s->name));
+  gs_json_set(o, "objects", gs_json_u64(s->total.objects));
+  gs_json_set(o, "bytes", gs_json_u64(s->total.bytes));
+  return o;
+}
+
+static json_t *to_json(const gs_summary *old_s, const gs_summary *new_s, const diff_row *rows,
+                       size_t n, size_t shown, int all) {
+  json_t *o = json_object(), *types = json_array();
+  size_t i, listed = 0;
+  if (!o || !types) { json_decref(o); json_decref(types); return NULL; }
+  gs_json_set(o, "old", totals_json(old_s));
+  gs_json_set(o, "new", totals_json(new_s));
+  gs_json_set(o, "objects_change", json_integer(change(old_s->total.objects, new_s->total.objects)));
+  gs_json_set(o, "bytes_change", json_integer(change(old_s->total.bytes, new_s->total.bytes)));
+  for (i = 0; i < n && listed < shown; i++) {
+    json_t *row;
+    if (!all && unchanged(&rows[i])) continue;
+    row = json_object();
+    gs_json_set(row, "type", gs_json_cstring(rows[i].name));
+    gs_json_set(row, "count_before", gs_json_u64(rows[i].count[0]));
+    gs_json_set(row, "count_after", gs_json_u64(rows[i].count[1]));
+    gs_json_set(row, "count_change", json_integer(change(rows[i].count[0], rows[i].count[1])));
+    gs_json_set(row, "bytes_before", gs_json_u64(rows[i].bytes[0]));
+    gs_json_set(row, "bytes_after", gs_json_u64(rows[i].bytes[1]));
+    gs_json_set(row, "bytes_change", json_integer(change(rows[i].bytes[0], rows[i].bytes[1])));
+    gs_json_set(row, "status", gs_json_cstring(!rows[i].count[0] ? "new" : !rows[i].count[1] ? "gone"
+                                               : unchanged(&rows[i]) ? "same" : "changed"));
+    json_array_append_new(types, row);
+    listed++;
+  }
+  gs_json_set(o, "types", types);
+  return o;
+}
+
+/* ---- command ---------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, diff_args *da) {
+  gs_args a;
+  gs_arg_kind k;
+  gs_args_init(&a, argc, argv, options);
+  da->top = DEFAULT_TOP;
+  while ((k = gs_args_next(&a)) != GS_ARG_END) {
+    if (k == GS_ARG_ERROR) return gs_cli_usage_error("diff", usage, a.error);
+    if (k == GS_ARG_OPERAND) {
+      if (da->npaths == 2) return gs_cli_usage_error("diff", usage, "give exactly two files, OLD and NEW");
+      da->paths[da->npaths++] = a.value;
+      continue;
+    }
+    switch (a.id) {
+    case OPT_HELP: da->help = 1; break;
+    case OPT_JSON: da->json = 1; break;
+    case OPT_ALL: da->all = 1; break;
+    case OPT_TOP:
+      if (gs_args_parse_count(a.value, UINT64_MAX, &da->top) != 0)
+        return gs_cli_usage_error("diff", usage, "--top needs a number");
+      break;
+    }
+  }
+  if (!da->help && da->npaths != 2) return gs_cli_usage_error("diff", usage, "give two files, OLD and NEW");
+  return GS_EXIT_OK;
+}
+
+int gs_cmd_diff(int argc, char **argv) {
+  diff_args da;
+  gs_summary sums[2];
+  diff_row *rows = NULL;
+  size_t n = 0, shown;
+  int code, loaded = 0;
+  memset(&da, 0, sizeof da);
+  if ((code = parse_args(argc, argv, &da)) != GS_EXIT_OK) return code;
+  if (da.help) return gs_cli_help(usage);
+  for (; loaded < 2 && code == GS_EXIT_OK; loaded++) code = gs_cli_load_summary(da.paths[loaded], &sums[loaded]);
+  if (code == GS_EXIT_OK && join(sums[0].total.by_type, sums[1].total.by_type, &rows, &n)) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  }
+  shown = da.top == 0 || da.top > n ? n : (size_t)da.top;
+  if (code == GS_EXIT_OK && da.json) {
+    json_t *o = to_json(&sums[0], &sums[1], rows, n, shown, da.all);
+    if (!o || gs_json_print(o)) code = GS_EXIT_USAGE;
+    json_decref(o);
+  } else if (code == GS_EXIT_OK && print_text(&sums[0], &sums[1], rows, n, shown, da.all)) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  }
+  free(rows);
+  while (loaded-- > 0) gs_summary_free(&sums[loaded]);
+  return gs_cli_finish(code);
+}

@@ -1,0 +1,186 @@
+/* gs_http.c - the HTTP calls the client commands make to the collector.
+ *
+ * Each call sets up one curl easy handle and does one blocking transfer:
+ * the commands make one or two calls each, so connection reuse would buy
+ * nothing. A connection that cannot be made fails in seconds rather than
+ * hang a script; a download has no overall deadline (snapshots can be
+ * large) but gives up when the data stops flowing. */
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+#include "gs_error.h"
+#include "gs_http.h"
+
+#ifndef GS_VERSION
+#define GS_VERSION "0.0.0"
+#endif
+
+#define CONNECT_TIMEOUT_S 5
+#define JSON_TIMEOUT_S 60
+#define STALL_SECONDS 60          /* a download slower than 1 byte/s for this long fails */
+#define MAX_BODY (64u << 20)      /* a JSON answer larger than this is not the collector's */
+
+typedef struct transfer {
+  CURL *curl;
+  gs_http_reply *reply;
+  gs_write_fn fn;                 /* downloads only */
+  void *ctx;
+  size_t cap;
+} transfer;
+
+static void global_cleanup(void) { curl_global_cleanup(); }
+
+static int global_init(void) {
+  static int done;
+  if (done) return GS_OK;
+  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return GS_ENOMEM;
+  atexit(global_cleanup);
+  done = 1;
+  return GS_OK;
+}
+
+static int keep_body(transfer *t, const char *data, size_t len) {
+  gs_http_reply *r = t->reply;
+  if (r->body_len + len + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : 4096;
+    char *p;
+    while (cap < r->body_len + len + 1) cap *= 2;
+    if (cap > MAX_BODY) return -1;
+    if (!(p = realloc(r->body, cap))) return -1;
+    r->body = p;
+    t->cap = cap;
+  }
+  memcpy(r->body + r->body_len, data, len);
+  r->body_len += len;
+  r->body[r->body_len] = '\0';
+  return 0;
+}
+
+static size_t on_data(char *data, size_t size, size_t n, void *ctx) {
+  transfer *t = ctx;
+  size_t len = size * n;
+  long status = 0;
+  if (t->fn) {
+    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+    if (status == 200) {
+      if (t->fn(t->ctx, data, len) == GS_OK) return len;
+      t->reply->write_failed = 1;
+      return 0;                   /* makes curl stop with CURLE_WRITE_ERROR */
+    }
+  }
+  return keep_body(t, data, len) == 0 ? len : 0;
+}
+
+/* curl's own buffer says most ("Failed to connect to 127.0.0.1 port 7411
+ * after 0 ms: Connection refused"); its code's text is the fallback. */
+static int fail(gs_http_reply *r, const char *what, const char *detail) {
+  snprintf(r->error, sizeof r->error, "%s", detail[0] ? detail : what);
+  return GS_EIO;
+}
+
+/* Sets up the handle shared by every call; returns it or NULL. */
+static CURL *new_handle(const char *url, transfer *t, char *errbuf) {
+  CURL *c = curl_easy_init();
+  if (!c) return NULL;
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "gcsnap/" GS_VERSION);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
+  /* The collector speaks plain HTTP on a local port; never follow a
+   * redirect elsewhere or go through a proxy meant for the internet. */
+  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(c, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
+  t->curl = c;
+  return c;
+}
+
+static int perform(const char *base, const char *path, transfer *t,
+                   void (*setup)(CURL *, long), long arg) {
+  gs_http_reply *r = t->reply;
+  char errbuf[CURL_ERROR_SIZE] = "";
+  size_t n = strlen(base) + strlen(path) + 1;
+  char *url = malloc(n);
+  CURL *c;
+  CURLcode rc;
+  int err = GS_OK;
+  memset(r, 0, sizeof *r);
+  if (!url || global_init() != GS_OK) { free(url); return GS_ENOMEM; }
+  snprintf(url, n, "%s%s", base, path);
+  if (!(c = new_handle(url, t, errbuf))) { free(url); return GS_ENOMEM; }
+  setup(c, arg);
+  rc = curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+  if (rc != CURLE_OK && !r->write_failed)
+    err = fail(r, curl_easy_strerror(rc), errbuf);
+  else if (rc != CURLE_OK)
+    err = fail(r, "cannot write the output", "");
+  curl_easy_cleanup(c);
+  free(url);
+  if (err == GS_OK && r->body) r->json = json_loadb(r->body, r->body_len, 0, NULL);
+  return err;
+}
+
+static void setup_get(CURL *c, long timeout_s) {
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+}
+
+static void setup_post(CURL *c, long timeout_s) {
+  curl_easy_setopt(c, CURLOPT_POST, 1L);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
+  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+}
+
+static void setup_download(CURL *c, long unused) {
+  (void)unused;
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)STALL_SECONDS);
+}
+
+int gs_http_get_json(const char *base, const char *path, gs_http_reply *r) {
+  transfer t = {NULL, r, NULL, NULL, 0};
+  return perform(base, path, &t, setup_get, JSON_TIMEOUT_S);
+}
+
+int gs_http_post_json(const char *base, const char *path, long timeout_s,
+                      gs_http_reply *r) {
+  transfer t = {NULL, r, NULL, NULL, 0};
+  return perform(base, path, &t, setup_post, timeout_s > 0 ? timeout_s : JSON_TIMEOUT_S);
+}
+
+int gs_http_download(const char *base, const char *path, gs_write_fn fn, void *ctx,
+                     gs_http_reply *r) {
+  transfer t = {NULL, r, fn, ctx, 0};
+  return perform(base, path, &t, setup_download, 0);
+}
+
+void gs_http_reply_free(gs_http_reply *r) {
+  json_decref(r->json);
+  free(r->body);
+  r->json = NULL;
+  r->body = NULL;
+  r->body_len = 0;
+}
+
+char *gs_http_escape(const char *s) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t n = strlen(s);
+  char *out = malloc(n * 3 + 1), *q = out;
+  if (!out) return NULL;
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+        ch == '-' || ch == '_' || ch == '.' || ch == '~') {
+      *q++ = (char)ch;
+    } else {
+      *q++ = '%';
+      *q++ = hex[ch >> 4];
+      *q++ = hex[ch & 15];
+    }
+  }
+  *q = '\0';
+  return out;
+}

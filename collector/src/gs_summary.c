@@ -1,0 +1,164 @@
+/* gs_summary.c - the summary of a dump: figures per section and in total,
+ * and the JSON object "gcsnap summary --json" prints.
+ *
+ * Loads one section at a time as a gs_graph, keeps only its numbers
+ * (gs_heapstats) and frees it before the next, so memory is bounded by the
+ * largest section. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gs_graph.h"
+#include "gs_json.h"
+#include "gs_summary.h"
+
+int gs_summary_init(gs_summary *sum, const char *name) {
+  memset(sum, 0, sizeof *sum);
+  sum->name = name;
+  return gs_heapstats_init(&sum->total);
+}
+
+void gs_summary_free(gs_summary *sum) {
+  size_t i;
+  for (i = 0; i < sum->nsections; i++) gs_heapstats_free(&sum->sections[i]);
+  free(sum->sections);
+  gs_heapstats_free(&sum->total);
+  memset(sum, 0, sizeof *sum);
+}
+
+/* ---- loading --------------------------------------------------------- */
+
+static int keep_section(gs_summary *sum, const gs_graph *g) {
+  gs_heapstats s;
+  int err;
+  if (sum->nsections == sum->cap) {
+    size_t cap = sum->cap ? sum->cap * 2 : 4;
+    gs_heapstats *a = realloc(sum->sections, cap * sizeof *a);
+    if (!a) return GS_ENOMEM;
+    sum->sections = a;
+    sum->cap = cap;
+  }
+  if ((err = gs_heapstats_init(&s))) return err;
+  if ((err = gs_heapstats_of_graph(&s, g)) || (err = gs_heapstats_add(&sum->total, &s))) {
+    gs_heapstats_free(&s);
+    return err;
+  }
+  sum->sections[sum->nsections++] = s;
+  return GS_OK;
+}
+
+int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d) {
+  for (;;) {
+    gs_graph *g = NULL;
+    int err = gs_graph_load(r, &g, d);
+    if (err == GS_OK) {
+      err = keep_section(sum, g);
+      gs_graph_free(g);
+    }
+    if (err == GS_OK) continue;
+    if (err == GS_EOF && sum->nsections > 0) return GS_OK;
+    if (err == GS_EOF) {
+      d->code = GS_D_NO_SECTION;
+      d->line = 0;
+      snprintf(d->message, sizeof d->message, "no AppDomain section ('a' record) in the input");
+      err = GS_EFORMAT;
+    }
+    return err;
+  }
+}
+
+/* ---- JSON ------------------------------------------------------------ */
+
+static double share(uint64_t part, uint64_t whole) {
+  return whole ? (double)part * 100.0 / (double)whole : 0.0;
+}
+
+static json_t *counts_by_name(const uint64_t *v, const char *const *names, int n) {
+  json_t *o = json_object();
+  int k;
+  for (k = 0; o && k < n; k++)
+    if (gs_json_set(o, names[k], gs_json_u64(v[k]))) { json_decref(o); return NULL; }
+  return o;
+}
+
+static json_t *type_row_json(const gs_histo_row *row, uint64_t total) {
+  json_t *o = json_object();
+  /* Two decimals are plenty for a share and keep the output stable. */
+  double percent = (double)(uint64_t)(share(row->bytes, total) * 100.0 + 0.5) / 100.0;
+  if (!o || gs_json_set(o, "type", gs_json_cstring(row->name)) ||
+      gs_json_set(o, "count", gs_json_u64(row->count)) ||
+      gs_json_set(o, "bytes", gs_json_u64(row->bytes)) ||
+      gs_json_set(o, "percent", json_real(percent))) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* Sets by_type (top rows) and by_type_omitted (the sum of the others). */
+static int types_json(json_t *o, const gs_heapstats *s, uint64_t top) {
+  const gs_histo_row **rows;
+  size_t n = gs_histo_size(s->by_type), shown, i;
+  uint64_t rest_count = 0, rest_bytes = 0;
+  json_t *arr = json_array(), *rest = json_object();
+  int bad = !arr || !rest || gs_histo_sorted(s->by_type, &rows);
+  if (bad) { json_decref(arr); json_decref(rest); return -1; }
+  shown = (top == 0 || top > n) ? n : (size_t)top;
+  for (i = 0; !bad && i < shown; i++)
+    bad = json_array_append_new(arr, type_row_json(rows[i], s->bytes)) != 0;
+  for (; i < n; i++) {
+    rest_count += rows[i]->count;
+    rest_bytes += rows[i]->bytes;
+  }
+  free(rows);
+  bad = bad || gs_json_set(rest, "types", gs_json_u64(n - shown)) ||
+        gs_json_set(rest, "count", gs_json_u64(rest_count)) ||
+        gs_json_set(rest, "bytes", gs_json_u64(rest_bytes));
+  if (bad) { json_decref(arr); json_decref(rest); return -1; }
+  return gs_json_set(o, "by_type", arr) | gs_json_set(o, "by_type_omitted", rest);
+}
+
+static int stats_json(json_t *o, const gs_heapstats *s, uint64_t top) {
+  if (gs_json_set(o, "objects", gs_json_u64(s->objects)) ||
+      gs_json_set(o, "bytes", gs_json_u64(s->bytes)) ||
+      gs_json_set(o, "references", gs_json_u64(s->references)) ||
+      gs_json_set(o, "dangling_references", gs_json_u64(s->dangling_references)) ||
+      gs_json_set(o, "roots", gs_json_u64(s->roots)) ||
+      gs_json_set(o, "roots_by_kind",
+                  counts_by_name(s->roots_by_kind, gs_root_kind_names, GS_ROOT_KINDS)) ||
+      gs_json_set(o, "roots_by_flag",
+                  counts_by_name(s->roots_by_flag, gs_root_flag_names, GS_RFLAG_BUCKETS)) ||
+      gs_json_set(o, "dangling_roots", gs_json_u64(s->dangling_roots)) ||
+      gs_json_set(o, "types", gs_json_u64(gs_heapstats_types(s))) ||
+      gs_json_set(o, "unreachable", gs_json_u64(s->unreachable)) ||
+      gs_json_set(o, "unreachable_bytes", gs_json_u64(s->unreachable_bytes)))
+    return -1;
+  return types_json(o, s, top);
+}
+
+static json_t *section_json(const gs_heapstats *s, uint64_t top) {
+  json_t *o = json_object();
+  if (!o || gs_json_set(o, "name", gs_json_cstring(s->name)) ||
+      gs_json_set(o, "timestamp", gs_json_u64(s->timestamp)) ||
+      gs_json_set(o, "line", gs_json_u64(s->line)) || stats_json(o, s, top)) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+json_t *gs_summary_json(const gs_summary *sum, uint64_t top) {
+  json_t *o = json_object(), *arr = json_array();
+  size_t i;
+  int bad = !o || !arr || gs_json_set(o, "file", gs_json_cstring(sum->name)) ||
+            stats_json(o, &sum->total, top);
+  for (i = 0; !bad && i < sum->nsections; i++)
+    bad = json_array_append_new(arr, section_json(&sum->sections[i], top)) != 0;
+  bad = bad || gs_json_set(o, "sections", json_incref(arr));
+  json_decref(arr);
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}

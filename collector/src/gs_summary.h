@@ -1,0 +1,36 @@
+/* gs_summary.h - the summary of a dump: figures per section and in total,
+ * and the JSON object "gcsnap summary --json" prints.
+ *
+ * Shared by the command and the collector daemon, which stores the same JSON
+ * in its catalog for every snapshot, so that both always agree. */
+#ifndef GS_SUMMARY_H
+#define GS_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "gs_diag.h"
+#include "gs_heapstats.h"
+#include "gs_reader.h"
+
+typedef struct gs_summary {
+  const char *name;        /* file as shown; not owned */
+  gs_heapstats total;
+  gs_heapstats *sections;
+  size_t nsections, cap;
+} gs_summary;
+
+int gs_summary_init(gs_summary *sum, const char *name);
+void gs_summary_free(gs_summary *sum);
+
+/* Loads every section of r, one graph at a time. Returns GS_OK, GS_EFORMAT
+ * with *d filled (an invalid record, or no section at all), GS_ELIMIT,
+ * GS_EIO or GS_ENOMEM. */
+int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d);
+
+/* The report as one object: totals at the top level, each section in
+ * "sections"; at most top rows of the type histogram (0 = all). NULL when
+ * out of memory. */
+json_t *gs_summary_json(const gs_summary *sum, uint64_t top);
+
+#endif

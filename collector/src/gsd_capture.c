@@ -1,0 +1,121 @@
+/* gsd_capture.c - captures asked for through the HTTP API.
+ *
+ * A capture lives from the request to its end (stored or failed) in the
+ * server's list, newest first, so that GET /api/captures/ID can say what
+ * became of it. A device has at most one capture in flight: a second
+ * request is refused (409 busy), not queued, so that nobody waits behind a
+ * capture they did not see start. The list keeps the last MAX_KEPT ended
+ * captures. */
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gs_json.h"
+#include "gsd_log.h"
+#include "gsd_server.h"
+
+#define MAX_KEPT 1000
+
+static const char *const state_names[] = {"requested", "streaming", "stored", "failed"};
+
+/* Drops the oldest ended captures beyond MAX_KEPT. */
+static void prune(gsd_server *srv) {
+  gsd_capture **p = &srv->captures;
+  size_t kept = 0;
+  while (*p) {
+    gsd_capture *c = *p;
+    int ended = c->state == GSD_CAPTURE_STORED || c->state == GSD_CAPTURE_FAILED;
+    if (ended && kept >= MAX_KEPT) {
+      *p = c->next;
+      free(c);
+      srv->ncaptures--;
+      continue;
+    }
+    kept++;
+    p = &c->next;
+  }
+}
+
+int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
+                      gsd_capture **out, const char **code) {
+  gsd_session *s = gsd_session_find(srv, device_id);
+  gsd_capture *cap;
+  *out = NULL;
+  if (!s) {
+    int known = strlen(device_id) <= GSD_DEVICE_ID_MAX &&
+                gsd_store_device_known(srv->store, device_id) == GS_OK;
+    *code = known ? "not_connected" : "not_found";
+    return GS_EINVAL;
+  }
+  if (gsd_session_busy(s)) {
+    *code = "busy";
+    return GS_EINVAL;
+  }
+  if (!(cap = calloc(1, sizeof *cap))) {
+    *code = "internal";
+    return GS_ENOMEM;
+  }
+  cap->request_id = srv->next_request_id++;
+  strcpy(cap->device_id, device_id);
+  cap->state = GSD_CAPTURE_REQUESTED;
+  cap->requested_ms = uv_now(srv->loop);
+  if (gsd_session_request(s, cap, stable_ids) != GS_OK) {
+    free(cap);
+    *code = "internal";
+    return GS_EIO;
+  }
+  cap->next = srv->captures;
+  srv->captures = cap;
+  srv->ncaptures++;
+  prune(srv);
+  *out = cap;
+  return GS_OK;
+}
+
+gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id) {
+  gsd_capture *c;
+  for (c = srv->captures; c; c = c->next)
+    if (c->request_id == request_id) return c;
+  return NULL;
+}
+
+void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id) {
+  cap->state = GSD_CAPTURE_STREAMING;
+  cap->snapshot_id = snapshot_id;
+}
+
+void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason) {
+  cap->session = NULL;
+  if (reason) {
+    cap->state = GSD_CAPTURE_FAILED;
+    strncpy(cap->reason, reason, sizeof cap->reason - 1);
+    gsd_log_info("capture request %llu for %s failed: %s", (unsigned long long)cap->request_id,
+                 cap->device_id, reason);
+  } else {
+    cap->state = GSD_CAPTURE_STORED;
+  }
+  if (srv->http) gsd_http_capture_done(srv->http, cap);
+}
+
+json_t *gsd_capture_json(const gsd_capture *cap) {
+  json_t *o = json_object();
+  int stored = cap->state == GSD_CAPTURE_STORED;
+  if (!o || gs_json_set(o, "request_id", gs_json_u64(cap->request_id)) ||
+      gs_json_set(o, "device_id", gs_json_cstring(cap->device_id)) ||
+      gs_json_set(o, "state", json_string(state_names[cap->state])) ||
+      gs_json_set(o, "snapshot_id", stored ? json_integer(cap->snapshot_id) : json_null()) ||
+      gs_json_set(o, "reason", cap->state == GSD_CAPTURE_FAILED ? gs_json_cstring(cap->reason)
+                                                                : json_null())) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+void gsd_captures_free(gsd_server *srv) {
+  while (srv->captures) {
+    gsd_capture *c = srv->captures;
+    srv->captures = c->next;
+    free(c);
+  }
+  srv->ncaptures = 0;
+}

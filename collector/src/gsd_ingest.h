@@ -1,0 +1,77 @@
+/* gsd_ingest.h - one snapshot stream turned back into records, validated
+ * and written as the canonical text through zstd to a temporary file.
+ *
+ * Fed the data messages that follow SnapshotBegin, in order, as protobuf-c
+ * decoded them. Objects are delta-decoded per the schema and an object
+ * split over several batches ("continues") is joined again. Every record
+ * goes to the validator of "gcsnap validate" and to gs_writer; the text is
+ * counted and CRC-32'd on its way to zstd, so SnapshotEnd can be checked
+ * without reading the file back. Memory: the validator's tables, zstd's
+ * context, and the references of one object (at most
+ * GSD_INGEST_MAX_OBJECT_REFS).
+ *
+ * No event loop in here: the daemon calls it from its loop (messages) and
+ * from a worker thread (commit, summary), and the tests call it directly. */
+#ifndef GSD_INGEST_H
+#define GSD_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gcsnap.pb-c.h"
+#include "gsd_store.h"
+
+/* An object with more references than this fails the stream: its line
+ * alone would pass the record reader's 64 MiB default. */
+#define GSD_INGEST_MAX_OBJECT_REFS (1u << 23)
+
+typedef struct gsd_ingest gsd_ingest;
+
+/* Why a stream failed: a GS_WIRE_E_* code, a reason for the log, the
+ * catalog and the agent, and whether the session must end (the stream
+ * broke the protocol) or only this snapshot fails (invalid content, a
+ * write error). */
+typedef struct gsd_fault {
+  unsigned code;
+  int fatal;
+  char reason[256];
+} gsd_fault;
+
+/* What was received so far (all of it once the stream ended). */
+typedef struct gsd_ingest_counts {
+  uint64_t sections, types, objects, references, roots, generations;
+  uint64_t bytes;            /* sum of object sizes */
+  uint64_t records;
+  uint64_t text_bytes;
+  uint32_t crc32;
+  uint64_t errors, warnings; /* validation */
+  uint64_t file_bytes;       /* compressed bytes written */
+} gsd_ingest_counts;
+
+/* Writes to tmp_path (created; it must not exist). With tmp_path NULL the
+ * stream is only checked (sequence and structure), nothing is validated or
+ * written: for a snapshot already stored. */
+int gsd_ingest_new(gsd_ingest **ig, const char *tmp_path, char *err, size_t cap);
+/* Frees; removes the temporary file unless it was committed. */
+void gsd_ingest_free(gsd_ingest *ig);
+
+/* Feeds one message of the stream. GS_OK, or GS_EFORMAT with *f filled:
+ * the stream is over. After SnapshotEnd, gsd_ingest_ended() is set. */
+int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f);
+int gsd_ingest_ended(const gsd_ingest *ig);
+
+const gsd_ingest_counts *gsd_ingest_stats(const gsd_ingest *ig);
+/* "line N: [code] message" of the first validation error, or "". */
+const char *gsd_ingest_first_error(const gsd_ingest *ig);
+
+/* Ends the zstd frame, syncs the file and renames it to final_path (and
+ * syncs its folder). Returns GS_OK or GS_EIO with err. Thread-safe: touches
+ * only ig. */
+int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t cap);
+
+/* The summary of a stored snapshot, as "gcsnap summary --json" prints it
+ * (shown_name in its "file"): JSON text in *json (malloc'd) and the
+ * figures in e. Loads the file section by section (thread-safe). */
+int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
+                         gsd_snapshot_end *e, char *err, size_t cap);
+
+#endif

@@ -1,0 +1,28 @@
+/* gsd_log.h - the collector daemon's log: one line per event on stderr.
+ *
+ * Each line has a UTC timestamp with milliseconds and a level; lines below
+ * the configured level are dropped before they are formatted. */
+#ifndef GSD_LOG_H
+#define GSD_LOG_H
+
+typedef enum gsd_log_level {
+  GSD_LOG_ERROR, GSD_LOG_WARN, GSD_LOG_INFO, GSD_LOG_DEBUG
+} gsd_log_level;
+
+void gsd_log_set_level(gsd_log_level level);
+int gsd_log_enabled(gsd_log_level level);
+/* "error", "warn", "info" or "debug"; returns GS_OK or GS_EINVAL. */
+int gsd_log_parse_level(const char *name, gsd_log_level *level);
+
+void gsd_log(gsd_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  ;
+
+#define gsd_log_error(...) gsd_log(GSD_LOG_ERROR, __VA_ARGS__)
+#define gsd_log_warn(...) gsd_log(GSD_LOG_WARN, __VA_ARGS__)
+#define gsd_log_info(...) gsd_log(GSD_LOG_INFO, __VA_ARGS__)
+#define gsd_log_debug(...) gsd_log(GSD_LOG_DEBUG, __VA_ARGS__)
+
+#endif

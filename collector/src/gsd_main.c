@@ -1,0 +1,117 @@
+/* gsd_main.c - gcsnapd, the collector daemon: settings, the loop, signals.
+ *
+ * Everything runs on one libuv loop. SIGINT and SIGTERM stop it cleanly:
+ * the listeners close, every session ends (a snapshot being received is
+ * recorded as failed and its temporary file removed; one being synced
+ * finishes first), waiting HTTP requests are answered, and the loop runs
+ * until the connections are gone (at most DRAIN_MAX_MS). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <uv.h>
+#include "gs_error.h"
+#include "gsd_config.h"
+#include "gsd_log.h"
+#include "gsd_server.h"
+
+#define DRAIN_TICK_MS 20
+#define DRAIN_MAX_MS 5000
+
+typedef struct daemon_state {
+  gsd_server srv;
+  uv_signal_t sigint, sigterm;
+  uv_timer_t drain;
+  uint64_t drain_start;
+} daemon_state;
+
+static void on_drain(uv_timer_t *t) {
+  daemon_state *d = t->data;
+  gsd_server *srv = &d->srv;
+  int done = srv->sessions == NULL && (!srv->http || gsd_http_connections(srv->http) == 0);
+  if (!done && uv_now(srv->loop) - d->drain_start < DRAIN_MAX_MS) return;
+  if (!done) {
+    gsd_log_warn("stopping with connections still open (%zu agents, %zu HTTP)", srv->nsessions,
+                 srv->http ? gsd_http_connections(srv->http) : 0);
+    uv_stop(srv->loop);
+  } else if (srv->http) {
+    gsd_http_close(srv->http);
+  }
+  uv_close((uv_handle_t *)t, NULL);
+}
+
+static void stop(daemon_state *d, const char *why) {
+  gsd_server *srv = &d->srv;
+  if (srv->stopping) return;
+  srv->stopping = 1;
+  gsd_log_info("stopping (%s)", why);
+  uv_close((uv_handle_t *)&d->sigint, NULL);
+  uv_close((uv_handle_t *)&d->sigterm, NULL);
+  gsd_sessions_stop(srv);
+  if (srv->http) gsd_http_stop(srv->http);
+  d->drain_start = uv_now(srv->loop);
+  uv_timer_start(&d->drain, on_drain, DRAIN_TICK_MS, DRAIN_TICK_MS);
+}
+
+static void on_signal(uv_signal_t *h, int signum) {
+  stop(h->data, signum == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
+static int start(daemon_state *d, const gsd_config *cfg) {
+  gsd_server *srv = &d->srv;
+  char err[600], bound[300];
+  if (gsd_store_open(&srv->store, cfg->store, err, sizeof err) != GS_OK) {
+    gsd_log_error("%s", err);
+    return GS_EIO;
+  }
+  srv->next_request_id = gsd_store_max_request_id(srv->store) + 1;
+  if (gsd_sessions_listen(srv, cfg->listen, bound, sizeof bound) != GS_OK) {
+    gsd_log_error("agents: %s", bound);
+    return GS_EIO;
+  }
+  gsd_log_info("listening for agents on %s", bound);
+  if (gsd_http_start(srv, cfg->http, bound, sizeof bound) != GS_OK) {
+    gsd_log_error("HTTP API: %s", bound);
+    return GS_EIO;
+  }
+  gsd_log_info("HTTP API on http://%s/api/", bound);
+  gsd_log_info("store %s", cfg->store);
+  return GS_OK;
+}
+
+int main(int argc, char **argv) {
+  static daemon_state d;
+  gsd_server *srv = &d.srv;
+  gsd_config cfg;
+  uv_loop_t loop;
+  char err[600];
+  int rc;
+  if (gsd_config_parse(&cfg, argc, argv, err, sizeof err) != GS_OK) {
+    fprintf(stderr, "gcsnapd: %s\n%s", err, gsd_usage);
+    return 2;
+  }
+  if (cfg.help) { fputs(gsd_usage, stdout); return 0; }
+  if (cfg.version) { printf("gcsnapd %s\n", GSD_VERSION_STRING); return 0; }
+  gsd_log_set_level(cfg.log_level);
+  signal(SIGPIPE, SIG_IGN);
+  uv_loop_init(&loop);
+  srv->loop = &loop;
+  srv->cfg = &cfg;
+  srv->started = time(NULL);
+  uv_signal_init(&loop, &d.sigint);
+  uv_signal_init(&loop, &d.sigterm);
+  uv_timer_init(&loop, &d.drain);
+  d.sigint.data = d.sigterm.data = d.drain.data = &d;
+  uv_signal_start(&d.sigint, on_signal, SIGINT);
+  uv_signal_start(&d.sigterm, on_signal, SIGTERM);
+  rc = start(&d, &cfg);
+  if (rc != GS_OK) stop(&d, "cannot start");
+  uv_run(&loop, UV_RUN_DEFAULT);
+  gsd_http_free(srv->http);
+  gsd_captures_free(srv);
+  gsd_store_close(srv->store);
+  if (uv_loop_close(&loop) != 0) gsd_log_debug("loop closed with handles open");
+  if (rc == GS_OK) gsd_log_info("stopped");
+  return rc == GS_OK ? 0 : 1;
+}

@@ -1,0 +1,114 @@
+/* gsd_server.h - the collector daemon's state, shared by its modules.
+ *
+ * One libuv loop runs everything: the agent listener and its sessions
+ * (gsd_session.c), the capture requests (gsd_capture.c), the HTTP API
+ * (gsd_http.c) and the catalog (gsd_store.c). Only the end of a snapshot
+ * (sync, rename, summary) runs on libuv's thread pool. */
+#ifndef GSD_SERVER_H
+#define GSD_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <jansson.h>
+#include <uv.h>
+#include "gsd_config.h"
+#include "gsd_store.h"
+
+#define GSD_VERSION_STRING GS_VERSION
+
+typedef struct gsd_session gsd_session;
+typedef struct gsd_http gsd_http;
+
+typedef enum gsd_capture_state {
+  GSD_CAPTURE_REQUESTED, GSD_CAPTURE_STREAMING, GSD_CAPTURE_STORED, GSD_CAPTURE_FAILED
+} gsd_capture_state;
+
+/* A capture asked for through the API, from the request to its end. */
+typedef struct gsd_capture {
+  uint64_t request_id;
+  char device_id[GSD_DEVICE_ID_MAX + 1];
+  gsd_capture_state state;
+  int64_t snapshot_id;           /* catalog ID once the stream started */
+  char reason[256];              /* why it failed */
+  gsd_session *session;          /* while in flight */
+  uint64_t requested_ms;         /* uv_now() when asked */
+  struct gsd_capture *next;      /* newest first */
+} gsd_capture;
+
+typedef struct gsd_server {
+  uv_loop_t *loop;
+  const gsd_config *cfg;
+  gsd_store *store;
+  gsd_http *http;
+  uv_tcp_t listener;
+  int listening;
+  gsd_session *sessions;
+  size_t nsessions;
+  gsd_capture *captures;
+  size_t ncaptures;
+  uint64_t next_request_id;
+  time_t started;
+  int stopping;
+} gsd_server;
+
+/* ---- sessions (gsd_session.c) ---- */
+
+/* Binds and listens for agents; the address bound (with the port chosen
+ * for port 0) goes to bound. */
+int gsd_sessions_listen(gsd_server *srv, const char *addr, char *bound, size_t cap);
+/* Stops listening and ends every session (snapshots being received fail). */
+void gsd_sessions_stop(gsd_server *srv);
+gsd_session *gsd_session_find(gsd_server *srv, const char *device_id);
+/* Sessions past Hello and not closing. */
+size_t gsd_sessions_connected(const gsd_server *srv);
+/* A capture is requested, streaming or being stored. */
+int gsd_session_busy(const gsd_session *s);
+/* Sends CaptureRequest for cap, which the session then owns until it ends. */
+int gsd_session_request(gsd_session *s, gsd_capture *cap, int stable_ids);
+/* Adds the live fields of a device entry: address, connected_since. */
+int gsd_session_describe(const gsd_session *s, json_t *device);
+
+/* ---- captures (gsd_capture.c) ---- */
+
+/* Asks the device for a capture. Returns GS_OK with *cap, or an error with
+ * *code: "not_found", "not_connected", "busy" or "internal". */
+int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
+                      gsd_capture **cap, const char **code);
+gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id);
+/* The stream for cap started, as snapshot snapshot_id of the catalog. */
+void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id);
+/* cap ended; reason NULL when stored. Answers the HTTP waiters. */
+void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason);
+json_t *gsd_capture_json(const gsd_capture *cap);
+void gsd_captures_free(gsd_server *srv);
+
+/* ---- HTTP API (gsd_http.c) ---- */
+
+int gsd_http_start(gsd_server *srv, const char *addr, char *bound, size_t cap);
+/* Answers the requests waiting for cap. */
+void gsd_http_capture_done(gsd_http *http, const gsd_capture *cap);
+/* Stops listening and answers every waiting request; once the connections
+ * are closed, gsd_http_close releases the loop's handles, and gsd_http_free
+ * the rest after the loop ended. */
+void gsd_http_stop(gsd_http *http);
+size_t gsd_http_connections(const gsd_http *http);
+/* Answers req with JSON text, or with the API's error object; return 0. */
+struct st_h2o_req_t;
+int gsd_http_respond_text(struct st_h2o_req_t *req, int status, const char *json, size_t len);
+int gsd_http_respond_error(struct st_h2o_req_t *req, int status, const char *code, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 4, 5)))
+#endif
+  ;
+
+/* ---- analyses (gsd_analysis.c) ---- */
+
+/* Runs the gcsnap tool with args (NULL-terminated, at most 14) and answers
+ * req with its JSON: 200 when it exits 0, 422 when it finds the input
+ * wanting (exit 1), 500 otherwise, with its message. Returns 0. */
+int gsd_analysis_run(gsd_server *srv, struct st_h2o_req_t *req, const char *const *args);
+void gsd_http_close(gsd_http *http);
+void gsd_http_free(gsd_http *http);
+
+#endif

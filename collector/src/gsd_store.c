@@ -1,0 +1,552 @@
+/* gsd_store.c - the collector's store: a folder with a SQLite catalog and
+ * the snapshot files.
+ *
+ * One connection, used from the loop thread; WAL with full sync, so that a
+ * row that says "complete" is on disk once its transaction returns (the
+ * file it names was synced and renamed before). Unsigned 64-bit values are
+ * kept in SQLite's signed integers bit for bit. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <sqlite3.h>
+#include "gs_error.h"
+#include "gs_json.h"
+#include "gsd_store.h"
+
+struct gsd_store {
+  sqlite3 *db;
+  char *dir;
+  char error[512];
+};
+
+static const char schema[] =
+  "PRAGMA journal_mode=WAL;"
+  "PRAGMA synchronous=FULL;"
+  "CREATE TABLE IF NOT EXISTS devices("
+  "  device_id TEXT PRIMARY KEY,"
+  "  app_name TEXT, architecture TEXT, pointer_size INTEGER, agent_version TEXT,"
+  "  first_seen INTEGER NOT NULL, last_seen INTEGER NOT NULL);"
+  "CREATE TABLE IF NOT EXISTS sessions("
+  "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+  "  device_id TEXT NOT NULL REFERENCES devices(device_id),"
+  "  address TEXT, protocol_version INTEGER, agent_version TEXT,"
+  "  started INTEGER NOT NULL, ended INTEGER, end_reason TEXT);"
+  "CREATE TABLE IF NOT EXISTS snapshots("
+  "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+  "  device_id TEXT NOT NULL REFERENCES devices(device_id),"
+  "  session_id INTEGER REFERENCES sessions(id),"
+  "  created INTEGER NOT NULL, finished INTEGER,"
+  "  status TEXT NOT NULL CHECK(status IN ('receiving', 'complete', 'failed')),"
+  "  reason TEXT,"
+  "  request_id INTEGER, agent_snapshot_id INTEGER NOT NULL, trigger TEXT,"
+  "  stable_ids INTEGER NOT NULL DEFAULT 0, clock_ms INTEGER,"
+  "  objects INTEGER, bytes INTEGER, refs INTEGER, roots INTEGER, types INTEGER,"
+  "  unreachable INTEGER, dangling_references INTEGER, sections INTEGER,"
+  "  text_bytes INTEGER, file_bytes INTEGER, wire_bytes INTEGER, crc32 INTEGER,"
+  "  errors INTEGER, warnings INTEGER, first_error TEXT,"
+  "  summary TEXT);"
+  "CREATE UNIQUE INDEX IF NOT EXISTS snapshots_once"
+  "  ON snapshots(device_id, agent_snapshot_id) WHERE status = 'complete';"
+  "CREATE INDEX IF NOT EXISTS snapshots_by_device ON snapshots(device_id, id);"
+  "CREATE INDEX IF NOT EXISTS snapshots_by_request ON snapshots(request_id);";
+
+static int fail(gsd_store *s, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->error, sizeof s->error, fmt, ap);
+  va_end(ap);
+  return GS_EIO;
+}
+
+static int db_fail(gsd_store *s, const char *what) {
+  return fail(s, "catalog: %s: %s", what, sqlite3_errmsg(s->db));
+}
+
+const char *gsd_store_error(const gsd_store *s) { return s->error; }
+
+static int64_t now_s(void) { return (int64_t)time(NULL); }
+
+/* ---- paths ----------------------------------------------------------- */
+
+char *gsd_store_escape_device(const char *id) {
+  static const char hex[] = "0123456789ABCDEF";
+  char *out = malloc(strlen(id) * 3 + 1), *q = out;
+  const unsigned char *p;
+  if (!out) return NULL;
+  for (p = (const unsigned char *)id; *p; p++) {
+    int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+                (*p == '.' && p != (const unsigned char *)id);
+    if (plain) {
+      *q++ = (char)*p;
+    } else {
+      *q++ = '%';
+      *q++ = hex[*p >> 4];
+      *q++ = hex[*p & 15];
+    }
+  }
+  *q = '\0';
+  return out;
+}
+
+static char *path_of(const gsd_store *s, const char *device_id, int64_t id, const char *suffix) {
+  char *dev = gsd_store_escape_device(device_id), *path = NULL;
+  size_t n;
+  if (dev && (path = malloc((n = strlen(s->dir) + strlen(dev) + 64))))
+    snprintf(path, n, "%s/snapshots/%s/%lld.gclog.zst%s", s->dir, dev, (long long)id, suffix);
+  free(dev);
+  return path;
+}
+
+char *gsd_store_snapshot_path(const gsd_store *s, const char *device_id, int64_t id) {
+  return path_of(s, device_id, id, "");
+}
+
+char *gsd_store_tmp_path(const gsd_store *s, const char *device_id, int64_t id) {
+  return path_of(s, device_id, id, ".tmp");
+}
+
+static int make_dir(gsd_store *s, const char *path) {
+  if (mkdir(path, 0777) == 0 || errno == EEXIST) return GS_OK;
+  return fail(s, "cannot create folder '%s': %s", path, strerror(errno));
+}
+
+static int make_device_dir(gsd_store *s, const char *device_id) {
+  char *dev = gsd_store_escape_device(device_id), *path;
+  size_t n;
+  int rc;
+  if (!dev) return GS_ENOMEM;
+  if (!(path = malloc((n = strlen(s->dir) + strlen(dev) + 16)))) { free(dev); return GS_ENOMEM; }
+  snprintf(path, n, "%s/snapshots/%s", s->dir, dev);
+  rc = make_dir(s, path);
+  free(path);
+  free(dev);
+  return rc;
+}
+
+/* ---- statements ------------------------------------------------------ */
+
+static sqlite3_stmt *prepare(gsd_store *s, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK) {
+    db_fail(s, "prepare");
+    return NULL;
+  }
+  return st;
+}
+
+static void bind_text(sqlite3_stmt *st, int i, const char *v) {
+  if (v) sqlite3_bind_text(st, i, v, -1, SQLITE_TRANSIENT);
+  else sqlite3_bind_null(st, i);
+}
+
+static void bind_u64(sqlite3_stmt *st, int i, uint64_t v) {
+  sqlite3_bind_int64(st, i, (sqlite3_int64)v);
+}
+
+/* Steps a statement that returns no rows, and finalizes it. */
+static int run_stmt(gsd_store *s, sqlite3_stmt *st, const char *what) {
+  int rc = sqlite3_step(st);
+  int err = (rc == SQLITE_DONE || rc == SQLITE_ROW) ? GS_OK : db_fail(s, what);
+  sqlite3_finalize(st);
+  return err;
+}
+
+static int exec(gsd_store *s, const char *sql, const char *what) {
+  char *msg = NULL;
+  if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) == SQLITE_OK) return GS_OK;
+  fail(s, "catalog: %s: %s", what, msg ? msg : "unknown error");
+  sqlite3_free(msg);
+  return GS_EIO;
+}
+
+/* ---- open ------------------------------------------------------------ */
+
+/* Rows left "receiving" by a collector that stopped without ending them. */
+static int recover(gsd_store *s) {
+  sqlite3_stmt *st = prepare(s, "SELECT id, device_id FROM snapshots WHERE status = 'receiving'");
+  int rc;
+  if (!st) return GS_EIO;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    char *tmp = gsd_store_tmp_path(s, (const char *)sqlite3_column_text(st, 1),
+                                   sqlite3_column_int64(st, 0));
+    if (tmp) unlink(tmp);
+    free(tmp);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return db_fail(s, "recover");
+  return exec(s,
+              "UPDATE snapshots SET status = 'failed', finished = strftime('%s','now'),"
+              " reason = 'the collector stopped while receiving it' WHERE status = 'receiving';"
+              "UPDATE sessions SET ended = strftime('%s','now'),"
+              " end_reason = 'the collector stopped' WHERE ended IS NULL;",
+              "recover");
+}
+
+int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
+  gsd_store *s = calloc(1, sizeof *s);
+  size_t n = strlen(dir) + 32;
+  char *path = malloc(n);
+  int rc = GS_OK;
+  *out = NULL;
+  if (!s || !path || !(s->dir = malloc(strlen(dir) + 1))) {
+    snprintf(err, cap, "out of memory");
+    free(path);
+    gsd_store_close(s);
+    return GS_ENOMEM;
+  }
+  strcpy(s->dir, dir);
+  if ((rc = make_dir(s, dir)) == GS_OK) {
+    snprintf(path, n, "%s/snapshots", dir);
+    rc = make_dir(s, path);
+  }
+  snprintf(path, n, "%s/catalog.db", dir);
+  if (rc == GS_OK && sqlite3_open(path, &s->db) != SQLITE_OK)
+    rc = db_fail(s, "open");
+  if (rc == GS_OK && (rc = exec(s, schema, "create tables")) == GS_OK)
+    rc = recover(s);
+  free(path);
+  if (rc != GS_OK) {
+    snprintf(err, cap, "store '%s': %s", dir, s->error);
+    gsd_store_close(s);
+    return rc;
+  }
+  *out = s;
+  return GS_OK;
+}
+
+void gsd_store_close(gsd_store *s) {
+  if (!s) return;
+  sqlite3_close(s->db);
+  free(s->dir);
+  free(s);
+}
+
+/* ---- devices and sessions -------------------------------------------- */
+
+int gsd_store_session_begin(gsd_store *s, const gsd_device_info *d, const char *address,
+                            int64_t *session_id) {
+  sqlite3_stmt *st;
+  int rc;
+  if (!(st = prepare(s,
+      "INSERT INTO devices(device_id, app_name, architecture, pointer_size, agent_version,"
+      " first_seen, last_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)"
+      " ON CONFLICT(device_id) DO UPDATE SET app_name = ?2, architecture = ?3,"
+      " pointer_size = ?4, agent_version = ?5, last_seen = ?6")))
+    return GS_EIO;
+  bind_text(st, 1, d->device_id);
+  bind_text(st, 2, d->app_name);
+  bind_text(st, 3, d->architecture);
+  sqlite3_bind_int(st, 4, (int)d->pointer_size);
+  bind_text(st, 5, d->agent_version);
+  sqlite3_bind_int64(st, 6, now_s());
+  if ((rc = run_stmt(s, st, "record device")) != GS_OK) return rc;
+  if (!(st = prepare(s,
+      "INSERT INTO sessions(device_id, address, protocol_version, agent_version, started)"
+      " VALUES (?, ?, ?, ?, ?)")))
+    return GS_EIO;
+  bind_text(st, 1, d->device_id);
+  bind_text(st, 2, address);
+  sqlite3_bind_int(st, 3, (int)d->protocol_version);
+  bind_text(st, 4, d->agent_version);
+  sqlite3_bind_int64(st, 5, now_s());
+  if ((rc = run_stmt(s, st, "record session")) != GS_OK) return rc;
+  *session_id = sqlite3_last_insert_rowid(s->db);
+  return GS_OK;
+}
+
+int gsd_store_session_end(gsd_store *s, int64_t session_id, const char *device_id,
+                          const char *reason) {
+  sqlite3_stmt *st = prepare(s,
+      "UPDATE sessions SET ended = ?2, end_reason = ?3 WHERE id = ?1;");
+  int rc;
+  if (!st) return GS_EIO;
+  sqlite3_bind_int64(st, 1, session_id);
+  sqlite3_bind_int64(st, 2, now_s());
+  bind_text(st, 3, reason);
+  if ((rc = run_stmt(s, st, "end session")) != GS_OK) return rc;
+  if (!(st = prepare(s, "UPDATE devices SET last_seen = ?2 WHERE device_id = ?1"))) return GS_EIO;
+  bind_text(st, 1, device_id);
+  sqlite3_bind_int64(st, 2, now_s());
+  return run_stmt(s, st, "update device");
+}
+
+/* ---- snapshots ------------------------------------------------------- */
+
+int gsd_store_find_complete(gsd_store *s, const char *device_id, uint64_t agent_snapshot_id,
+                            int64_t *id) {
+  sqlite3_stmt *st = prepare(s,
+      "SELECT id FROM snapshots WHERE device_id = ? AND agent_snapshot_id = ?"
+      " AND status = 'complete'");
+  int rc;
+  if (!st) return GS_EIO;
+  bind_text(st, 1, device_id);
+  bind_u64(st, 2, agent_snapshot_id);
+  rc = sqlite3_step(st);
+  if (rc == SQLITE_ROW) *id = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  if (rc == SQLITE_ROW) return GS_OK;
+  return rc == SQLITE_DONE ? GS_EOF : db_fail(s, "find snapshot");
+}
+
+int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id) {
+  sqlite3_stmt *st;
+  int rc;
+  if ((rc = make_device_dir(s, b->device_id)) != GS_OK) return rc;
+  if (!(st = prepare(s,
+      "INSERT INTO snapshots(device_id, session_id, created, status, request_id,"
+      " agent_snapshot_id, trigger, stable_ids, clock_ms)"
+      " VALUES (?, ?, ?, 'receiving', ?, ?, ?, ?, ?)")))
+    return GS_EIO;
+  bind_text(st, 1, b->device_id);
+  sqlite3_bind_int64(st, 2, b->session_id);
+  sqlite3_bind_int64(st, 3, now_s());
+  if (b->request_id) bind_u64(st, 4, b->request_id);
+  else sqlite3_bind_null(st, 4);
+  bind_u64(st, 5, b->agent_snapshot_id);
+  bind_text(st, 6, b->trigger);
+  sqlite3_bind_int(st, 7, b->stable_ids != 0);
+  bind_u64(st, 8, b->clock_ms);
+  if ((rc = run_stmt(s, st, "record snapshot")) != GS_OK) return rc;
+  *id = sqlite3_last_insert_rowid(s->db);
+  return GS_OK;
+}
+
+/* Sets the end figures of row id; summary_fields says whether the figures
+ * only a summary gives are known. */
+static int update_end(gsd_store *s, int64_t id, const char *status, const char *reason,
+                      const gsd_snapshot_end *e, int summary_fields) {
+  sqlite3_stmt *st = prepare(s,
+      "UPDATE snapshots SET status = ?2, reason = ?3, finished = ?4, objects = ?5,"
+      " bytes = ?6, refs = ?7, roots = ?8, types = ?9, unreachable = ?10,"
+      " dangling_references = ?11, sections = ?12, text_bytes = ?13, file_bytes = ?14,"
+      " wire_bytes = ?15, crc32 = ?16, errors = ?17, warnings = ?18, first_error = ?19,"
+      " summary = ?20 WHERE id = ?1 AND status = 'receiving'");
+  if (!st) return GS_EIO;
+  sqlite3_bind_int64(st, 1, id);
+  bind_text(st, 2, status);
+  bind_text(st, 3, reason);
+  sqlite3_bind_int64(st, 4, now_s());
+  bind_u64(st, 5, e->objects);
+  bind_u64(st, 6, e->bytes);
+  bind_u64(st, 7, e->references);
+  bind_u64(st, 8, e->roots);
+  bind_u64(st, 9, e->types);
+  if (summary_fields) {
+    bind_u64(st, 10, e->unreachable);
+    bind_u64(st, 11, e->dangling_references);
+  }
+  bind_u64(st, 12, e->sections);
+  bind_u64(st, 13, e->text_bytes);
+  bind_u64(st, 14, e->file_bytes);
+  bind_u64(st, 15, e->wire_bytes);
+  sqlite3_bind_int64(st, 16, (sqlite3_int64)e->crc32);
+  bind_u64(st, 17, e->errors);
+  bind_u64(st, 18, e->warnings);
+  bind_text(st, 19, e->first_error);
+  bind_text(st, 20, e->summary);
+  return run_stmt(s, st, "end snapshot");
+}
+
+static int touch_device_of(gsd_store *s, int64_t id) {
+  sqlite3_stmt *st = prepare(s,
+      "UPDATE devices SET last_seen = ?2 WHERE device_id ="
+      " (SELECT device_id FROM snapshots WHERE id = ?1)");
+  if (!st) return GS_EIO;
+  sqlite3_bind_int64(st, 1, id);
+  sqlite3_bind_int64(st, 2, now_s());
+  return run_stmt(s, st, "update device");
+}
+
+/* The row, the device's last_seen: one transaction, so that a listed
+ * snapshot always has its figures and summary. */
+static int end_snapshot(gsd_store *s, int64_t id, const char *status, const char *reason,
+                        const gsd_snapshot_end *e, int summary_fields) {
+  int rc = exec(s, "BEGIN IMMEDIATE", "begin");
+  if (rc != GS_OK) return rc;
+  if ((rc = update_end(s, id, status, reason, e, summary_fields)) == GS_OK &&
+      sqlite3_changes(s->db) != 1)
+    rc = fail(s, "catalog: snapshot %lld is not being received", (long long)id);
+  if (rc == GS_OK) rc = touch_device_of(s, id);
+  if (rc == GS_OK) return exec(s, "COMMIT", "commit");
+  exec(s, "ROLLBACK", "rollback");
+  return rc;
+}
+
+int gsd_store_snapshot_complete(gsd_store *s, int64_t id, const gsd_snapshot_end *e) {
+  return end_snapshot(s, id, "complete", NULL, e, 1);
+}
+
+int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
+                            const gsd_snapshot_end *e) {
+  gsd_snapshot_end none;
+  if (!e) {
+    memset(&none, 0, sizeof none);
+    e = &none;
+  }
+  return end_snapshot(s, id, "failed", reason, e, 0);
+}
+
+uint64_t gsd_store_max_request_id(gsd_store *s) {
+  sqlite3_stmt *st = prepare(s, "SELECT max(request_id) FROM snapshots");
+  uint64_t v = 0;
+  if (st && sqlite3_step(st) == SQLITE_ROW) v = (uint64_t)sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* ---- queries --------------------------------------------------------- */
+
+#define SNAPSHOT_COLUMNS \
+  "id, device_id, created, status, reason, request_id, agent_snapshot_id, trigger," \
+  " stable_ids, objects, bytes, refs AS \"references\", roots, types, unreachable," \
+  " dangling_references, sections, text_bytes, file_bytes, wire_bytes, crc32, summary"
+
+/* One column as a JSON value: NULL as null, numbers as unsigned, the rest
+ * as strings. */
+static json_t *column_json(sqlite3_stmt *st, int i) {
+  const char *name = sqlite3_column_name(st, i);
+  switch (sqlite3_column_type(st, i)) {
+  case SQLITE_NULL:
+    return json_null();
+  case SQLITE_INTEGER:
+    if (strcmp(name, "stable_ids") == 0) return json_boolean(sqlite3_column_int(st, i));
+    if (strcmp(name, "crc32") == 0)
+      return json_integer((json_int_t)(uint32_t)sqlite3_column_int64(st, i));
+    return gs_json_u64((uint64_t)sqlite3_column_int64(st, i));
+  default:
+    return gs_json_string((const char *)sqlite3_column_text(st, i),
+                          (size_t)sqlite3_column_bytes(st, i));
+  }
+}
+
+static json_t *snapshot_json(sqlite3_stmt *st, int with_summary) {
+  json_t *o = json_object();
+  int i, n = sqlite3_column_count(st);
+  for (i = 0; o && i < n; i++) {
+    const char *name = sqlite3_column_name(st, i);
+    json_t *v;
+    if (strcmp(name, "summary") == 0) {
+      if (!with_summary) continue;
+      v = sqlite3_column_type(st, i) == SQLITE_NULL
+              ? json_null()
+              : json_loads((const char *)sqlite3_column_text(st, i), 0, NULL);
+    } else {
+      v = column_json(st, i);
+    }
+    if (gs_json_set(o, name, v)) {
+      json_decref(o);
+      return NULL;
+    }
+  }
+  return o;
+}
+
+int gsd_store_list_snapshots(gsd_store *s, const char *device_id, const char *status,
+                             uint64_t limit, json_t **out) {
+  sqlite3_stmt *st = prepare(s,
+      "SELECT " SNAPSHOT_COLUMNS " FROM snapshots"
+      " WHERE status IN ('complete', 'failed') AND (?1 IS NULL OR device_id = ?1)"
+      " AND (?2 IS NULL OR status = ?2) ORDER BY id DESC LIMIT ?3");
+  json_t *arr = json_array(), *o = json_object();
+  int rc = GS_OK, step;
+  if (!st || !arr || !o) {
+    sqlite3_finalize(st);
+    json_decref(arr);
+    json_decref(o);
+    return st ? GS_ENOMEM : GS_EIO;
+  }
+  bind_text(st, 1, device_id);
+  bind_text(st, 2, status);
+  sqlite3_bind_int64(st, 3, limit && limit < INT64_MAX ? (sqlite3_int64)limit : -1);
+  while (rc == GS_OK && (step = sqlite3_step(st)) == SQLITE_ROW)
+    if (json_array_append_new(arr, snapshot_json(st, 0))) rc = GS_ENOMEM;
+  if (rc == GS_OK && step != SQLITE_DONE) rc = db_fail(s, "list snapshots");
+  sqlite3_finalize(st);
+  if (rc == GS_OK && gs_json_set(o, "snapshots", arr) == 0) {
+    *out = o;
+    return GS_OK;
+  }
+  json_decref(o);
+  return rc == GS_OK ? GS_ENOMEM : rc;
+}
+
+int gsd_store_get_snapshot(gsd_store *s, int64_t id, int with_summary, json_t **out,
+                           char **path) {
+  sqlite3_stmt *st = prepare(s,
+      "SELECT " SNAPSHOT_COLUMNS " FROM snapshots"
+      " WHERE id = ? AND status IN ('complete', 'failed')");
+  int step, rc = GS_OK;
+  *out = NULL;
+  if (path) *path = NULL;
+  if (!st) return GS_EIO;
+  sqlite3_bind_int64(st, 1, id);
+  step = sqlite3_step(st);
+  if (step == SQLITE_ROW) {
+    *out = snapshot_json(st, with_summary);
+    if (!*out) rc = GS_ENOMEM;
+    if (rc == GS_OK && path &&
+        strcmp((const char *)sqlite3_column_text(st, 3), "complete") == 0 &&
+        !(*path = gsd_store_snapshot_path(s, (const char *)sqlite3_column_text(st, 1), id)))
+      rc = GS_ENOMEM;
+  } else {
+    rc = step == SQLITE_DONE ? GS_EOF : db_fail(s, "get snapshot");
+  }
+  sqlite3_finalize(st);
+  if (rc != GS_OK) {
+    json_decref(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+int gsd_store_list_devices(gsd_store *s, json_t **out) {
+  sqlite3_stmt *st = prepare(s,
+      "SELECT device_id, app_name, architecture, pointer_size, agent_version, last_seen,"
+      " (SELECT count(*) FROM snapshots n WHERE n.device_id = d.device_id"
+      "   AND n.status = 'complete') AS snapshots,"
+      " (SELECT max(id) FROM snapshots n WHERE n.device_id = d.device_id"
+      "   AND n.status = 'complete') AS last_snapshot_id"
+      " FROM devices d ORDER BY device_id");
+  json_t *arr = json_array();
+  int rc = GS_OK, step;
+  if (!st || !arr) {
+    sqlite3_finalize(st);
+    json_decref(arr);
+    return st ? GS_ENOMEM : GS_EIO;
+  }
+  while (rc == GS_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *o = json_object();
+    int i;
+    for (i = 0; o && i < sqlite3_column_count(st); i++)
+      if (gs_json_set(o, sqlite3_column_name(st, i), column_json(st, i))) {
+        json_decref(o);
+        o = NULL;
+      }
+    if (json_array_append_new(arr, o)) rc = GS_ENOMEM;
+  }
+  if (rc == GS_OK && step != SQLITE_DONE) rc = db_fail(s, "list devices");
+  sqlite3_finalize(st);
+  if (rc != GS_OK) {
+    json_decref(arr);
+    return rc;
+  }
+  *out = arr;
+  return GS_OK;
+}
+
+int gsd_store_device_known(gsd_store *s, const char *device_id) {
+  sqlite3_stmt *st = prepare(s, "SELECT 1 FROM devices WHERE device_id = ?");
+  int step;
+  if (!st) return GS_EIO;
+  bind_text(st, 1, device_id);
+  step = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (step == SQLITE_ROW) return GS_OK;
+  return step == SQLITE_DONE ? GS_EOF : db_fail(s, "find device");
+}

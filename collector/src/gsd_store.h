@@ -1,0 +1,112 @@
+/* gsd_store.h - the collector's store: a folder with a SQLite catalog and
+ * the snapshot files.
+ *
+ *   STORE/catalog.db                          devices, sessions, snapshots
+ *   STORE/snapshots/<device>/<id>.gclog.zst    one complete snapshot
+ *   STORE/snapshots/<device>/<id>.gclog.zst.tmp   one being received
+ *
+ * <device> is the device ID with every byte outside [A-Za-z0-9_-] (and a
+ * leading '.') written as %XX; <id> is the catalog's snapshot ID. A snapshot
+ * row is inserted as "receiving" when its stream starts, and turned into
+ * "complete" (with its summary) or "failed" (with the reason) in one
+ * transaction when it ends; "receiving" rows left by a crash are failed when
+ * the store is opened again, and their temporary files removed.
+ *
+ * Used from the loop thread only. */
+#ifndef GSD_STORE_H
+#define GSD_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+/* Longest device ID accepted, in bytes: escaped (at most 3 bytes each) it
+ * stays a valid file name. */
+#define GSD_DEVICE_ID_MAX 80
+
+typedef struct gsd_store gsd_store;
+
+/* What an agent said about its device in Hello. */
+typedef struct gsd_device_info {
+  const char *device_id;
+  const char *app_name;
+  const char *architecture;
+  const char *agent_version;
+  unsigned pointer_size;
+  unsigned protocol_version;
+} gsd_device_info;
+
+/* A snapshot as SnapshotBegin announced it. */
+typedef struct gsd_snapshot_begin {
+  const char *device_id;
+  int64_t session_id;
+  uint64_t request_id;
+  uint64_t agent_snapshot_id;
+  const char *trigger;
+  int stable_ids;
+  uint64_t clock_ms;
+} gsd_snapshot_begin;
+
+/* What is known when a snapshot ends. For a failed one, the figures are
+ * those received so far and summary is NULL. */
+typedef struct gsd_snapshot_end {
+  uint64_t objects, bytes, references, roots, types, sections;
+  uint64_t unreachable, dangling_references;   /* from the summary */
+  uint64_t text_bytes, file_bytes, wire_bytes;
+  uint32_t crc32;
+  uint64_t errors, warnings;                   /* validation */
+  const char *first_error;                     /* NULL when none */
+  const char *summary;                         /* JSON text, complete only */
+} gsd_snapshot_end;
+
+int gsd_store_open(gsd_store **s, const char *dir, char *err, size_t cap);
+void gsd_store_close(gsd_store *s);
+/* The message of the last failed call. */
+const char *gsd_store_error(const gsd_store *s);
+
+/* Records a device (new or seen again) and a session for it. */
+int gsd_store_session_begin(gsd_store *s, const gsd_device_info *d, const char *address,
+                            int64_t *session_id);
+int gsd_store_session_end(gsd_store *s, int64_t session_id, const char *device_id,
+                          const char *reason);
+
+/* GS_OK with *id when (device, agent_snapshot_id) is already stored
+ * complete; GS_EOF when not. */
+int gsd_store_find_complete(gsd_store *s, const char *device_id, uint64_t agent_snapshot_id,
+                            int64_t *id);
+/* Inserts the "receiving" row and makes the device's folder; *id is the
+ * new snapshot ID. */
+int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id);
+int gsd_store_snapshot_complete(gsd_store *s, int64_t id, const gsd_snapshot_end *e);
+int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
+                            const gsd_snapshot_end *e);
+
+/* Paths of a snapshot's file and temporary file (malloc'd; NULL when out
+ * of memory). */
+char *gsd_store_snapshot_path(const gsd_store *s, const char *device_id, int64_t id);
+char *gsd_store_tmp_path(const gsd_store *s, const char *device_id, int64_t id);
+
+/* The highest request ID in the catalog, so that new ones never repeat. */
+uint64_t gsd_store_max_request_id(gsd_store *s);
+
+/* ---- queries for the HTTP API (JSON as in the API contract) ---- */
+
+/* {"snapshots": [...]}, newest first; device and status may be NULL; limit
+ * 0 means no limit. */
+int gsd_store_list_snapshots(gsd_store *s, const char *device_id, const char *status,
+                             uint64_t limit, json_t **out);
+/* One entry with "summary"; GS_EOF when there is no such complete or failed
+ * snapshot. *path (may be NULL) gets the file of a complete one. */
+int gsd_store_get_snapshot(gsd_store *s, int64_t id, int with_summary, json_t **out,
+                           char **path);
+/* Every device the catalog knows, as API entries without the live fields
+ * (connected, busy, address, connected_since), which the caller adds. */
+int gsd_store_list_devices(gsd_store *s, json_t **out);
+/* GS_OK when the catalog knows the device, GS_EOF when not. */
+int gsd_store_device_known(gsd_store *s, const char *device_id);
+
+/* Escapes a device ID into a folder name (see above); returns a malloc'd
+ * string. */
+char *gsd_store_escape_device(const char *device_id);
+
+#endif

@@ -1,0 +1,280 @@
+/* test_ingest.c - the collector's ingest: a stream built with protobuf-c
+ * from a fixture goes back to records, through the validator, into a
+ * .gclog.zst byte-identical to the canonical text; broken streams fail with
+ * their own code and leave no file. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "gcsnap.pb-c.h"
+#include "gs_error.h"
+#include "gs_wire.h"
+#include "gsd_ingest.h"
+#include "gst_stream.h"
+#include "gst_util.h"
+
+typedef struct fixture {
+  char *dir;
+  char tmp[4200], final[4200];
+} fixture;
+
+static int setup(void **state) {
+  fixture *fx = calloc(1, sizeof *fx);
+  fx->dir = gst_tempdir("ingest");
+  snprintf(fx->tmp, sizeof fx->tmp, "%s/1.gclog.zst.tmp", fx->dir);
+  snprintf(fx->final, sizeof fx->final, "%s/1.gclog.zst", fx->dir);
+  *state = fx;
+  return fx->dir ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *fx = *state;
+  gst_rmtree(fx->dir);
+  free(fx->dir);
+  free(fx);
+  return 0;
+}
+
+/* Feeds every frame after SnapshotBegin; returns the result of the first
+ * failing message (or of the last one), with *f filled. */
+static int feed(gsd_ingest *ig, const gst_frames *frames, gsd_fault *f) {
+  size_t i;
+  int rc = GS_OK;
+  for (i = 1; i < frames->n && rc == GS_OK; i++) {
+    Gcsnap__Envelope *env = gst_frames_decode(frames, i);
+    assert_non_null(env);
+    rc = gsd_ingest_message(ig, env, f);
+    gcsnap__envelope__free_unpacked(env, NULL);
+  }
+  return rc;
+}
+
+static void encode(const char *path, const gst_opts *o, gst_frames *frames, gst_totals *t) {
+  memset(frames, 0, sizeof *frames);
+  assert_int_equal(gst_encode(path, o, gst_frames_add, frames, t), 0);
+  assert_true(frames->n >= 2);
+}
+
+/* Stores path through the ingest and checks the file against want. */
+static void round_trip(fixture *fx, const char *path, const gst_opts *o, const char *want,
+                       size_t want_len) {
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  gsd_fault f;
+  char err[300], *got;
+  size_t got_len;
+  encode(path, o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  assert_int_equal(feed(ig, &frames, &f), GS_OK);
+  assert_true(gsd_ingest_ended(ig));
+  assert_int_equal(gsd_ingest_stats(ig)->crc32, t.crc32);
+  assert_int_equal(gsd_ingest_stats(ig)->text_bytes, t.text_bytes);
+  assert_int_equal(gsd_ingest_stats(ig)->errors, 0);
+  assert_int_equal(gsd_ingest_commit(ig, fx->final, err, sizeof err), GS_OK);
+  gsd_ingest_free(ig);
+  assert_false(gst_exists(fx->tmp));
+  got = gst_read_file(fx->final, &got_len);
+  assert_non_null(got);
+  assert_int_equal(got_len, want_len);
+  assert_memory_equal(got, want, want_len);
+  free(got);
+  gst_frames_free(&frames);
+}
+
+static void test_canonical_identical(void **state) {
+  fixture *fx = *state;
+  gst_opts o = {0};
+  size_t len;
+  char *want = gst_read_file(GST_FIXTURE_DIR "/canonical/generated.gclog", &len);
+  assert_non_null(want);
+  o.snapshot_id = 7;
+  round_trip(fx, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, want, len);
+  free(want);
+}
+
+/* Batches of 3 records and 2 references: objects continue over batches. */
+static void test_continues_joined(void **state) {
+  fixture *fx = *state;
+  gst_opts o = {0};
+  size_t len;
+  char *want = gst_read_file(GST_FIXTURE_DIR "/canonical/generated.gclog", &len);
+  gst_frames frames;
+  gst_totals t;
+  size_t i, continued = 0;
+  o.batch_records = 3;
+  o.batch_refs = 2;
+  encode(GST_FIXTURE_DIR "/canonical/generated.gclog", &o, &frames, &t);
+  for (i = 0; i < frames.n; i++) {
+    Gcsnap__Envelope *env = gst_frames_decode(&frames, i);
+    if (env->body_case == GCSNAP__ENVELOPE__BODY_OBJECTS && env->objects->continues) continued++;
+    gcsnap__envelope__free_unpacked(env, NULL);
+  }
+  gst_frames_free(&frames);
+  assert_true(continued > 0);
+  round_trip(fx, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, want, len);
+  free(want);
+}
+
+/* The real heap: the stored text has the CRC the stream announced. */
+static void test_wpfapp(void **state) {
+  fixture *fx = *state;
+  const char *path = GST_SHARED_DIR "/fixtures/wpfapp.gclog";
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  gsd_fault f;
+  char err[300], *got;
+  size_t len;
+  gst_opts o = {0};
+  encode(path, &o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  assert_int_equal(feed(ig, &frames, &f), GS_OK);
+  assert_int_equal(gsd_ingest_commit(ig, fx->final, err, sizeof err), GS_OK);
+  gsd_ingest_free(ig);
+  got = gst_read_file(fx->final, &len);
+  assert_non_null(got);
+  assert_int_equal(len, t.text_bytes);
+  free(got);
+  gst_frames_free(&frames);
+}
+
+/* A broken stream: the failing message, its code, and no file left. */
+static void expect_fault(fixture *fx, const char *path, const gst_opts *o, unsigned code,
+                         int fatal, const char *words) {
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  gsd_fault f;
+  char err[300];
+  encode(path, o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  assert_int_equal(feed(ig, &frames, &f), GS_EFORMAT);
+  assert_int_equal(f.code, code);
+  assert_int_equal(f.fatal, fatal);
+  if (!strstr(f.reason, words)) fail_msg("reason '%s' lacks '%s'", f.reason, words);
+  assert_true(gst_exists(fx->tmp));
+  gsd_ingest_free(ig);
+  assert_false(gst_exists(fx->tmp));
+  assert_false(gst_exists(fx->final));
+  gst_frames_free(&frames);
+}
+
+static void test_seq_gap(void **state) {
+  gst_opts o = {0};
+  o.gap_at = 3;
+  expect_fault(*state, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, GS_WIRE_E_SEQUENCE, 1,
+               "a gap");
+}
+
+static void test_crc_mismatch(void **state) {
+  gst_opts o = {0};
+  o.crc_xor = 1;
+  expect_fault(*state, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, GS_WIRE_E_CRC, 1,
+               "CRC-32 mismatch");
+}
+
+static void test_count_mismatch(void **state) {
+  gst_opts o = {0};
+  o.objects_delta = 1;
+  expect_fault(*state, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, GS_WIRE_E_COUNTS, 1,
+               "objects");
+}
+
+static void test_invalid_content(void **state) {
+  gst_opts o = {0};
+  expect_fault(*state, GST_FIXTURE_DIR "/diag/duplicate-object.gclog", &o, GS_WIRE_E_INVALID, 0,
+               "duplicate-object");
+}
+
+/* A repeated message is a repeat, not a gap. */
+static void test_seq_repeat(void **state) {
+  fixture *fx = *state;
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  gsd_fault f;
+  char err[300];
+  Gcsnap__Envelope *env;
+  gst_opts o = {0};
+  encode(GST_FIXTURE_DIR "/canonical/generated.gclog", &o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  env = gst_frames_decode(&frames, 1);
+  assert_int_equal(gsd_ingest_message(ig, env, &f), GS_OK);
+  assert_int_equal(gsd_ingest_message(ig, env, &f), GS_EFORMAT);
+  assert_int_equal(f.code, GS_WIRE_E_SEQUENCE);
+  assert_non_null(strstr(f.reason, "a repeat"));
+  gcsnap__envelope__free_unpacked(env, NULL);
+  gsd_ingest_free(ig);
+  assert_false(gst_exists(fx->tmp));
+  gst_frames_free(&frames);
+}
+
+/* Only checked: nothing is written. */
+static void test_check_only(void **state) {
+  fixture *fx = *state;
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  gsd_fault f;
+  char err[300];
+  gst_opts o = {0};
+  encode(GST_FIXTURE_DIR "/canonical/generated.gclog", &o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, NULL, err, sizeof err), GS_OK);
+  assert_int_equal(feed(ig, &frames, &f), GS_OK);
+  assert_true(gsd_ingest_ended(ig));
+  assert_int_equal(gsd_ingest_stats(ig)->objects, t.objects);
+  gsd_ingest_free(ig);
+  assert_false(gst_exists(fx->tmp));
+  gst_frames_free(&frames);
+}
+
+/* The summary stored with a snapshot is gcsnap summary's. */
+static void test_summary(void **state) {
+  fixture *fx = *state;
+  gst_opts o = {0};
+  size_t len;
+  char *want = gst_read_file(GST_FIXTURE_DIR "/canonical/generated.gclog", &len), *json, err[300];
+  gsd_snapshot_end e;
+  memset(&e, 0, sizeof e);
+  round_trip(fx, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, want, len);
+  assert_int_equal(gsd_ingest_summarize(fx->final, "x.gclog.zst", &json, &e, err, sizeof err),
+                   GS_OK);
+  assert_non_null(strstr(json, "\"file\":\"x.gclog.zst\""));
+  assert_non_null(strstr(json, "\"by_type\""));
+  assert_int_equal(e.sections, 2);
+  assert_true(e.objects > 0);
+  free(json);
+  free(want);
+}
+
+/* "wpfapp" runs only the test on the shared fixture, and exits 77
+ * (skipped) when it is absent. */
+int main(int argc, char **argv) {
+  const struct CMUnitTest wpfapp[] = {
+    cmocka_unit_test_setup_teardown(test_wpfapp, setup, teardown),
+  };
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test_setup_teardown(test_canonical_identical, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_continues_joined, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_seq_gap, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_seq_repeat, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_crc_mismatch, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_count_mismatch, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_invalid_content, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_check_only, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+  };
+  if (argc > 1 && strcmp(argv[1], "wpfapp") == 0) {
+    if (!gst_exists(GST_SHARED_DIR "/fixtures/wpfapp.gclog")) {
+      printf("skipped: %s/fixtures/wpfapp.gclog is absent\n", GST_SHARED_DIR);
+      return 77;
+    }
+    return cmocka_run_group_tests(wpfapp, NULL, NULL);
+  }
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
