@@ -5,27 +5,36 @@
  * on_text(), which adds it to the CRC-32 and the byte count and compresses
  * it straight into the file. Once the validator has found an error the
  * snapshot can no longer be stored, so compression stops (the CRC goes on:
- * a CRC mismatch is still told apart from invalid content). */
+ * a CRC mismatch is still told apart from invalid content).
+ *
+ * The summary of a stored snapshot comes from "gcsnap summary --json" run
+ * as a child process: it builds the heap's graph, whose memory goes back to
+ * the system when the child exits instead of staying in the collector, and
+ * the catalog holds exactly what the command prints. */
 #include <errno.h>
 #include <fcntl.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
+#include <jansson.h>
 #include "gs_crc32.h"
 #include "gs_error.h"
-#include "gs_file.h"
-#include "gs_summary.h"
 #include "gs_text.h"
 #include "gs_validate.h"
 #include "gs_wire.h"
 #include "gs_writer.h"
 #include "gsd_ingest.h"
 
+extern char **environ;
+
 #define ZSTD_LEVEL 3          /* as "gcsnap convert" */
 #define SUMMARY_TOP 20        /* as "gcsnap summary" by default */
+#define MAX_SUMMARY (64u << 20)
 
 struct gsd_ingest {
   int check_only;
@@ -477,49 +486,88 @@ int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t 
 
 /* ---- summary ----------------------------------------------------------- */
 
-static void figures_of(const gs_summary *sum, gsd_snapshot_end *e) {
-  const gs_heapstats *t = &sum->total;
-  e->objects = t->objects;
-  e->bytes = t->bytes;
-  e->references = t->references;
-  e->roots = t->roots;
-  e->types = gs_heapstats_types(t);
-  e->sections = t->sections;
-  e->unreachable = t->unreachable;
-  e->dangling_references = t->dangling_references;
+/* Figures from the summary's JSON (its totals). */
+static void figures_of(const json_t *o, gsd_snapshot_end *e) {
+  e->objects = (uint64_t)json_integer_value(json_object_get(o, "objects"));
+  e->bytes = (uint64_t)json_integer_value(json_object_get(o, "bytes"));
+  e->references = (uint64_t)json_integer_value(json_object_get(o, "references"));
+  e->roots = (uint64_t)json_integer_value(json_object_get(o, "roots"));
+  e->types = (uint64_t)json_integer_value(json_object_get(o, "types"));
+  e->sections = json_array_size(json_object_get(o, "sections"));
+  e->unreachable = (uint64_t)json_integer_value(json_object_get(o, "unreachable"));
+  e->dangling_references = (uint64_t)json_integer_value(json_object_get(o, "dangling_references"));
 }
 
-int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
+/* Runs argv with stdout and stderr into one pipe; *out gets what it
+ * printed (at most MAX_SUMMARY bytes), *status its exit status (-1 when it
+ * could not run or was killed). */
+static int run_child(char *const argv[], char **out, size_t *len, int *status) {
+  posix_spawn_file_actions_t fa;
+  int fds[2], ws, rc;
+  pid_t pid;
+  size_t cap = 65536;
+  ssize_t n;
+  *out = NULL;
+  *len = 0;
+  *status = -1;
+  if (pipe(fds)) return GS_EIO;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (rc) { close(fds[0]); return GS_EIO; }
+  *out = malloc(cap);
+  while (*out) {
+    if (*len + 1 == cap) {
+      char *bigger = cap < MAX_SUMMARY ? realloc(*out, cap * 2) : NULL;
+      if (!bigger) break;
+      *out = bigger;
+      cap *= 2;
+    }
+    n = read(fds[0], *out + *len, cap - 1 - *len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    *len += (size_t)n;
+  }
+  if (*out) (*out)[*len] = 0;
+  close(fds[0]);
+  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
+  if (WIFEXITED(ws)) *status = WEXITSTATUS(ws);
+  return *out ? GS_OK : GS_ENOMEM;
+}
+
+int gsd_ingest_summarize(const char *gcsnap, const char *path, const char *shown_name, char **json,
                          gsd_snapshot_end *e, char *err, size_t cap) {
-  gs_file *file = NULL;
-  gs_reader *r = NULL;
-  gs_summary sum;
+  char top[16];
+  char *argv[] = {(char *)gcsnap, "summary", "--json", "--top", top, (char *)path, NULL};
+  char *out;
+  size_t len;
+  int status, rc;
   json_t *o = NULL;
-  gs_diag d;
-  int rc;
   *json = NULL;
-  if ((rc = gs_summary_init(&sum, shown_name)) != GS_OK) {
-    snprintf(err, cap, "out of memory");
+  snprintf(top, sizeof top, "%d", SUMMARY_TOP);
+  if ((rc = run_child(argv, &out, &len, &status)) != GS_OK) {
+    snprintf(err, cap, "cannot run %s: %s", gcsnap, rc == GS_ENOMEM ? "out of memory" : strerror(errno));
+    free(out);
     return rc;
   }
-  if ((rc = gs_file_open(&file, path, err, cap)) == GS_OK &&
-      (rc = gs_file_new_reader(file, &r)) == GS_OK &&
-      (rc = gs_summary_load(&sum, r, &d)) != GS_OK) {
-    if (rc == GS_EFORMAT) snprintf(err, cap, "line %llu: %s", (unsigned long long)d.line, d.message);
-    else if (rc == GS_EIO && gs_file_error(file)[0]) snprintf(err, cap, "%s", gs_file_error(file));
-    else snprintf(err, cap, "%s", gs_strerror(rc));
+  if (status != 0 || !(o = json_loads(out, 0, NULL)) || !json_is_object(o)) {
+    size_t line = strcspn(out, "\n");
+    snprintf(err, cap, "%s summary failed: %.*s", gcsnap, (int)(line > 200 ? 200 : line), out);
+    json_decref(o);
+    free(out);
+    return GS_EIO;
   }
-  if (rc == GS_OK) {
-    figures_of(&sum, e);
-    o = gs_summary_json(&sum, SUMMARY_TOP);
-    if (!o || !(*json = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10)))) {
-      snprintf(err, cap, "out of memory");
-      rc = GS_ENOMEM;
-    }
+  free(out);
+  figures_of(o, e);
+  if (json_object_set_new(o, "file", json_string(shown_name)) ||
+      !(*json = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10)))) {
+    snprintf(err, cap, "out of memory");
+    rc = GS_ENOMEM;
   }
   json_decref(o);
-  gs_reader_free(r);
-  gs_file_close(file);
-  gs_summary_free(&sum);
   return rc;
 }
