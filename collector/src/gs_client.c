@@ -8,6 +8,7 @@
 #include <time.h>
 #include "gs_cli.h"
 #include "gs_client.h"
+#include "gs_output.h"
 #include "gs_error.h"
 
 const char *gs_client_url(const char *option) {
@@ -119,4 +120,44 @@ void gs_client_fmt_bytes(char *buf, size_t cap, uint64_t bytes) {
   if (bytes < 1000) { snprintf(buf, cap, "%llu B", (unsigned long long)bytes); return; }
   while (v >= 1000 && u < 3) { v /= 1000; u++; }
   snprintf(buf, cap, "%.1f %s", v, units[u]);
+}
+
+typedef struct counted {
+  gs_output *out;
+  uint64_t bytes;
+} counted;
+
+static int counted_write(void *ctx, const void *buf, size_t len) {
+  counted *c = ctx;
+  c->bytes += len;
+  return gs_output_write(c->out, buf, len);
+}
+
+int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *format,
+                    const char *path, uint64_t *bytes) {
+  counted c = {NULL, 0};
+  gs_http_reply r;
+  char api[96], msg[300];
+  int err, code;
+  if (gs_output_open_raw(&c.out, path, msg, sizeof msg)) {
+    gs_cli_error("%s", msg);
+    return GS_EXIT_USAGE;
+  }
+  snprintf(api, sizeof api, "/api/snapshots/%llu/download?format=%s", (unsigned long long)id, format);
+  err = gs_http_download(url, api, counted_write, &c, &r);
+  if (err != GS_OK && r.write_failed) gs_cli_error("%s", gs_output_error(c.out));
+  code = gs_client_check(cmd, url, err, &r);
+  /* A stored snapshot is never empty: an empty 200 is not the collector's. */
+  if (code == GS_EXIT_OK && c.bytes == 0) {
+    fprintf(stderr, "gcsnap %s: the collector at %s sent an empty snapshot\n", cmd, url);
+    code = GS_EXIT_USAGE;
+  }
+  gs_http_reply_free(&r);
+  if (code == GS_EXIT_OK && (err = gs_output_commit(c.out)) != GS_OK) {
+    gs_cli_error("%s", gs_output_error(c.out)[0] ? gs_output_error(c.out) : gs_strerror(err));
+    code = GS_EXIT_USAGE;
+  }
+  gs_output_close(c.out);
+  *bytes = c.bytes;
+  return code;
 }

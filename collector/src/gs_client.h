@@ -28,6 +28,12 @@ const char *gs_client_url(const char *option);
  * A 2xx answer that is not a JSON object counts as a failure too. */
 int gs_client_check(const char *cmd, const char *url, int err, const gs_http_reply *r);
 
+/* Downloads snapshot id in format ("gclog" or "zst") into path (written
+ * under a temporary name and renamed when complete; - is stdout); *bytes
+ * gets its size. Reports failures as cmd and returns the exit code. */
+int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *format,
+                    const char *path, uint64_t *bytes);
+
 /* Fields of a JSON object; missing or null give 0 / NULL. */
 uint64_t gs_client_u64(const json_t *o, const char *key);
 const char *gs_client_str(const json_t *o, const char *key);

@@ -46,17 +46,6 @@ typedef struct fetch_args {
   int has_id, help;
 } fetch_args;
 
-typedef struct counted {
-  gs_output *out;
-  uint64_t bytes;
-} counted;
-
-static int counted_write(void *ctx, const void *buf, size_t len) {
-  counted *c = ctx;
-  c->bytes += len;
-  return gs_output_write(c->out, buf, len);
-}
-
 static int ends_with(const char *s, const char *suffix) {
   size_t n = strlen(s), m = strlen(suffix);
   return n >= m && strcmp(s + n - m, suffix) == 0;
@@ -93,46 +82,16 @@ static int parse_args(int argc, char **argv, fetch_args *fa) {
   return GS_EXIT_OK;
 }
 
-static int download(const fetch_args *fa, const char *url, counted *c) {
-  char path[96];
-  gs_http_reply r;
-  int err, code;
-  snprintf(path, sizeof path, "/api/snapshots/%llu/download?format=%s",
-           (unsigned long long)fa->id, fa->format);
-  err = gs_http_download(url, path, counted_write, c, &r);
-  if (err != GS_OK && r.write_failed) gs_cli_error("%s", gs_output_error(c->out));
-  code = gs_client_check("fetch", url, err, &r);
-  /* A stored snapshot is never empty: an empty 200 is not the collector's. */
-  if (code == GS_EXIT_OK && c->bytes == 0) {
-    fprintf(stderr, "gcsnap fetch: the collector at %s sent an empty snapshot\n", url);
-    code = GS_EXIT_USAGE;
-  }
-  gs_http_reply_free(&r);
-  return code;
-}
-
 int gs_cmd_fetch(int argc, char **argv) {
   fetch_args fa;
-  counted c = {NULL, 0};
-  const char *url;
-  char msg[300];
-  int code, err;
+  uint64_t bytes = 0;
+  int code;
   memset(&fa, 0, sizeof fa);
   if ((code = parse_args(argc, argv, &fa)) != GS_EXIT_OK) return code;
   if (fa.help) return gs_cli_help(usage);
-  url = gs_client_url(fa.collector);
-  if (gs_output_open_raw(&c.out, fa.output, msg, sizeof msg)) {
-    gs_cli_error("%s", msg);
-    return GS_EXIT_USAGE;
-  }
-  code = download(&fa, url, &c);
-  if (code == GS_EXIT_OK && (err = gs_output_commit(c.out)) != GS_OK) {
-    gs_cli_error("%s", gs_output_error(c.out)[0] ? gs_output_error(c.out) : gs_strerror(err));
-    code = GS_EXIT_USAGE;
-  }
-  gs_output_close(c.out);
+  code = gs_client_fetch("fetch", gs_client_url(fa.collector), fa.id, fa.format, fa.output, &bytes);
   if (code == GS_EXIT_OK && strcmp(fa.output, "-") != 0)
     printf("Snapshot %llu written to %s (%llu bytes, %s).\n", (unsigned long long)fa.id,
-           fa.output, (unsigned long long)c.bytes, fa.format);
+           fa.output, (unsigned long long)bytes, fa.format);
   return gs_cli_finish(code);
 }

@@ -11,8 +11,10 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "gs_args.h"
 #include "gs_cli.h"
+#include "gs_client.h"
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_heapstats.h"
@@ -27,6 +29,7 @@
 
 static const char usage[] =
   "usage: gcsnap trend [--top N] [--threshold PCT] [--json] FILE FILE...\n"
+  "       gcsnap trend --device ID [--last N] [--collector URL] [--top N] ...\n"
   "\n"
   "Reads snapshots of one application, oldest first, and lists the types\n"
   "that look like leaks: their count grew in every interval, or their bytes\n"
@@ -38,23 +41,33 @@ static const char usage[] =
   "  --top N          list N suspects (default 10, 0 = all)\n"
   "  --threshold PCT  bytes growth that makes a suspect (default 20)\n"
   "  --json           print one JSON object instead of text\n"
+  "  --device ID      the device's last N complete snapshots at the collector\n"
+  "                   (fetched to a temporary folder, removed afterwards)\n"
+  "  --last N         how many (default 10, at least 2)\n"
+  "  --collector URL  the collector (default $GCSNAP_COLLECTOR, else\n"
+  "                   http://127.0.0.1:7411)\n"
   "  -h, --help       show this help\n"
   "\n"
   "Exit status: 0 done, 1 a file is invalid, 2 usage or I/O error.\n";
 
-enum { OPT_HELP = 1, OPT_TOP, OPT_THRESHOLD, OPT_JSON };
+enum { OPT_HELP = 1, OPT_TOP, OPT_THRESHOLD, OPT_JSON, OPT_DEVICE, OPT_LAST, OPT_COLLECTOR };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
   {"top", 0, 1, OPT_TOP},
   {"threshold", 0, 1, OPT_THRESHOLD},
   {"json", 0, 0, OPT_JSON},
+  {"device", 0, 1, OPT_DEVICE},
+  {"last", 0, 1, OPT_LAST},
+  {"collector", 0, 1, OPT_COLLECTOR},
   {NULL, 0, 0, 0},
 };
 
 typedef struct trend_args {
   int help, json;
-  uint64_t top, threshold;
+  uint64_t top, threshold, last;
+  const char *device, *collector;
+  char folder[256];                /* --device: where the snapshots were fetched */
   const char **paths;
   int npaths;
 } trend_args;
@@ -411,7 +424,8 @@ static int parse_args(int argc, char **argv, trend_args *ta) {
   gs_args_init(&a, argc, argv, options);
   ta->top = DEFAULT_TOP;
   ta->threshold = DEFAULT_THRESHOLD;
-  if (!(ta->paths = calloc((size_t)argc + 1, sizeof *ta->paths))) return GS_EXIT_USAGE;
+  /* Room for the FILEs, or for the snapshots --device fetches. */
+  if (!(ta->paths = calloc((size_t)argc + MAX_FILES + 1, sizeof *ta->paths))) return GS_EXIT_USAGE;
   while ((k = gs_args_next(&a)) != GS_ARG_END) {
     if (k == GS_ARG_ERROR) return gs_cli_usage_error("trend", usage, a.error);
     if (k == GS_ARG_OPERAND) { ta->paths[ta->npaths++] = a.value; continue; }
@@ -424,12 +438,68 @@ static int parse_args(int argc, char **argv, trend_args *ta) {
     case OPT_THRESHOLD:
       if (gs_args_parse_count(a.value, 1000000, &ta->threshold)) return gs_cli_usage_error("trend", usage, "--threshold needs a percentage");
       break;
+    case OPT_DEVICE: ta->device = a.value; break;
+    case OPT_COLLECTOR: ta->collector = a.value; break;
+    case OPT_LAST:
+      if (gs_args_parse_count(a.value, MAX_FILES, &ta->last) || ta->last < 2)
+        return gs_cli_usage_error("trend", usage, "--last needs a number from 2 to 1000");
+      break;
     }
   }
   if (ta->help) return GS_EXIT_OK;
+  if (ta->device && ta->npaths) return gs_cli_usage_error("trend", usage, "give FILEs or --device, not both");
+  if (ta->device) return GS_EXIT_OK;
   if (ta->npaths < 2) return gs_cli_usage_error("trend", usage, "give at least two snapshots, oldest first");
   if (ta->npaths > MAX_FILES) return gs_cli_usage_error("trend", usage, "at most 1000 snapshots");
   return GS_EXIT_OK;
+}
+
+/* --device: fetches the device's last snapshots, oldest first, into a
+ * temporary folder and names them as the files to read. */
+static int fetch_series(trend_args *ta) {
+  const char *url = gs_client_url(ta->collector), *tmp = getenv("TMPDIR");
+  char api[300], *dev = gs_http_escape(ta->device);
+  gs_http_reply r;
+  json_t *rows;
+  size_t i, n;
+  int code;
+  if (!dev) return GS_EXIT_USAGE;
+  snprintf(api, sizeof api, "/api/snapshots?device=%s&status=complete&limit=%llu", dev,
+           (unsigned long long)(ta->last ? ta->last : 10));
+  free(dev);
+  code = gs_client_check("trend", url, gs_http_get_json(url, api, &r), &r);
+  rows = code ? NULL : json_object_get(r.json, "snapshots");
+  n = json_array_size(rows);
+  if (!code && n < 2) {
+    fprintf(stderr, "gcsnap trend: device %s has %zu complete snapshots at %s; a trend needs 2\n",
+            ta->device, n, url);
+    code = GS_EXIT_INVALID;
+  }
+  snprintf(ta->folder, sizeof ta->folder, "%s/gcsnap-trend-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!code && !mkdtemp(ta->folder)) {
+    gs_cli_error("cannot make a temporary folder in %s", tmp && *tmp ? tmp : "/tmp");
+    code = GS_EXIT_USAGE;
+  }
+  for (i = 0; !code && i < n; i++) {
+    uint64_t id = gs_client_u64(json_array_get(rows, n - 1 - i), "id"), bytes;
+    char *path = malloc(strlen(ta->folder) + 32);
+    if (!path) { code = GS_EXIT_USAGE; break; }
+    sprintf(path, "%s/%llu.gclog.zst", ta->folder, (unsigned long long)id);
+    ta->paths[ta->npaths++] = path;
+    code = gs_client_fetch("trend", url, id, "zst", path, &bytes);
+  }
+  gs_http_reply_free(&r);
+  return code;
+}
+
+static void remove_series(trend_args *ta) {
+  int i;
+  if (!ta->device) return;
+  for (i = 0; i < ta->npaths; i++) {
+    unlink(ta->paths[i]);
+    free((char *)ta->paths[i]);
+  }
+  if (ta->folder[0]) rmdir(ta->folder);
 }
 
 static void trend_free(trend *t) {
@@ -458,7 +528,9 @@ int gs_cmd_trend(int argc, char **argv) {
     free(ta.paths);
     return code ? code : gs_cli_help(usage);
   }
-  if (!(t.sums = calloc((size_t)ta.npaths, sizeof *t.sums)) || gs_histo_new(&t.survivor_types)) code = GS_EXIT_USAGE;
+  if (ta.device) code = fetch_series(&ta);
+  if (!code && (!(t.sums = calloc((size_t)ta.npaths, sizeof *t.sums)) || gs_histo_new(&t.survivor_types)))
+    code = GS_EXIT_USAGE;
   for (; !code && t.nfiles < ta.npaths; t.nfiles++) code = gs_cli_load_summary(ta.paths[t.nfiles], &t.sums[t.nfiles]);
   if (!code && (build_series(&t) || rank_suspects(&t, ta.threshold, ta.top))) code = GS_EXIT_USAGE;
   if (!code) code = alive_in_all(&ta, &alive, &t.stable);
@@ -472,6 +544,7 @@ int gs_cmd_trend(int argc, char **argv) {
   }
   free(alive.ids);
   trend_free(&t);
+  remove_series(&ta);
   free(ta.paths);
   return gs_cli_finish(code);
 }

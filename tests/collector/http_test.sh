@@ -115,6 +115,16 @@ OBJ=$(awk '$1 == "o" { print $2; exit }' "$FIXTURE")
 same_as_cli "/api/snapshots/$ID/paths?object=$OBJ&max=2" paths --json --object "$OBJ" --max 2 "$FIXTURE"
 same_as_cli "/api/diff?old=$ID&new=$ID2" diff --json --top 30 "$FIXTURE" "$FIXTURE"
 same_as_cli "/api/devices/dev-a/trend?last=2" trend --json --top 10 --threshold 20 "$FIXTURE" "$FIXTURE"
+expect_status 200 GET "/api/devices/dev-a/trend?last=2"
+"$GCSNAP" trend --device dev-a --last 2 --json --collector "$API" > "$WORK/trend-device.json" \
+  || fail "gcsnap trend --device"
+python3 - "$WORK/body" "$WORK/trend-device.json" <<'PY' || fail "trend --device differs from the API's trend"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for d in (a, b):
+    for f in d["files"]: f.pop("file")
+assert a == b, (a, b)
+PY
 expect_status 400 GET "/api/snapshots/$ID/paths?object=zz" bad_request
 expect_status 422 GET "/api/snapshots/$ID/paths?type=No.Such.Type" bad_request
 expect_status 400 GET "/api/diff?old=$ID" bad_request
