@@ -32,6 +32,8 @@ int gs_cmd_devices(int argc, char **argv);
 int gs_cmd_snapshots(int argc, char **argv);
 int gs_cmd_capture(int argc, char **argv);
 int gs_cmd_fetch(int argc, char **argv);
+int gs_cmd_schedule(int argc, char **argv);
+int gs_cmd_replay(int argc, char **argv);
 
 /* Prints usage to stdout for --help; returns GS_EXIT_OK. */
 int gs_cli_help(const char *usage);

@@ -134,6 +134,11 @@ static void setup_post(CURL *c, long timeout_s) {
   curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
 }
 
+static void setup_delete(CURL *c, long timeout_s) {
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+}
+
 static void setup_download(CURL *c, long unused) {
   (void)unused;
   curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
@@ -149,6 +154,11 @@ int gs_http_post_json(const char *base, const char *path, long timeout_s,
                       gs_http_reply *r) {
   transfer t = {NULL, r, NULL, NULL, 0};
   return perform(base, path, &t, setup_post, timeout_s > 0 ? timeout_s : JSON_TIMEOUT_S);
+}
+
+int gs_http_delete_json(const char *base, const char *path, gs_http_reply *r) {
+  transfer t = {NULL, r, NULL, NULL, 0};
+  return perform(base, path, &t, setup_delete, JSON_TIMEOUT_S);
 }
 
 int gs_http_download(const char *base, const char *path, gs_write_fn fn, void *ctx,

@@ -25,6 +25,8 @@ int gs_http_get_json(const char *base, const char *path, gs_http_reply *r);
 /* POST base+path with an empty body; timeout_s bounds the whole call. */
 int gs_http_post_json(const char *base, const char *path, long timeout_s,
                       gs_http_reply *r);
+/* DELETE base+path, answered with JSON. */
+int gs_http_delete_json(const char *base, const char *path, gs_http_reply *r);
 /* GET base+path; a 200 body goes to fn as it arrives, any other body is
  * kept in r as for the JSON calls. Returns GS_OK when the whole body came,
  * GS_EIO when the transfer or fn failed (r->write_failed says which). */

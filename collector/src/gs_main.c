@@ -25,6 +25,8 @@ static const command commands[] = {
   {"snapshots", gs_cmd_snapshots, "list the snapshots stored by the collector"},
   {"capture", gs_cmd_capture, "ask the collector for a snapshot of a connected device"},
   {"fetch", gs_cmd_fetch, "download a stored snapshot into a file"},
+  {"schedule", gs_cmd_schedule, "add, list or remove the collector's periodic captures"},
+  {"replay", gs_cmd_replay, "play a recorded agent session (.gcstream) to a collector"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

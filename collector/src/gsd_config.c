@@ -15,7 +15,7 @@
 const char gsd_usage[] =
   "usage: gcsnapd [--listen ADDR:PORT] [--http ADDR:PORT] [--store DIR]\n"
   "               [--config FILE] [--log-level error|warn|info|debug]\n"
-  "               [--gcsnap PATH]\n"
+  "               [--gcsnap PATH] [--record DIR]\n"
   "\n"
   "Collector of GC heap snapshots: agents connect to --listen and stream\n"
   "snapshots, which are validated and stored under --store with their\n"
@@ -29,11 +29,13 @@ const char gsd_usage[] =
   "  --log-level LEVEL   error, warn, info (default) or debug\n"
   "  --gcsnap PATH       the gcsnap tool that runs the API's analyses\n"
   "                      (default: gcsnap in the folder of gcsnapd)\n"
+  "  --record DIR        record each agent session's frames into\n"
+  "                      DIR/<device>-<session>.gcstream (for gcsnap replay)\n"
   "  -h, --help          show this help\n"
   "  --version           show the version\n";
 
 enum { OPT_HELP = 1, OPT_VERSION, OPT_LISTEN, OPT_HTTP, OPT_STORE, OPT_CONFIG, OPT_LOG_LEVEL,
-       OPT_GCSNAP };
+       OPT_GCSNAP, OPT_RECORD };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
@@ -44,6 +46,7 @@ static const gs_option options[] = {
   {"config", 0, 1, OPT_CONFIG},
   {"log-level", 0, 1, OPT_LOG_LEVEL},
   {"gcsnap", 0, 1, OPT_GCSNAP},
+  {"record", 0, 1, OPT_RECORD},
   {NULL, 0, 0, 0},
 };
 
@@ -74,6 +77,8 @@ static int set_value(gsd_config *c, int id, const char *value, char *err, size_t
     return copy_value(c->store, sizeof c->store, value, err, cap, "bad --store folder");
   case OPT_GCSNAP:
     return copy_value(c->gcsnap, sizeof c->gcsnap, value, err, cap, "bad --gcsnap path");
+  case OPT_RECORD:
+    return copy_value(c->record, sizeof c->record, value, err, cap, "bad --record folder");
   case OPT_LOG_LEVEL:
     if (gsd_log_parse_level(value, &c->log_level))
       return fail(err, cap, "--log-level must be error, warn, info or debug, not", value);

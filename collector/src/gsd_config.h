@@ -1,7 +1,7 @@
 /* gsd_config.h - the collector daemon's settings: flags and config file.
  *
  * A config file holds "key = value" lines with the names of the long flags
- * (listen, http, store, log-level, gcsnap); '#' starts a comment. Flags given on the
+ * (listen, http, store, log-level, gcsnap, record); '#' starts a comment. Flags given on the
  * command line win over the file. */
 #ifndef GSD_CONFIG_H
 #define GSD_CONFIG_H
@@ -19,6 +19,7 @@ typedef struct gsd_config {
   char http[256];              /* ADDR:PORT for the HTTP API */
   char store[1024];            /* store folder */
   char gcsnap[1024];           /* the gcsnap tool, for the analyses */
+  char record[1024];           /* folder for .gcstream recordings; "" for none */
   gsd_log_level log_level;
   int help, version;
 } gsd_config;

@@ -19,6 +19,7 @@
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_json.h"
+#include "gs_units.h"
 #include "gsd_log.h"
 #include "gsd_server.h"
 
@@ -58,6 +59,7 @@ struct gsd_http {
 static const char *reason_of(int status) {
   switch (status) {
   case 200: return "OK";
+  case 201: return "Created";
   case 202: return "Accepted";
   case 400: return "Bad Request";
   case 404: return "Not Found";
@@ -612,6 +614,106 @@ static int get_trend(gsd_http *http, h2o_req_t *req, const char *device_id) {
   return rc;
 }
 
+/* ---- schedules ------------------------------------------------------------------ */
+
+/* A parameter of POST /api/schedules: from the JSON body when it has it
+ * (a string, or an integer written in decimal), else from the query. 1
+ * when found, 0 when absent, -1 when malformed. */
+static int param(const h2o_req_t *req, const json_t *body, const char *key, char *out, size_t cap) {
+  json_t *v = body ? json_object_get(body, key) : NULL;
+  if (!v || json_is_null(v)) return query_get(req, key, out, cap);
+  if (json_is_string(v) && json_string_length(v) < cap) {
+    snprintf(out, cap, "%s", json_string_value(v));
+    return 1;
+  }
+  if (json_is_integer(v) && json_integer_value(v) >= 0) {
+    snprintf(out, cap, "%lld", (long long)json_integer_value(v));
+    return 1;
+  }
+  return -1;
+}
+
+static int is_device_text(const char *s) {
+  size_t n = strlen(s), i;
+  if (n == 0 || n > GSD_DEVICE_ID_MAX) return 0;
+  for (i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) return 0;
+  return 1;
+}
+
+/* Fills sch from the request; on failure answers 400 and returns -1. */
+static int read_schedule(h2o_req_t *req, const json_t *body, gsd_schedule *sch) {
+  char v[256];
+  int rc;
+  memset(sch, 0, sizeof *sch);
+  if (param(req, body, "device", v, sizeof v) != 1 || !is_device_text(v))
+    return gsd_http_respond_error(req, 400, "bad_request", "device must be a device ID or a "
+                                  "pattern of 1 to %d bytes", GSD_DEVICE_ID_MAX), -1;
+  snprintf(sch->device, sizeof sch->device, "%s", v);
+  if (param(req, body, "every", v, sizeof v) != 1 || gs_units_duration_ms(v, &sch->every_ms) ||
+      sch->every_ms < 1000)
+    return gsd_http_respond_error(req, 400, "bad_request", "every must be a duration of at least "
+                                  "1s (500ms, 30s, 5m, 2h, 1d)"), -1;
+  if ((rc = param(req, body, "jitter", v, sizeof v)) < 0 ||
+      (rc && (gs_units_duration_ms(v, &sch->jitter_ms) || sch->jitter_ms > sch->every_ms)))
+    return gsd_http_respond_error(req, 400, "bad_request", "jitter must be a duration no longer "
+                                  "than every"), -1;
+  if ((rc = param(req, body, "keep", v, sizeof v)) < 0 ||
+      (rc && (parse_u64(v, INT64_MAX, &sch->keep) || sch->keep == 0)))
+    return gsd_http_respond_error(req, 400, "bad_request", "keep must be a count of at least 1"), -1;
+  if ((rc = param(req, body, "max_bytes", v, sizeof v)) < 0 ||
+      (rc && (gs_units_bytes(v, &sch->max_bytes) || sch->max_bytes == 0 ||
+              sch->max_bytes > INT64_MAX)))
+    return gsd_http_respond_error(req, 400, "bad_request", "max_bytes must be a size above 0 "
+                                  "(1048576, 500M, 1G)"), -1;
+  if ((rc = param(req, body, "start", v, sizeof v)) < 0 || (rc && gs_units_time(v, &sch->start_s)) ||
+      (rc = param(req, body, "end", v, sizeof v)) < 0 || (rc && gs_units_time(v, &sch->end_s)))
+    return gsd_http_respond_error(req, 400, "bad_request", "start and end must be Unix seconds "
+                                  "or UTC times as 2026-11-21T08:00:00Z"), -1;
+  if (sch->end_s && sch->end_s <= sch->start_s)
+    return gsd_http_respond_error(req, 400, "bad_request", "end must come after start"), -1;
+  return 0;
+}
+
+static int post_schedule(gsd_http *http, h2o_req_t *req) {
+  json_t *body = NULL;
+  gsd_schedule sch;
+  int rc;
+  if (req->entity.len > 0) {
+    body = json_loadb(req->entity.base, req->entity.len, 0, NULL);
+    if (!json_is_object(body)) {
+      json_decref(body);
+      return gsd_http_respond_error(req, 400, "bad_request", "the body must be a JSON object");
+    }
+  }
+  rc = read_schedule(req, body, &sch);
+  json_decref(body);
+  if (rc) return 0;
+  if (gsd_schedules_add(http->srv, &sch) != GS_OK)
+    return gsd_http_respond_error(req, 500, "internal", "%s", gsd_store_error(http->srv->store));
+  return respond_json(req, 201, gsd_schedule_json(http->srv, &sch));
+}
+
+static int get_schedule(gsd_http *http, h2o_req_t *req, const char *id_text) {
+  const gsd_schedule *sch;
+  int64_t id;
+  if (parse_id(id_text, &id) || !(sch = gsd_schedules_find(http->srv, id)))
+    return gsd_http_respond_error(req, 404, "not_found", "no schedule %s", id_text);
+  return respond_json(req, 200, gsd_schedule_json(http->srv, sch));
+}
+
+static int delete_schedule(gsd_http *http, h2o_req_t *req, const char *id_text) {
+  int64_t id;
+  int rc;
+  if (parse_id(id_text, &id))
+    return gsd_http_respond_error(req, 404, "not_found", "no schedule %s", id_text);
+  rc = gsd_schedules_remove(http->srv, id);
+  if (rc == GS_EOF) return gsd_http_respond_error(req, 404, "not_found", "no schedule %s", id_text);
+  if (rc != GS_OK)
+    return gsd_http_respond_error(req, 500, "internal", "%s", gsd_store_error(http->srv->store));
+  return respond_json(req, 200, json_pack("{sI}", "deleted", (json_int_t)id));
+}
+
 /* ---- routing ---------------------------------------------------------------------- */
 
 static int is_method(const h2o_req_t *req, const char *m) {
@@ -642,7 +744,14 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   if (n == 2 && !strcmp(seg[1], "diff") && get) return get_diff(http, req);
   if (n == 4 && !strcmp(seg[1], "devices") && !strcmp(seg[3], "trend") && get)
     return get_trend(http, req, seg[2]);
+  if (n == 2 && !strcmp(seg[1], "schedules") && post) return post_schedule(http, req);
+  if (n == 2 && !strcmp(seg[1], "schedules") && get)
+    return respond_json(req, 200, gsd_schedules_json(http->srv));
+  if (n == 3 && !strcmp(seg[1], "schedules") && get) return get_schedule(http, req, seg[2]);
+  if (n == 3 && !strcmp(seg[1], "schedules") && is_method(req, "DELETE"))
+    return delete_schedule(http, req, seg[2]);
   if ((n == 4 && !strcmp(seg[1], "devices") && !strcmp(seg[3], "capture")) ||
+      (n <= 3 && !strcmp(seg[1], "schedules")) ||
       (n >= 2 && n <= 4 && (!strcmp(seg[1], "health") || !strcmp(seg[1], "devices") ||
                             !strcmp(seg[1], "snapshots") || !strcmp(seg[1], "captures"))))
     return gsd_http_respond_error(req, 405, "bad_request", "method %.*s is not allowed here",

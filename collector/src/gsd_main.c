@@ -5,10 +5,12 @@
  * recorded as failed and its temporary file removed; one being synced
  * finishes first), waiting HTTP requests are answered, and the loop runs
  * until the connections are gone (at most DRAIN_MAX_MS). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <uv.h>
 #include "gs_error.h"
@@ -48,6 +50,7 @@ static void stop(daemon_state *d, const char *why) {
   gsd_log_info("stopping (%s)", why);
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
+  gsd_schedules_stop(srv);
   gsd_sessions_stop(srv);
   if (srv->http) gsd_http_stop(srv->http);
   d->drain_start = uv_now(srv->loop);
@@ -66,6 +69,10 @@ static int start(daemon_state *d, const gsd_config *cfg) {
     return GS_EIO;
   }
   srv->next_request_id = gsd_store_max_request_id(srv->store) + 1;
+  if (gsd_schedules_start(srv, err, sizeof err) != GS_OK) {
+    gsd_log_error("schedules: %s", err);
+    return GS_EIO;
+  }
   if (gsd_sessions_listen(srv, cfg->listen, bound, sizeof bound) != GS_OK) {
     gsd_log_error("agents: %s", bound);
     return GS_EIO;
@@ -77,6 +84,13 @@ static int start(daemon_state *d, const gsd_config *cfg) {
   }
   gsd_log_info("HTTP API on http://%s/api/", bound);
   gsd_log_info("store %s", cfg->store);
+  if (cfg->record[0]) {
+    if (mkdir(cfg->record, 0777) != 0 && errno != EEXIST) {
+      gsd_log_error("cannot create the recording folder '%s': %s", cfg->record, strerror(errno));
+      return GS_EIO;
+    }
+    gsd_log_info("recording sessions into %s", cfg->record);
+  }
   return GS_OK;
 }
 
@@ -110,6 +124,7 @@ int main(int argc, char **argv) {
   uv_run(&loop, UV_RUN_DEFAULT);
   gsd_http_free(srv->http);
   gsd_captures_free(srv);
+  gsd_schedules_free(srv);
   gsd_store_close(srv->store);
   if (uv_loop_close(&loop) != 0) gsd_log_debug("loop closed with handles open");
   if (rc == GS_OK) gsd_log_info("stopped");

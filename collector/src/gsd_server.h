@@ -1,8 +1,9 @@
 /* gsd_server.h - the collector daemon's state, shared by its modules.
  *
  * One libuv loop runs everything: the agent listener and its sessions
- * (gsd_session.c), the capture requests (gsd_capture.c), the HTTP API
- * (gsd_http.c) and the catalog (gsd_store.c). Only the end of a snapshot
+ * (gsd_session.c), the capture requests (gsd_capture.c), the schedules
+ * (gsd_schedule.c), the HTTP API (gsd_http.c) and the catalog
+ * (gsd_store.c). Only the end of a snapshot
  * (sync, rename, summary) runs on libuv's thread pool. */
 #ifndef GSD_SERVER_H
 #define GSD_SERVER_H
@@ -19,6 +20,7 @@
 
 typedef struct gsd_session gsd_session;
 typedef struct gsd_http gsd_http;
+typedef struct gsd_scheduler gsd_scheduler;
 
 typedef enum gsd_capture_state {
   GSD_CAPTURE_REQUESTED, GSD_CAPTURE_STREAMING, GSD_CAPTURE_STORED, GSD_CAPTURE_FAILED
@@ -33,6 +35,7 @@ typedef struct gsd_capture {
   char reason[256];              /* why it failed */
   gsd_session *session;          /* while in flight */
   uint64_t requested_ms;         /* uv_now() when asked */
+  int64_t schedule_id;           /* the schedule that asked; 0 for the API */
   struct gsd_capture *next;      /* newest first */
 } gsd_capture;
 
@@ -41,6 +44,7 @@ typedef struct gsd_server {
   const gsd_config *cfg;
   gsd_store *store;
   gsd_http *http;
+  gsd_scheduler *sched;
   uv_tcp_t listener;
   int listening;
   gsd_session *sessions;
@@ -60,6 +64,10 @@ int gsd_sessions_listen(gsd_server *srv, const char *addr, char *bound, size_t c
 /* Stops listening and ends every session (snapshots being received fail). */
 void gsd_sessions_stop(gsd_server *srv);
 gsd_session *gsd_session_find(gsd_server *srv, const char *device_id);
+/* The connected session after s (the first for NULL): past Hello, not
+ * closing. */
+gsd_session *gsd_session_next(gsd_server *srv, gsd_session *s);
+const char *gsd_session_device(const gsd_session *s);
 /* Sessions past Hello and not closing. */
 size_t gsd_sessions_connected(const gsd_server *srv);
 /* A capture is requested, streaming or being stored. */
@@ -82,6 +90,27 @@ void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id);
 void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason);
 json_t *gsd_capture_json(const gsd_capture *cap);
 void gsd_captures_free(gsd_server *srv);
+
+/* ---- schedules (gsd_schedule.c) ---- */
+
+/* Loads the schedules and their last runs and starts the timer. */
+int gsd_schedules_start(gsd_server *srv, char *err, size_t cap);
+void gsd_schedules_stop(gsd_server *srv);
+void gsd_schedules_free(gsd_server *srv);
+/* Stores sch (setting its id) and runs it from now on. */
+int gsd_schedules_add(gsd_server *srv, gsd_schedule *sch);
+/* GS_EOF when there is no such schedule. */
+int gsd_schedules_remove(gsd_server *srv, int64_t id);
+const gsd_schedule *gsd_schedules_find(gsd_server *srv, int64_t id);
+/* A snapshot of device_id was stored: applies the retention rules of the
+ * schedules that cover it. */
+void gsd_schedules_stored(gsd_server *srv, const char *device_id);
+json_t *gsd_schedule_json(gsd_server *srv, const gsd_schedule *sch);
+/* {"schedules": [...]}. */
+json_t *gsd_schedules_json(gsd_server *srv);
+/* The device's place in the interval (see gsd_schedule.c). */
+uint64_t gsd_schedule_offset_ms(const gsd_schedule *sch, const char *device_id);
+int64_t gsd_schedule_now_ms(void);
 
 /* ---- HTTP API (gsd_http.c) ---- */
 

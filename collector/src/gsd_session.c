@@ -15,7 +15,12 @@
  * frame seen (at most the maximum frame plus its prefix). While a stored
  * snapshot is synced and summarized on the thread pool (FINISHING) the
  * session stops reading, so whatever the agent sends next waits in the
- * socket: the loop never buffers more than one frame per session. */
+ * socket: the loop never buffers more than one frame per session.
+ *
+ * With --record, every frame a session takes from its Hello on is also
+ * written to DIR/<device>-<session>.gcstream with the time it was taken
+ * (gs_stream.h), for gcsnap replay. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +29,7 @@
 #include "gcsnap.pb-c.h"
 #include "gs_error.h"
 #include "gs_text.h"
+#include "gs_stream.h"
 #include "gs_wire.h"
 #include "gsd_ingest.h"
 #include "gsd_log.h"
@@ -73,6 +79,10 @@ struct gsd_session {
   gsd_capture *capture;                      /* asked for and not ended */
   finish_job *job;
   int stop_after_job;
+  /* --record */
+  FILE *rec;
+  uint64_t frame_ns;                         /* when the current frame was taken */
+  uint64_t rec_start_ns;
 };
 
 struct finish_job {
@@ -293,9 +303,55 @@ static void unlink_session(gsd_session *s) {
   srv->nsessions--;
 }
 
+/* ---- recording (--record) ------------------------------------------------ */
+
+static void stop_recording(gsd_session *s) {
+  if (s->rec && fclose(s->rec) != 0)
+    gsd_log_warn("device %s: the recording of session %lld is incomplete: %s", s->device_id,
+                 (long long)s->session_id, strerror(errno));
+  s->rec = NULL;
+}
+
+/* Opens DIR/<device>-<session>.gcstream; the Hello being handled is its
+ * first frame. A recording that cannot be written is given up, not the
+ * session. */
+static void start_recording(gsd_session *s) {
+  const char *dir = s->srv->cfg->record;
+  gs_stream_header h;
+  char *dev, *path;
+  size_t n;
+  if (!dir[0] || !(dev = gsd_store_escape_device(s->device_id))) return;
+  n = strlen(dir) + strlen(dev) + 48;
+  if ((path = malloc(n)) != NULL) {
+    snprintf(path, n, "%s/%s-%lld.gcstream", dir, dev, (long long)s->session_id);
+    memset(&h, 0, sizeof h);
+    h.version = GS_STREAM_VERSION;
+    h.protocol_version = GS_WIRE_PROTOCOL_VERSION;
+    snprintf(h.device_id, sizeof h.device_id, "%s", s->device_id);
+    h.start_us = (uint64_t)gsd_schedule_now_ms() * 1000;
+    s->rec_start_ns = s->frame_ns;
+    if (!(s->rec = fopen(path, "wb")) || gs_stream_write_header(s->rec, &h) != GS_OK) {
+      gsd_log_warn("device %s: cannot record the session into %s: %s", s->device_id, path,
+                   strerror(errno));
+      stop_recording(s);
+    }
+    free(path);
+  }
+  free(dev);
+}
+
+static void record_frame(gsd_session *s, const uint8_t *frame, size_t len) {
+  uint64_t us = (s->frame_ns - s->rec_start_ns) / 1000;
+  if (gs_stream_write_frame(s->rec, us, frame, len) != GS_OK) {
+    gsd_log_warn("device %s: recording stopped: %s", s->device_id, strerror(errno));
+    stop_recording(s);
+  }
+}
+
 static void on_handle_closed(uv_handle_t *h) {
   gsd_session *s = h->data;
   if (--s->open_handles > 0) return;
+  stop_recording(s);
   unlink_session(s);
   free(s->buf);
   free(s);
@@ -433,6 +489,7 @@ static void finish_done(uv_work_t *w, int status) {
     if (s->capture) gsd_capture_streaming(s->capture, s->snapshot_id);
     forget_snapshot(s);
     end_capture(s, NULL);
+    gsd_schedules_stored(s->srv, s->device_id);
   } else {
     unlink(job->final_path);
     snprintf(reason, sizeof reason, "could not store the snapshot: %s", job->err);
@@ -525,6 +582,7 @@ static void on_hello(gsd_session *s, const Gcsnap__Hello *h) {
   s->state = ST_IDLE;
   arm_timer(s);
   send_welcome(s);
+  start_recording(s);
   gsd_log_info("device %s connected from %s (agent %s, %s, %s)", s->device_id, s->address,
                h->agent_version, h->app_name, h->architecture);
 }
@@ -559,6 +617,11 @@ static void on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fram
     row.trigger = b->trigger;
     row.stable_ids = b->stable_ids;
     row.clock_ms = b->clock_ms;
+    row.schedule_id = 0;
+    if (s->capture && s->capture->request_id == b->request_id && s->capture->schedule_id) {
+      row.trigger = "schedule";
+      row.schedule_id = s->capture->schedule_id;
+    }
     if (rc != GS_EOF || gsd_store_snapshot_begin(srv->store, &row, &s->snapshot_id) != GS_OK) {
       snprintf(err, sizeof err, "%s", gsd_store_error(srv->store));
       gsd_log_error("%s", err);
@@ -689,11 +752,16 @@ static int frame_peek(const uint8_t *p, size_t avail, size_t *plen, size_t *flen
 
 static void on_frame(gsd_session *s, const uint8_t *data, size_t len, size_t frame_bytes) {
   Gcsnap__Envelope *env = gcsnap__envelope__unpack(NULL, len, data);
+  int recording = s->rec != NULL;
+  s->frame_ns = uv_hrtime();
+  if (recording) record_frame(s, data, len);
   if (!env) {
     abort_session(s, GS_WIRE_E_PROTOCOL, "undecodable frame of %zu bytes", len);
     return;
   }
   dispatch(s, env, frame_bytes);
+  /* The Hello that started the recording is its first frame. */
+  if (!recording && s->rec) record_frame(s, data, len);
   gcsnap__envelope__free_unpacked(env, NULL);
 }
 
@@ -873,6 +941,14 @@ gsd_session *gsd_session_find(gsd_server *srv, const char *device_id) {
       return s;
   return NULL;
 }
+
+gsd_session *gsd_session_next(gsd_server *srv, gsd_session *s) {
+  for (s = s ? s->next : srv->sessions; s; s = s->next)
+    if (s->state != ST_CLOSING && s->state != ST_HELLO) return s;
+  return NULL;
+}
+
+const char *gsd_session_device(const gsd_session *s) { return s->device_id; }
 
 int gsd_session_busy(const gsd_session *s) {
   return s->capture != NULL || s->state == ST_RECEIVING || s->state == ST_FINISHING;

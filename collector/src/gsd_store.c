@@ -53,7 +53,22 @@ static const char schema[] =
   "CREATE UNIQUE INDEX IF NOT EXISTS snapshots_once"
   "  ON snapshots(device_id, agent_snapshot_id) WHERE status = 'complete';"
   "CREATE INDEX IF NOT EXISTS snapshots_by_device ON snapshots(device_id, id);"
-  "CREATE INDEX IF NOT EXISTS snapshots_by_request ON snapshots(request_id);";
+  "CREATE INDEX IF NOT EXISTS snapshots_by_request ON snapshots(request_id);"
+  "CREATE TABLE IF NOT EXISTS schedules("
+  "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+  "  device TEXT NOT NULL,"
+  "  every_ms INTEGER NOT NULL, jitter_ms INTEGER NOT NULL DEFAULT 0,"
+  "  start_at INTEGER, end_at INTEGER, keep INTEGER, max_bytes INTEGER,"
+  "  created_ms INTEGER NOT NULL);"
+  "CREATE TABLE IF NOT EXISTS schedule_runs("
+  "  schedule_id INTEGER NOT NULL, device_id TEXT NOT NULL, last_ms INTEGER NOT NULL,"
+  "  PRIMARY KEY(schedule_id, device_id));"
+  "CREATE TABLE IF NOT EXISTS removals(path TEXT PRIMARY KEY);";
+
+/* Columns added to tables of an older catalog. */
+static const struct { const char *table, *column, *type; } added_columns[] = {
+  {"snapshots", "schedule_id", "INTEGER"},
+};
 
 static int fail(gsd_store *s, const char *fmt, ...) {
   va_list ap;
@@ -188,6 +203,47 @@ static int recover(gsd_store *s) {
               "recover");
 }
 
+static int has_column(gsd_store *s, const char *table, const char *column, int *has) {
+  char sql[128];
+  sqlite3_stmt *st;
+  int rc;
+  snprintf(sql, sizeof sql, "PRAGMA table_info(%s)", table);
+  if (!(st = prepare(s, sql))) return GS_EIO;
+  *has = 0;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    if (strcmp((const char *)sqlite3_column_text(st, 1), column) == 0) *has = 1;
+  sqlite3_finalize(st);
+  return rc == SQLITE_DONE ? GS_OK : db_fail(s, "read the columns");
+}
+
+/* A catalog made by an older collector gets the columns it lacks; the
+ * tables it lacks were created with the schema. */
+static int migrate(gsd_store *s) {
+  size_t i;
+  for (i = 0; i < sizeof added_columns / sizeof added_columns[0]; i++) {
+    char sql[192];
+    int has, rc;
+    if ((rc = has_column(s, added_columns[i].table, added_columns[i].column, &has)) != GS_OK)
+      return rc;
+    if (has) continue;
+    snprintf(sql, sizeof sql, "ALTER TABLE %s ADD COLUMN %s %s", added_columns[i].table,
+             added_columns[i].column, added_columns[i].type);
+    if ((rc = exec(s, sql, "add a column")) != GS_OK) return rc;
+  }
+  return GS_OK;
+}
+
+/* Files whose rows retention removed, still there after a crash. */
+static int drain_removals(gsd_store *s) {
+  sqlite3_stmt *st = prepare(s, "SELECT path FROM removals");
+  int rc;
+  if (!st) return GS_EIO;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) unlink((const char *)sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) return db_fail(s, "remove files");
+  return exec(s, "DELETE FROM removals", "remove files");
+}
+
 int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
   gsd_store *s = calloc(1, sizeof *s);
   size_t n = strlen(dir) + 32;
@@ -208,8 +264,9 @@ int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
   snprintf(path, n, "%s/catalog.db", dir);
   if (rc == GS_OK && sqlite3_open(path, &s->db) != SQLITE_OK)
     rc = db_fail(s, "open");
-  if (rc == GS_OK && (rc = exec(s, schema, "create tables")) == GS_OK)
-    rc = recover(s);
+  if (rc == GS_OK && (rc = exec(s, schema, "create tables")) == GS_OK &&
+      (rc = migrate(s)) == GS_OK && (rc = recover(s)) == GS_OK)
+    rc = drain_removals(s);
   free(path);
   if (rc != GS_OK) {
     snprintf(err, cap, "store '%s': %s", dir, s->error);
@@ -300,8 +357,8 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
   if ((rc = make_device_dir(s, b->device_id)) != GS_OK) return rc;
   if (!(st = prepare(s,
       "INSERT INTO snapshots(device_id, session_id, created, status, request_id,"
-      " agent_snapshot_id, trigger, stable_ids, clock_ms)"
-      " VALUES (?, ?, ?, 'receiving', ?, ?, ?, ?, ?)")))
+      " agent_snapshot_id, trigger, stable_ids, clock_ms, schedule_id)"
+      " VALUES (?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?)")))
     return GS_EIO;
   bind_text(st, 1, b->device_id);
   sqlite3_bind_int64(st, 2, b->session_id);
@@ -312,6 +369,8 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
   bind_text(st, 6, b->trigger);
   sqlite3_bind_int(st, 7, b->stable_ids != 0);
   bind_u64(st, 8, b->clock_ms);
+  if (b->schedule_id) sqlite3_bind_int64(st, 9, b->schedule_id);
+  else sqlite3_bind_null(st, 9);
   if ((rc = run_stmt(s, st, "record snapshot")) != GS_OK) return rc;
   *id = sqlite3_last_insert_rowid(s->db);
   return GS_OK;
@@ -400,11 +459,239 @@ uint64_t gsd_store_max_request_id(gsd_store *s) {
   return v;
 }
 
+/* ---- schedules ------------------------------------------------------- */
+
+static void bind_optional(sqlite3_stmt *st, int i, int64_t v) {
+  if (v) sqlite3_bind_int64(st, i, v);
+  else sqlite3_bind_null(st, i);
+}
+
+int gsd_store_schedule_add(gsd_store *s, gsd_schedule *sch) {
+  sqlite3_stmt *st = prepare(s,
+      "INSERT INTO schedules(device, every_ms, jitter_ms, start_at, end_at, keep, max_bytes,"
+      " created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+  int rc;
+  if (!st) return GS_EIO;
+  {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    sch->created_ms = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  }
+  bind_text(st, 1, sch->device);
+  bind_u64(st, 2, sch->every_ms);
+  bind_u64(st, 3, sch->jitter_ms);
+  bind_optional(st, 4, sch->start_s);
+  bind_optional(st, 5, sch->end_s);
+  bind_optional(st, 6, (int64_t)sch->keep);
+  bind_optional(st, 7, (int64_t)sch->max_bytes);
+  sqlite3_bind_int64(st, 8, sch->created_ms);
+  if ((rc = run_stmt(s, st, "add schedule")) != GS_OK) return rc;
+  sch->id = sqlite3_last_insert_rowid(s->db);
+  return GS_OK;
+}
+
+int gsd_store_schedule_remove(gsd_store *s, int64_t id) {
+  sqlite3_stmt *st;
+  int rc = exec(s, "BEGIN IMMEDIATE", "begin"), changed = 0;
+  if (rc != GS_OK) return rc;
+  if ((st = prepare(s, "DELETE FROM schedules WHERE id = ?"))) {
+    sqlite3_bind_int64(st, 1, id);
+    if ((rc = run_stmt(s, st, "remove schedule")) == GS_OK) changed = sqlite3_changes(s->db);
+  } else {
+    rc = GS_EIO;
+  }
+  if (rc == GS_OK && (st = prepare(s, "DELETE FROM schedule_runs WHERE schedule_id = ?"))) {
+    sqlite3_bind_int64(st, 1, id);
+    rc = run_stmt(s, st, "remove schedule runs");
+  } else if (rc == GS_OK) {
+    rc = GS_EIO;
+  }
+  if (rc == GS_OK && (rc = exec(s, "COMMIT", "commit")) == GS_OK) return changed ? GS_OK : GS_EOF;
+  exec(s, "ROLLBACK", "rollback");
+  return rc;
+}
+
+static int64_t column_or_zero(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? 0 : sqlite3_column_int64(st, i);
+}
+
+int gsd_store_schedules(gsd_store *s, gsd_schedule **out, size_t *n) {
+  sqlite3_stmt *st = prepare(s,
+      "SELECT id, device, every_ms, jitter_ms, start_at, end_at, keep, max_bytes, created_ms"
+      " FROM schedules ORDER BY id");
+  gsd_schedule *v = NULL, *grown;
+  size_t len = 0, cap = 0;
+  int rc;
+  *out = NULL;
+  *n = 0;
+  if (!st) return GS_EIO;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    gsd_schedule *sch;
+    if (len == cap) {
+      cap = cap ? cap * 2 : 8;
+      if (!(grown = realloc(v, cap * sizeof *v))) { rc = SQLITE_NOMEM; break; }
+      v = grown;
+    }
+    sch = &v[len++];
+    memset(sch, 0, sizeof *sch);
+    sch->id = sqlite3_column_int64(st, 0);
+    snprintf(sch->device, sizeof sch->device, "%s", (const char *)sqlite3_column_text(st, 1));
+    sch->every_ms = (uint64_t)sqlite3_column_int64(st, 2);
+    sch->jitter_ms = (uint64_t)sqlite3_column_int64(st, 3);
+    sch->start_s = column_or_zero(st, 4);
+    sch->end_s = column_or_zero(st, 5);
+    sch->keep = (uint64_t)column_or_zero(st, 6);
+    sch->max_bytes = (uint64_t)column_or_zero(st, 7);
+    sch->created_ms = sqlite3_column_int64(st, 8);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    free(v);
+    return rc == SQLITE_NOMEM ? GS_ENOMEM : db_fail(s, "list schedules");
+  }
+  *out = v;
+  *n = len;
+  return GS_OK;
+}
+
+int gsd_store_schedule_runs(gsd_store *s, gsd_schedule_run **out, size_t *n) {
+  sqlite3_stmt *st = prepare(s, "SELECT schedule_id, device_id, last_ms FROM schedule_runs");
+  gsd_schedule_run *v = NULL, *grown;
+  size_t len = 0, cap = 0;
+  int rc;
+  *out = NULL;
+  *n = 0;
+  if (!st) return GS_EIO;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    if (len == cap) {
+      cap = cap ? cap * 2 : 16;
+      if (!(grown = realloc(v, cap * sizeof *v))) { rc = SQLITE_NOMEM; break; }
+      v = grown;
+    }
+    v[len].schedule_id = sqlite3_column_int64(st, 0);
+    snprintf(v[len].device_id, sizeof v[len].device_id, "%s",
+             (const char *)sqlite3_column_text(st, 1));
+    v[len].last_ms = sqlite3_column_int64(st, 2);
+    len++;
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    free(v);
+    return rc == SQLITE_NOMEM ? GS_ENOMEM : db_fail(s, "list schedule runs");
+  }
+  *out = v;
+  *n = len;
+  return GS_OK;
+}
+
+int gsd_store_schedule_ran(gsd_store *s, int64_t schedule_id, const char *device_id,
+                           int64_t ms) {
+  sqlite3_stmt *st = prepare(s,
+      "INSERT INTO schedule_runs(schedule_id, device_id, last_ms) VALUES (?1, ?2, ?3)"
+      " ON CONFLICT(schedule_id, device_id) DO UPDATE SET last_ms = ?3");
+  if (!st) return GS_EIO;
+  sqlite3_bind_int64(st, 1, schedule_id);
+  bind_text(st, 2, device_id);
+  sqlite3_bind_int64(st, 3, ms);
+  return run_stmt(s, st, "record schedule run");
+}
+
+/* ---- retention ------------------------------------------------------- */
+
+/* The IDs of the device's complete snapshots the rule does not keep,
+ * newest first (malloc'd). */
+static int beyond_rule(gsd_store *s, const char *device_id, uint64_t keep, uint64_t max_bytes,
+                       int64_t **ids, size_t *n) {
+  sqlite3_stmt *st = prepare(s,
+      "SELECT id, file_bytes FROM snapshots WHERE device_id = ? AND status = 'complete'"
+      " ORDER BY id DESC");
+  uint64_t total = 0, index = 0;
+  size_t len = 0, cap = 0;
+  int64_t *v = NULL, *grown;
+  int rc, dropping = 0;
+  *ids = NULL;
+  *n = 0;
+  if (!st) return GS_EIO;
+  bind_text(st, 1, device_id);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    total += (uint64_t)sqlite3_column_int64(st, 1);
+    /* Once one is dropped, every older one is too: the rule keeps the newest. */
+    if (index++ > 0 && ((keep && index > keep) || (max_bytes && total > max_bytes)))
+      dropping = 1;
+    if (!dropping) continue;
+    if (len == cap) {
+      cap = cap ? cap * 2 : 16;
+      if (!(grown = realloc(v, cap * sizeof *v))) { rc = SQLITE_NOMEM; break; }
+      v = grown;
+    }
+    v[len++] = sqlite3_column_int64(st, 0);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    free(v);
+    return rc == SQLITE_NOMEM ? GS_ENOMEM : db_fail(s, "apply retention");
+  }
+  *ids = v;
+  *n = len;
+  return GS_OK;
+}
+
+/* One transaction: each row goes and its file is queued for removal. */
+static int unlist(gsd_store *s, const char *device_id, const int64_t *ids, size_t n) {
+  size_t i;
+  int rc = exec(s, "BEGIN IMMEDIATE", "begin");
+  for (i = 0; rc == GS_OK && i < n; i++) {
+    char *path = gsd_store_snapshot_path(s, device_id, ids[i]);
+    sqlite3_stmt *st;
+    if (!path) { rc = GS_ENOMEM; break; }
+    if ((st = prepare(s, "INSERT OR IGNORE INTO removals(path) VALUES (?)"))) {
+      bind_text(st, 1, path);
+      rc = run_stmt(s, st, "queue a file for removal");
+    } else {
+      rc = GS_EIO;
+    }
+    free(path);
+    if (rc == GS_OK && (st = prepare(s, "DELETE FROM snapshots WHERE id = ?"))) {
+      sqlite3_bind_int64(st, 1, ids[i]);
+      rc = run_stmt(s, st, "remove snapshot");
+    } else if (rc == GS_OK) {
+      rc = GS_EIO;
+    }
+  }
+  if (rc == GS_OK) return exec(s, "COMMIT", "commit");
+  exec(s, "ROLLBACK", "rollback");
+  return rc;
+}
+
+int gsd_store_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_t max_bytes,
+                     unsigned *removed) {
+  int64_t *ids;
+  size_t n, i;
+  int rc;
+  *removed = 0;
+  if ((rc = beyond_rule(s, device_id, keep, max_bytes, &ids, &n)) != GS_OK || n == 0) {
+    free(ids);
+    return rc;
+  }
+  if ((rc = unlist(s, device_id, ids, n)) == GS_OK) {
+    for (i = 0; i < n; i++) {
+      char *path = gsd_store_snapshot_path(s, device_id, ids[i]);
+      if (path && unlink(path) != 0 && errno != ENOENT)
+        rc = fail(s, "cannot remove '%s': %s", path, strerror(errno));
+      free(path);
+    }
+    if (rc == GS_OK) rc = drain_removals(s);
+    *removed = (unsigned)n;
+  }
+  free(ids);
+  return rc;
+}
+
 /* ---- queries --------------------------------------------------------- */
 
 #define SNAPSHOT_COLUMNS \
   "id, device_id, created, status, reason, request_id, agent_snapshot_id, trigger," \
-  " stable_ids, objects, bytes, refs AS \"references\", roots, types, unreachable," \
+  " stable_ids, schedule_id, objects, bytes, refs AS \"references\", roots, types, unreachable," \
   " dangling_references, sections, text_bytes, file_bytes, wire_bytes, crc32, summary"
 
 /* One column as a JSON value: NULL as null, numbers as unsigned, the rest

@@ -1,7 +1,8 @@
 /* gsd_store.h - the collector's store: a folder with a SQLite catalog and
  * the snapshot files.
  *
- *   STORE/catalog.db                          devices, sessions, snapshots
+ *   STORE/catalog.db                          devices, sessions, snapshots,
+ *                                             schedules and their last runs
  *   STORE/snapshots/<device>/<id>.gclog.zst    one complete snapshot
  *   STORE/snapshots/<device>/<id>.gclog.zst.tmp   one being received
  *
@@ -45,6 +46,7 @@ typedef struct gsd_snapshot_begin {
   const char *trigger;
   int stable_ids;
   uint64_t clock_ms;
+  int64_t schedule_id;            /* the schedule that asked for it; 0 when none */
 } gsd_snapshot_begin;
 
 /* What is known when a snapshot ends. For a failed one, the figures are
@@ -88,6 +90,50 @@ char *gsd_store_tmp_path(const gsd_store *s, const char *device_id, int64_t id);
 
 /* The highest request ID in the catalog, so that new ones never repeat. */
 uint64_t gsd_store_max_request_id(gsd_store *s);
+
+/* ---- schedules ---- */
+
+/* A schedule: captures of the devices whose ID matches device (an ID or a
+ * glob pattern, as fnmatch() reads it) every every_ms, each run delayed by
+ * up to jitter_ms, between start_s and end_s (Unix seconds; 0 for no
+ * bound), and the retention rule applied to those devices: keep at most
+ * keep complete snapshots and at most max_bytes of files (0: no limit). */
+typedef struct gsd_schedule {
+  int64_t id;
+  char device[GSD_DEVICE_ID_MAX + 1];
+  uint64_t every_ms, jitter_ms;
+  int64_t start_s, end_s;
+  uint64_t keep, max_bytes;
+  int64_t created_ms;             /* Unix ms */
+} gsd_schedule;
+
+/* Inserts sch and sets its id and created_ms. */
+int gsd_store_schedule_add(gsd_store *s, gsd_schedule *sch);
+/* Removes a schedule and its runs; GS_EOF when there is no such one. */
+int gsd_store_schedule_remove(gsd_store *s, int64_t id);
+/* Every schedule, by ID (malloc'd array; free() it). */
+int gsd_store_schedules(gsd_store *s, gsd_schedule **out, size_t *n);
+
+/* The last run of a schedule for a device, as Unix ms. */
+typedef struct gsd_schedule_run {
+  int64_t schedule_id;
+  char device_id[GSD_DEVICE_ID_MAX + 1];
+  int64_t last_ms;
+} gsd_schedule_run;
+
+int gsd_store_schedule_runs(gsd_store *s, gsd_schedule_run **out, size_t *n);
+int gsd_store_schedule_ran(gsd_store *s, int64_t schedule_id, const char *device_id,
+                           int64_t ms);
+
+/* Applies a retention rule to a device's complete snapshots: the newest
+ * keep (0: all) whose files add up to at most max_bytes (0: no bound)
+ * stay, the newest one always; the others go, rows and files. *removed
+ * counts them. A row leaves the catalog in the same transaction that
+ * queues its file for removal; the file goes next, and files still queued
+ * (after a crash) go when the store is opened. So no complete row ever
+ * names a missing file. */
+int gsd_store_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_t max_bytes,
+                     unsigned *removed);
 
 /* ---- queries for the HTTP API (JSON as in the API contract) ---- */
 

@@ -1,5 +1,6 @@
 /* test_store.c - the collector's catalog: devices, sessions, snapshots
- * complete and failed, listing, dedupe, and recovery after a crash. */
+ * complete and failed, listing, dedupe, recovery after a crash, schedules,
+ * retention, and the migration of a catalog made by an older collector. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 #include "gs_error.h"
 #include "gsd_store.h"
 #include "gst_util.h"
@@ -39,7 +41,7 @@ static int teardown(void **state) {
 }
 
 static int64_t begin(fixture *fx, uint64_t agent_id, uint64_t request_id) {
-  gsd_snapshot_begin b = {"dev/a", 0, 0, 0, "request", 1, 99};
+  gsd_snapshot_begin b = {"dev/a", 0, 0, 0, "request", 1, 99, 0};
   int64_t id = 0;
   b.session_id = fx->session;
   b.agent_snapshot_id = agent_id;
@@ -207,6 +209,183 @@ static void test_recovery(void **state) {
   assert_int_equal(gsd_store_max_request_id(fx->store), 0);
 }
 
+/* A complete snapshot with a file of file_bytes; returns its ID. */
+static int64_t stored(fixture *fx, uint64_t agent_id, uint64_t file_bytes) {
+  int64_t id = begin(fx, agent_id, 0);
+  gsd_snapshot_end e = figures();
+  char *path = gsd_store_snapshot_path(fx->store, "dev/a", id);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+  free(path);
+  e.file_bytes = file_bytes;
+  assert_int_equal(gsd_store_snapshot_complete(fx->store, id, &e), GS_OK);
+  return id;
+}
+
+static int listed(fixture *fx, int64_t id) {
+  json_t *o = NULL;
+  int rc = gsd_store_get_snapshot(fx->store, id, 0, &o, NULL);
+  json_decref(o);
+  return rc == GS_OK;
+}
+
+static int has_file(fixture *fx, int64_t id) {
+  char *path = gsd_store_snapshot_path(fx->store, "dev/a", id);
+  int yes = gst_exists(path);
+  free(path);
+  return yes;
+}
+
+/* Keep the last N, then the newest that fit in B bytes (the newest one
+ * always); failed rows are not touched. */
+static void test_retain(void **state) {
+  fixture *fx = *state;
+  int64_t ids[6], failed;
+  unsigned removed, i;
+  for (i = 0; i < 5; i++) ids[i] = stored(fx, 10 + i, 300);
+  failed = begin(fx, 20, 0);
+  assert_int_equal(gsd_store_snapshot_fail(fx->store, failed, "cut", NULL), GS_OK);
+  ids[5] = stored(fx, 30, 300);
+  assert_int_equal(gsd_store_retain(fx->store, "dev/a", 4, 0, &removed), GS_OK);
+  assert_int_equal(removed, 2);
+  for (i = 0; i < 6; i++) {
+    assert_int_equal(listed(fx, ids[i]), i >= 2);
+    assert_int_equal(has_file(fx, ids[i]), i >= 2);
+  }
+  assert_true(listed(fx, failed));
+  assert_int_equal(gsd_store_retain(fx->store, "dev/a", 4, 0, &removed), GS_OK);
+  assert_int_equal(removed, 0);
+  assert_int_equal(gsd_store_retain(fx->store, "dev/a", 0, 650, &removed), GS_OK);
+  assert_int_equal(removed, 2);
+  assert_true(listed(fx, ids[4]) && listed(fx, ids[5]) && !listed(fx, ids[3]));
+  assert_int_equal(gsd_store_retain(fx->store, "dev/a", 0, 100, &removed), GS_OK);
+  assert_int_equal(removed, 1);
+  assert_true(listed(fx, ids[5]) && has_file(fx, ids[5]) && !has_file(fx, ids[4]));
+}
+
+/* A file queued for removal when the collector died goes on the next open. */
+static void test_removal_after_crash(void **state) {
+  fixture *fx = *state;
+  int64_t id = stored(fx, 1, 300);
+  char *path = gsd_store_snapshot_path(fx->store, "dev/a", id), *db, err[300];
+  sqlite3 *h;
+  char *sql;
+  size_t n = strlen(fx->dir) + 16;
+  gsd_store_close(fx->store);
+  fx->store = NULL;
+  db = malloc(n);
+  snprintf(db, n, "%s/catalog.db", fx->dir);
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  sql = sqlite3_mprintf("INSERT INTO removals(path) VALUES (%Q);"
+                        "DELETE FROM snapshots WHERE id = %lld", path, (long long)id);
+  assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_free(sql);
+  sqlite3_close(h);
+  assert_true(gst_exists(path));
+  assert_int_equal(gsd_store_open(&fx->store, fx->dir, err, sizeof err), GS_OK);
+  assert_false(gst_exists(path));
+  free(path);
+  free(db);
+}
+
+static void test_schedules(void **state) {
+  fixture *fx = *state;
+  gsd_schedule a, b, *list;
+  gsd_schedule_run *runs;
+  size_t n;
+  memset(&a, 0, sizeof a);
+  strcpy(a.device, "pos-*");
+  a.every_ms = 300000;
+  a.jitter_ms = 30000;
+  a.keep = 50;
+  b = a;
+  b.max_bytes = 1u << 30;
+  b.keep = 0;
+  b.end_s = 2000000000;
+  assert_int_equal(gsd_store_schedule_add(fx->store, &a), GS_OK);
+  assert_int_equal(gsd_store_schedule_add(fx->store, &b), GS_OK);
+  assert_true(a.id > 0 && b.id > a.id && a.created_ms > 0);
+  assert_int_equal(gsd_store_schedule_ran(fx->store, a.id, "pos-1", 1234), GS_OK);
+  assert_int_equal(gsd_store_schedule_ran(fx->store, a.id, "pos-1", 5678), GS_OK);
+  assert_int_equal(gsd_store_schedule_ran(fx->store, b.id, "pos-2", 99), GS_OK);
+  assert_int_equal(gsd_store_schedules(fx->store, &list, &n), GS_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(list[0].id, a.id);
+  assert_string_equal(list[0].device, "pos-*");
+  assert_int_equal(list[0].every_ms, 300000);
+  assert_int_equal(list[0].jitter_ms, 30000);
+  assert_int_equal(list[0].keep, 50);
+  assert_int_equal(list[0].max_bytes, 0);
+  assert_int_equal(list[0].start_s, 0);
+  assert_int_equal(list[0].created_ms, a.created_ms);
+  assert_int_equal(list[1].max_bytes, 1u << 30);
+  assert_int_equal(list[1].keep, 0);
+  assert_int_equal(list[1].end_s, 2000000000);
+  free(list);
+  assert_int_equal(gsd_store_schedule_remove(fx->store, b.id), GS_OK);
+  assert_int_equal(gsd_store_schedule_remove(fx->store, b.id), GS_EOF);
+  assert_int_equal(gsd_store_schedule_runs(fx->store, &runs, &n), GS_OK);
+  assert_int_equal(n, 1);
+  assert_string_equal(runs[0].device_id, "pos-1");
+  assert_int_equal(runs[0].last_ms, 5678);
+  free(runs);
+}
+
+/* A catalog of the first collector (no schedules, no schedule_id column)
+ * opens and takes scheduled snapshots. */
+static void test_migrate(void **state) {
+  char *dir = gst_tempdir("old-store"), *db, err[300];
+  gsd_store *st;
+  sqlite3 *h;
+  gsd_schedule sch;
+  gsd_snapshot_begin b = {"old", 0, 0, 1, "schedule", 0, 0, 0};
+  gsd_device_info d = {"old", "app", "x86_64", "1.0", 8, 1};
+  int64_t id, session;
+  json_t *o = NULL;
+  size_t n;
+  (void)state;
+  assert_non_null(dir);
+  n = strlen(dir) + 16;
+  db = malloc(n);
+  snprintf(db, n, "%s/catalog.db", dir);
+  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+  assert_int_equal(sqlite3_exec(h,
+      "CREATE TABLE devices(device_id TEXT PRIMARY KEY, app_name TEXT, architecture TEXT,"
+      " pointer_size INTEGER, agent_version TEXT, first_seen INTEGER NOT NULL,"
+      " last_seen INTEGER NOT NULL);"
+      "CREATE TABLE sessions(id INTEGER PRIMARY KEY AUTOINCREMENT, device_id TEXT NOT NULL,"
+      " address TEXT, protocol_version INTEGER, agent_version TEXT, started INTEGER NOT NULL,"
+      " ended INTEGER, end_reason TEXT);"
+      "CREATE TABLE snapshots(id INTEGER PRIMARY KEY AUTOINCREMENT, device_id TEXT NOT NULL,"
+      " session_id INTEGER, created INTEGER NOT NULL, finished INTEGER,"
+      " status TEXT NOT NULL CHECK(status IN ('receiving', 'complete', 'failed')), reason TEXT,"
+      " request_id INTEGER, agent_snapshot_id INTEGER NOT NULL, trigger TEXT,"
+      " stable_ids INTEGER NOT NULL DEFAULT 0, clock_ms INTEGER, objects INTEGER, bytes INTEGER,"
+      " refs INTEGER, roots INTEGER, types INTEGER, unreachable INTEGER,"
+      " dangling_references INTEGER, sections INTEGER, text_bytes INTEGER, file_bytes INTEGER,"
+      " wire_bytes INTEGER, crc32 INTEGER, errors INTEGER, warnings INTEGER, first_error TEXT,"
+      " summary TEXT);", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(h);
+  assert_int_equal(gsd_store_open(&st, dir, err, sizeof err), GS_OK);
+  memset(&sch, 0, sizeof sch);
+  strcpy(sch.device, "old");
+  sch.every_ms = 1000;
+  assert_int_equal(gsd_store_schedule_add(st, &sch), GS_OK);
+  assert_int_equal(gsd_store_session_begin(st, &d, "127.0.0.1:1", &session), GS_OK);
+  b.session_id = session;
+  b.schedule_id = sch.id;
+  assert_int_equal(gsd_store_snapshot_begin(st, &b, &id), GS_OK);
+  assert_int_equal(gsd_store_snapshot_fail(st, id, "cut", NULL), GS_OK);
+  assert_int_equal(gsd_store_get_snapshot(st, id, 0, &o, NULL), GS_OK);
+  assert_int_equal(json_integer_value(json_object_get(o, "schedule_id")), sch.id);
+  json_decref(o);
+  gsd_store_close(st);
+  gst_rmtree(dir);
+  free(dir);
+  free(db);
+}
+
 static void test_escape(void **state) {
   char *e = gsd_store_escape_device(".hidden/dev 1_ok-A.b");
   (void)state;
@@ -222,6 +401,10 @@ int main(void) {
     cmocka_unit_test_setup_teardown(test_newest_first_and_limit, setup, teardown),
     cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
     cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_retain, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_removal_after_crash, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_schedules, setup, teardown),
+    cmocka_unit_test(test_migrate),
     cmocka_unit_test(test_escape),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
