@@ -1,18 +1,21 @@
 #!/bin/bash
-# run-all.sh - builds gcsnap three ways and runs every test; the one test command.
+# run-all.sh - builds gcsnap five ways and runs every test; the one test command.
 #
 #   build/release  -Werror, optimised: unit, runtime, agent, CLI and benchmark tests
 #   build/asan     -Werror, AddressSanitizer + UndefinedBehaviorSanitizer: the same tests
 #   build/fuzz     clang + libFuzzer: each fuzz target for GS_FUZZ_SECONDS (default 60)
+#   build/arm      cross: the agent for ARMv5TE Linux, its tests under qemu-arm
+#   build/win      cross: the Win32 agent (mingw-w64), its tests under wine64
+#                  (both stream to the release tree's gcsnapd; toolchains/README.md)
 #
 # Usage: tests/run-all.sh [--quick]
-#   --quick  release tree only, for quick local iteration
+#   --quick  release tree only, for quick local iteration (no asan, fuzz, cross)
 # Environment: GS_BUILD_ROOT (default build) puts the trees elsewhere;
 # GS_FUZZ_SECONDS (default 60) sets how long each fuzz target runs.
 # Exits non-zero when any configure, build or test step fails.
 set -u
 
-usage() { sed -n '2,12s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,15s/^# \{0,1\}//p' "$0"; }
 
 quick=0
 for arg in "$@"; do
@@ -91,10 +94,29 @@ build_and_test() {
 build_and_test release all -j "$JOBS" -- \
   -DCMAKE_BUILD_TYPE=Release -DGS_WERROR=ON -DGS_SANITIZE=OFF -DGS_FUZZ=OFF
 
+# cross_trees: each toolchain of toolchains/, configured, built and tested
+# (all its tests run under the emulator; `ctest -L cross` in a tree runs the
+# end-to-end and size tests alone). A missing compiler or emulator fails.
+cross_trees() {
+  local host_bin common
+  host_bin=$(cd "$BUILD_ROOT/release/bin" 2>/dev/null && pwd) || host_bin=
+  common=(-DGS_HOST=OFF -DCMAKE_BUILD_TYPE=Release -DGS_WERROR=ON -DGS_HOST_BIN="$host_bin")
+  build_and_test arm all -j "$JOBS" -- "${common[@]}" \
+    -DCMAKE_TOOLCHAIN_FILE="$PWD/toolchains/arm-linux-gnueabi.cmake"
+  build_and_test win all -j "$JOBS" -- "${common[@]}" \
+    -DCMAKE_TOOLCHAIN_FILE="$PWD/toolchains/mingw-w64-x86_64.cmake"
+  # Wine leaves its server running for a while; stop it now.
+  local prefix
+  prefix=$(cd "$BUILD_ROOT/win" 2>/dev/null && pwd)/wineprefix
+  WINEPREFIX=$prefix /usr/lib/wine/wineserver -k 2>/dev/null || true
+}
+
 if [ "$quick" -eq 1 ]; then
   skip_tree asan "--quick"
   skip_tree fuzz "--quick"
+  skip_tree cross "--quick"
 else
+  cross_trees
   build_and_test asan all -j "$JOBS" -- \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGS_WERROR=ON -DGS_SANITIZE=ON -DGS_FUZZ=OFF
   if command -v clang >/dev/null 2>&1; then

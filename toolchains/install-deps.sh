@@ -7,7 +7,8 @@
 set -eu
 
 # One package per line: "name  why". This is the only list of dependencies.
-PACKAGES='
+# A quoted here-document, so that any text may follow a name.
+PACKAGES=$(cat <<'LIST'
 build-essential     C compiler (gcc), make and libc headers
 cmake               the build system
 pkg-config          finds libzstd and jansson for the host programs
@@ -26,9 +27,15 @@ libcurl4-openssl-dev the gcsnap CLI talks to the HTTP API of the collector
 python3             test scripts (tests/agent, tests/cli)
 python3-networkx    dominators are checked against networkx (tests/analysis)
 zstd                command-line zstd, to check compressed output in tests
-curl                the collector's HTTP API tests (tests/collector)
+curl                HTTP API tests of the collector (tests/collector)
 ca-certificates     lets apt reach HTTPS mirrors on a minimal image
-'
+gcc-arm-linux-gnueabi cross compiler for ARMv5TE soft float, the nearest Debian target to CE devices (tests/cross)
+libc6-dev-armel-cross C library and headers of that ARM target
+qemu-user           qemu-arm runs the ARM agent and its tests on this machine (no binfmt_misc needed)
+gcc-mingw-w64-x86-64-win32 cross compiler for the Win32 port layer (tests/cross)
+wine64              runs the Win32 agent and its tests (tests/cross)
+LIST
+)
 
 say() { printf 'install-deps: %s\n' "$*" >&2; }
 

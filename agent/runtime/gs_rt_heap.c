@@ -75,12 +75,20 @@ static int set_domain(gs_rt *rt, const char *name) {
   return GS_OK;
 }
 
+/* A 32-bit size_t cannot exceed ARENA_MAX, and comparing it would warn. */
+static int arena_size_ok(size_t bytes) {
+  if (bytes < ARENA_MIN) return 0;
+#if SIZE_MAX > 0xffffffffu
+  if ((uint64_t)bytes > ARENA_MAX) return 0;
+#endif
+  return 1;
+}
+
 int gs_rt_new(gs_rt **out, const gs_rt_config *c) {
   gs_rt *rt;
   int err;
   *out = NULL;
-  if (!c || c->arena_bytes < ARENA_MIN || (uint64_t)c->arena_bytes > ARENA_MAX)
-    return GS_EINVAL;
+  if (!c || !arena_size_ok(c->arena_bytes)) return GS_EINVAL;
   if (!(rt = calloc(1, sizeof *rt))) return GS_ENOMEM;
   rt->arena_bytes = c->arena_bytes;
   rt->arena = c->arena;

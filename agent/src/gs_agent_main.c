@@ -14,6 +14,7 @@
 #include "gs_session.h"
 #include "gs_sink.h"
 #include "gs_sources.h"
+#include "gs_spool.h"
 #include "gs_walk.h"
 
 #define AGENT_NAME "gcsnap-agent"
@@ -30,6 +31,11 @@ enum {
 
 #define AGENT_CONNECT_TIMEOUT_MS 10000u
 #define AGENT_RETRY_MAX_MS 30000u
+#define AGENT_COOLDOWN_MS 60000u
+#define AGENT_CHECK_MS 1000u
+#define AGENT_SPOOL_MAX 20u
+#define AGENT_SPOOL_BYTES ((uint64_t)64 << 20)
+#define AGENT_DURATION_MAX_MS 604800000u      /* a week */
 
 typedef struct agent_args {
   const char *source;
@@ -40,8 +46,19 @@ typedef struct agent_args {
   int once;
   unsigned connect_timeout_ms, retry_max_ms;
   const char *session_only;   /* an option given that only --connect takes */
+  const char *own_only;       /* an option given that --once excludes */
   gs_walk_options walk;
   int json;
+  /* captures on the agent's own, and the spool */
+  unsigned every_ms, cooldown_ms, check_ms;
+  const char *growth_trigger, *bytes_trigger;
+  uint32_t growth_bp;
+  uint64_t heap_limit;
+  const char *trigger_only;   /* --cooldown or --check-interval given */
+  const char *spool_dir;
+  unsigned spool_max;
+  uint64_t spool_bytes;
+  const char *spool_only;     /* --spool-max or --spool-bytes given */
 } agent_args;
 
 static void agent_usage(FILE *f) {
@@ -50,6 +67,9 @@ static void agent_usage(FILE *f) {
     "       " AGENT_NAME " --source SPEC --connect HOST[:PORT] --device-id ID [--app NAME]\n"
     "                    [--once] [--stable-ids] [--clock MS] [--json]\n"
     "                    [--connect-timeout S] [--retry-max S]\n"
+    "                    [--every DURATION] [--trigger heap-growth=P%%|heap-bytes=SIZE]...\n"
+    "                    [--cooldown DURATION] [--check-interval DURATION]\n"
+    "                    [--spool DIR [--spool-max N] [--spool-bytes SIZE]]\n"
     "\n"
     "Captures one snapshot of a heap and writes it as an RPM GC heap dump, or\n"
     "keeps a session with a collector (gcsnapd) and streams a snapshot each\n"
@@ -91,17 +111,56 @@ static void agent_usage(FILE *f) {
     "  --connect-timeout S  give up a connection attempt, and the wait for\n"
     "                 the collector's welcome, after S seconds (default 10;\n"
     "                 up to 3 decimals)\n"
-    "  --retry-max S  longest delay between reconnections (default 30)\n"
+    "  --retry-max S  longest delay between reconnections (default 30)\n",
+    gs_sources_names(), GS_WIRE_AGENT_PORT_STR);
+  /* A second string: C99 compilers need take no literal above 4095 bytes. */
+  fprintf(f,
+    "\n"
+    "Captures on the agent's own (with --connect, not with --once), sent\n"
+    "unasked (request 0) and tagged with what made them. DURATION is a number\n"
+    "with ms, s, m or h (seconds without; up to 3 decimals); SIZE a number of\n"
+    "bytes with K, M, G or T (powers of 1024):\n"
+    "  --every DURATION  capture every DURATION (trigger \"every\"), connected\n"
+    "                 or not; the first one DURATION after the start\n"
+    "  --trigger heap-growth=P%%  capture when the heap has grown by P percent\n"
+    "                 (up to 2 decimals) since the last capture, or since the\n"
+    "                 start before the first\n"
+    "  --trigger heap-bytes=SIZE  capture when the heap holds more than SIZE\n"
+    "                 bytes (again after each cool-down while it does). Both\n"
+    "                 may be given; the trigger tag is the option as given\n"
+    "  --cooldown DURATION  at least this long between two trigger captures\n"
+    "                 (default 60s)\n"
+    "  --check-interval DURATION  how often the heap's size is read for\n"
+    "                 --trigger (default 1s); the demo source runs its every=N\n"
+    "                 steps between two reads. Needs a source that can tell its\n"
+    "                 heap's size (demo)\n"
+    "  --spool DIR    store and forward: every capture of the agent's own is\n"
+    "                 written to DIR first (created if missing; one agent per\n"
+    "                 folder) and sent from there, oldest first, when the\n"
+    "                 collector is reachable; it leaves DIR only once the\n"
+    "                 collector acknowledged it, so nothing is lost while the\n"
+    "                 collector is down or when the link drops, and spooled\n"
+    "                 snapshots survive a restart of the agent. Without\n"
+    "                 --spool, a capture due while the collector cannot be\n"
+    "                 reached is not taken, and one whose link drops is lost\n"
+    "                 (both logged)\n"
+    "  --spool-max N  at most N snapshots in the spool (default %u)\n"
+    "  --spool-bytes SIZE  at most SIZE bytes in the spool (default 64M; 0: no\n"
+    "                 byte bound). When a new snapshot makes the spool exceed\n"
+    "                 a bound, the oldest ones are dropped, each logged; the\n"
+    "                 newest is always kept, even alone above SIZE\n"
     "\n"
     "Sources:\n",
-    gs_sources_names(), GS_WIRE_AGENT_PORT_STR);
+    AGENT_SPOOL_MAX);
   gs_sources_help(f);
   fprintf(f,
     "\n"
     "Exit status: 0 the snapshot was written, 1 the heap could not be captured\n"
     "(the source failed), 2 usage error, 3 the dump could not be written.\n"
     "With --once: 0 the collector stored the snapshot, 1 it refused it, the\n"
-    "capture failed or the link dropped, 2 usage error, 3 could not connect.\n");
+    "capture failed or the link dropped, 2 usage error, 3 could not connect.\n"
+    "Without --once the agent runs until it is stopped; it exits with 2 for a\n"
+    "usage error and 3 when the --spool folder cannot be created or read.\n");
 }
 
 static int agent_usage_error(const char *fmt, const char *arg) {
@@ -158,6 +217,105 @@ static int agent_parse_seconds(const char *name, const char *val, unsigned *ms) 
   return EXIT_DONE;
 }
 
+/* A decimal number with up to max_dec decimals: *units is it times
+ * 10^max_dec; *end is what follows it. 0 when there is no number. */
+static int agent_parse_decimal(const char *p, unsigned max_dec, uint64_t *units,
+                               const char **end) {
+  uint64_t v = 0, scale = 1;
+  unsigned i, dec = 0;
+  int ok = *p >= '0' && *p <= '9';
+  for (i = 0; i < max_dec; i++) scale *= 10;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > (UINT64_MAX / 10 - 9) / scale) return 0;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  v *= scale;
+  if (*p == '.' && max_dec) {
+    for (p++; *p >= '0' && *p <= '9'; p++) {
+      if (++dec > max_dec) return 0;
+      scale /= 10;
+      v += (uint64_t)(*p - '0') * scale;
+    }
+  }
+  *units = v;
+  *end = p;
+  return ok;
+}
+
+/* DURATION: a number with ms, s, m or h (seconds when bare), 1 ms to a week. */
+static int agent_parse_duration(const char *name, const char *val, unsigned *ms) {
+  static const struct { const char *unit; uint64_t ms; } units[] = {
+    {"ms", 1}, {"s", 1000}, {"", 1000}, {"m", 60000}, {"h", 3600000}};
+  const char *end;
+  uint64_t v, total = 0;
+  size_t i;
+  int ok = agent_parse_decimal(val, 3, &v, &end);
+  for (i = 0; ok && i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].unit)) break;
+  if (ok && i < sizeof units / sizeof units[0] && v <= (uint64_t)AGENT_DURATION_MAX_MS * 1000u)
+    total = v * units[i].ms / 1000u;
+  if (total < 1 || total > AGENT_DURATION_MAX_MS) {
+    fprintf(stderr, AGENT_NAME ": %s: bad duration '%s' (a number with ms, s, m or h;"
+            " 1ms to 168h)\n", name, val);
+    fprintf(stderr, "Try '" AGENT_NAME " --help'.\n");
+    return EXIT_USAGE;
+  }
+  *ms = (unsigned)total;
+  return EXIT_DONE;
+}
+
+/* SIZE: bytes, or a number with K, M, G or T (powers of 1024; up to 3
+ * decimals), with an optional B or iB after the letter. */
+static int agent_parse_size(const char *name, const char *val, uint64_t *bytes) {
+  static const char letters[] = "KMGT";
+  const char *end, *l;
+  uint64_t v, mult = 1;
+  int ok = agent_parse_decimal(val, 3, &v, &end);
+  if (ok && *end && (l = strchr(letters, *end >= 'a' ? *end - 32 : *end)) && *l) {
+    int shift = 10 * (int)(l - letters + 1);
+    mult = (uint64_t)1 << shift;
+    end++;
+    if (!strcmp(end, "B") || !strcmp(end, "iB")) end += strlen(end);
+  }
+  if (ok && !*end && mult == 1 && v % 1000u) ok = 0;        /* a fraction of a byte */
+  if (ok && *end) ok = 0;
+  if (ok && v / 1000u > UINT64_MAX / mult) ok = 0;
+  if (!ok) {
+    fprintf(stderr, AGENT_NAME ": %s: bad size '%s' (bytes, or a number with K, M, G or T)\n",
+            name, val);
+    fprintf(stderr, "Try '" AGENT_NAME " --help'.\n");
+    return EXIT_USAGE;
+  }
+  *bytes = v / 1000u * mult + v % 1000u * mult / 1000u;
+  return EXIT_DONE;
+}
+
+/* --trigger heap-growth=P% or heap-bytes=SIZE. */
+static int agent_parse_trigger(const char *val, agent_args *a) {
+  const char *end;
+  uint64_t v;
+  int rc;
+  if (!strncmp(val, "heap-growth=", 12)) {
+    if (a->growth_trigger) return agent_usage_error("%s", "--trigger heap-growth given twice");
+    if (!agent_parse_decimal(val + 12, 2, &v, &end) || strcmp(end, "%") || v == 0 ||
+        v > 100000000u)
+      return agent_usage_error("--trigger: bad growth '%s' (a percentage above 0, up to 2"
+                               " decimals, then %%: heap-growth=25%%)", val);
+    a->growth_trigger = val;
+    a->growth_bp = (uint32_t)v;
+    return EXIT_DONE;
+  }
+  if (!strncmp(val, "heap-bytes=", 11)) {
+    if (a->bytes_trigger) return agent_usage_error("%s", "--trigger heap-bytes given twice");
+    if ((rc = agent_parse_size("--trigger heap-bytes", val + 11, &a->heap_limit))) return rc;
+    if (a->heap_limit == 0) return agent_usage_error("--trigger: '%s' must be above 0", val);
+    a->bytes_trigger = val;
+    return EXIT_DONE;
+  }
+  return agent_usage_error("--trigger: unknown trigger '%s' (heap-growth=P%% or"
+                           " heap-bytes=SIZE)", val);
+}
+
 /* HOST, HOST:PORT or [ADDR]:PORT into a->host and a->port. */
 static int agent_parse_connect(agent_args *a) {
   const char *v = a->connect, *host = v, *colon, *end;
@@ -190,9 +348,14 @@ static int agent_parse_connect(agent_args *a) {
 static int agent_check_mode(agent_args *a) {
   if (!a->source || !*a->source) return agent_usage_error("%s", "--source is required");
   if (a->out && a->connect) return agent_usage_error("%s", "--out and --connect exclude each other");
+  if (a->trigger_only && !a->growth_trigger && !a->bytes_trigger)
+    return agent_usage_error("%s needs --trigger", a->trigger_only);
+  if (a->spool_only && !a->spool_dir) return agent_usage_error("%s needs --spool", a->spool_only);
   if (a->connect) {
     if (!a->device_id || !*a->device_id)
       return agent_usage_error("%s", "--connect needs --device-id");
+    if (a->once && a->own_only) return agent_usage_error("--once and %s exclude each other",
+                                                         a->own_only);
     return agent_parse_connect(a);
   }
   if (a->session_only) return agent_usage_error("%s needs --connect", a->session_only);
@@ -207,6 +370,10 @@ static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
   memset(a, 0, sizeof *a);
   a->connect_timeout_ms = AGENT_CONNECT_TIMEOUT_MS;
   a->retry_max_ms = AGENT_RETRY_MAX_MS;
+  a->cooldown_ms = AGENT_COOLDOWN_MS;
+  a->check_ms = AGENT_CHECK_MS;
+  a->spool_max = AGENT_SPOOL_MAX;
+  a->spool_bytes = AGENT_SPOOL_BYTES;
   *stop = 0;
   for (i = 1; i < argc && rc == EXIT_DONE; i++) {
     const char *arg = argv[i], *val;
@@ -246,6 +413,32 @@ static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
     } else if ((val = agent_value(argc, argv, &i, "--retry-max", &missing))) {
       rc = agent_parse_seconds("--retry-max", val, &a->retry_max_ms);
       a->session_only = "--retry-max";
+    } else if ((val = agent_value(argc, argv, &i, "--every", &missing))) {
+      rc = agent_parse_duration("--every", val, &a->every_ms);
+      a->session_only = a->own_only = "--every";
+    } else if ((val = agent_value(argc, argv, &i, "--trigger", &missing))) {
+      rc = agent_parse_trigger(val, a);
+      a->session_only = a->own_only = "--trigger";
+    } else if ((val = agent_value(argc, argv, &i, "--cooldown", &missing))) {
+      rc = agent_parse_duration("--cooldown", val, &a->cooldown_ms);
+      a->session_only = a->trigger_only = "--cooldown";
+    } else if ((val = agent_value(argc, argv, &i, "--check-interval", &missing))) {
+      rc = agent_parse_duration("--check-interval", val, &a->check_ms);
+      a->session_only = a->trigger_only = "--check-interval";
+    } else if ((val = agent_value(argc, argv, &i, "--spool-max", &missing))) {
+      uint64_t n = 0;
+      const char *end;
+      if (!agent_parse_decimal(val, 0, &n, &end) || *end || n < 1 || n > 1000000)
+        rc = agent_usage_error("--spool-max: bad number '%s' (1 to 1000000)", val);
+      a->spool_max = (unsigned)n;
+      a->session_only = a->spool_only = "--spool-max";
+    } else if ((val = agent_value(argc, argv, &i, "--spool-bytes", &missing))) {
+      rc = agent_parse_size("--spool-bytes", val, &a->spool_bytes);
+      a->session_only = a->spool_only = "--spool-bytes";
+    } else if ((val = agent_value(argc, argv, &i, "--spool", &missing))) {
+      if (!*val) rc = agent_usage_error("%s", "--spool: empty folder name");
+      a->spool_dir = val;
+      a->session_only = a->own_only = "--spool";
     } else if (missing) {
       rc = agent_usage_error("%s: missing value", arg);
     } else {
@@ -306,6 +499,20 @@ static int agent_capture(const agent_args *a, gs_source *src, gs_sink *sink) {
  * a fatal error. */
 static int agent_session(const agent_args *a, gs_source *src) {
   gs_session_options o;
+  gs_spool *spool = NULL;
+  char err[400];
+  int rc;
+  if ((a->growth_trigger || a->bytes_trigger) && !src->ops->heap_bytes) {
+    fprintf(stderr, AGENT_NAME ": --trigger: the %s source cannot tell its heap's size\n",
+            src->ops->name);
+    fprintf(stderr, "Try '" AGENT_NAME " --help'.\n");
+    return EXIT_USAGE;
+  }
+  if (a->spool_dir &&
+      gs_spool_open(&spool, a->spool_dir, a->spool_max, a->spool_bytes, err, sizeof err)) {
+    fprintf(stderr, AGENT_NAME ": %s\n", err);
+    return EXIT_OUTPUT;
+  }
   memset(&o, 0, sizeof o);
   o.host = a->host;
   o.port = a->port;
@@ -317,7 +524,17 @@ static int agent_session(const agent_args *a, gs_source *src) {
   o.once = a->once;
   o.json = a->json;
   o.walk = a->walk;
-  return (int)gs_session_run(src, &o);
+  o.every_ms = a->every_ms;
+  o.growth_trigger = a->growth_trigger;
+  o.growth_bp = a->growth_bp;
+  o.bytes_trigger = a->bytes_trigger;
+  o.heap_limit = a->heap_limit;
+  o.cooldown_ms = a->cooldown_ms;
+  o.check_ms = a->growth_trigger || a->bytes_trigger ? a->check_ms : 0;
+  o.spool = spool;
+  rc = (int)gs_session_run(src, &o);
+  gs_spool_close(spool);
+  return rc;
 }
 
 int main(int argc, char **argv) {

@@ -6,7 +6,15 @@
  * after a delay that doubles from GS_SESSION_BACKOFF_MS up to retry_max_ms,
  * with jitter so that many devices cut off at once do not come back at
  * once. With once set, it sends one snapshot unasked and waits for its Ack
- * instead. */
+ * instead.
+ *
+ * Without once, the agent may also capture on its own, connected or not: on
+ * a local schedule (every_ms) and when the heap grows (triggers, checked
+ * every check_ms from the source's heap_bytes). Such a snapshot is sent
+ * unasked (request 0, tagged with what made it) or, with a spool, written
+ * to the spool first and sent from there, oldest first, one at a time: a
+ * spooled snapshot leaves the spool only when the collector acknowledged
+ * it, so a collector that is down or a link that drops loses nothing. */
 #ifndef GS_SESSION_H
 #define GS_SESSION_H
 
@@ -20,6 +28,14 @@
 /* Idle this long, the agent pings the collector, which keeps a dead link
  * from going unnoticed for ever. */
 #define GS_SESSION_IDLE_MS 30000u
+/* A spooled snapshot the collector could not store for now (disk, busy,
+ * stopping) is offered again after this long. */
+#define GS_SESSION_RETRY_MS 5000u
+/* A spooled snapshot whose upload broke the link this many times running
+ * is taken for damaged and dropped, so that it cannot block the spool. */
+#define GS_SESSION_UPLOAD_TRIES 5u
+
+struct gs_spool;
 
 typedef struct gs_session_options {
   const char *host, *port;
@@ -30,6 +46,16 @@ typedef struct gs_session_options {
   int once;
   int json;                     /* one line of statistics per snapshot on stdout */
   gs_walk_options walk;         /* stable_ids here applies to every capture */
+  /* captures on the agent's own (not with once) */
+  unsigned every_ms;            /* a local schedule, trigger "every"; 0: none */
+  const char *growth_trigger;   /* "heap-growth=25%" as given, or NULL */
+  uint32_t growth_bp;           /* its threshold in hundredths of a percent */
+  const char *bytes_trigger;    /* "heap-bytes=64M" as given, or NULL */
+  uint64_t heap_limit;          /* its threshold in bytes */
+  unsigned cooldown_ms;         /* at least this long between two trigger captures */
+  unsigned check_ms;            /* how often the heap size is read */
+  struct gs_spool *spool;       /* store-and-forward; NULL: a snapshot the collector
+                                   cannot take now is dropped (and logged) */
 } gs_session_options;
 
 /* The outcome of --once (a session without it ends only on a fatal error). */

@@ -37,6 +37,17 @@ typedef struct gs_source_ops {
   const char *name;                                   /* "mock", "demo", "file" */
   int (*walk)(gs_source *src, const gs_heap_visitor *v);
   void (*free)(gs_source *src);
+  /* Optional (NULL: the size is never known): the heap's size in bytes
+   * now, read cheaply without a walk and without stopping the program (a
+   * runtime's own statistics: objects allocated, garbage not yet collected
+   * included). The agent's capture triggers poll it, so it must cost
+   * microseconds. GS_OK with *bytes, or an error when it cannot tell. */
+  int (*heap_bytes)(gs_source *src, uint64_t *bytes);
+  /* Optional (NULL: the heap changes on its own or not at all): lets the
+   * program behind the source run on for one period between two heap size
+   * checks, for a program that runs only when the agent lets it (the demo
+   * runs its "every" steps). A walk after a run does not run it again. */
+  int (*run)(gs_source *src);
 } gs_source_ops;
 
 /* Every source starts with this header; backends extend it. */

@@ -5,8 +5,10 @@
  * its first steps. Each walk is a capture: an induced full collection with
  * the program stopped, then the heap streamed to the visitor from inside
  * that pause (pause_us). Later walks first let the program run on, so that
- * repeated snapshots show its leak growing. Object IDs are addresses, or
- * the runtime's stable identities when the walker sets use_stable_ids. */
+ * repeated snapshots show its leak growing, unless the agent already let it
+ * run (run, between heap size checks). Object IDs are addresses, or the
+ * runtime's stable identities when the walker sets use_stable_ids. The heap
+ * size comes from the runtime's statistics, without a walk. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +32,8 @@ const char gs_source_demo_help[] =
   "                which survive compaction. KNOBS is KEY=VALUE,...:\n"
   "    objects=N      live objects to fill the heap with first (default 10000)\n"
   "    steps=N        steps the program runs before the first capture (default 100)\n"
-  "    every=N        steps it runs before each later capture (default: steps)\n"
+  "    every=N        steps it runs before each later capture, or between two\n"
+  "                   heap size checks under --trigger (default: steps)\n"
   "    seed=S         seed of the program's choices (default 1)\n"
   "    arena=MB       heap size in MB (default: 48 + 80 bytes per object)\n";
 
@@ -45,6 +48,7 @@ typedef struct demo_source {
   gs_demo *demo;
   demo_options opt;
   uint64_t walks;
+  int ran;                      /* ran on since the last walk */
 } demo_source;
 
 static int parse(const char *p, demo_options *o, char *err, size_t errcap) {
@@ -121,7 +125,8 @@ static int demo_walk(gs_source *src, const gs_heap_visitor *v) {
   uint64_t t0;
   int err;
   const char *name = gs_rt_domain(rt);
-  if (s->walks++ && (err = run(s, s->opt.every))) return err;
+  if (s->walks++ && !s->ran && (err = run(s, s->opt.every))) return err;
+  s->ran = 0;
   rv.ctx = (void *)v;
   rv.type = on_type;
   rv.object = on_object;
@@ -142,7 +147,24 @@ static void demo_free(gs_source *src) {
   free(s);
 }
 
-static const gs_source_ops demo_ops = {"demo", demo_walk, demo_free};
+/* The generations' bytes: live objects and garbage not yet collected. */
+static int demo_heap_bytes(gs_source *src, uint64_t *bytes) {
+  demo_source *s = (demo_source *)src;
+  gs_rt_stats st;
+  gs_rt_get_stats(gs_demo_runtime(s->demo), &st);
+  *bytes = st.generation_bytes[0] + st.generation_bytes[1] + st.generation_bytes[2] +
+           st.generation_bytes[3];
+  return GS_OK;
+}
+
+static int demo_run(gs_source *src) {
+  demo_source *s = (demo_source *)src;
+  s->ran = 1;
+  return run(s, s->opt.every);
+}
+
+static const gs_source_ops demo_ops = {"demo", demo_walk, demo_free, demo_heap_bytes,
+                                       demo_run};
 
 int gs_source_demo_new(gs_source **out, const char *options, char *err, size_t errcap) {
   demo_source *s;

@@ -9,16 +9,24 @@ typedef struct source_entry {
   const char *help;
 } source_entry;
 
+/* GS_AGENT_MINIMAL: a device build with only the sources that read a real
+ * heap, which keeps the synthetic heaps and the demo runtime out of it. */
 static const source_entry sources[] = {
+#ifndef GS_AGENT_MINIMAL
   {"mock", gs_source_mock_new, gs_source_mock_help},
   {"demo", gs_source_demo_new, gs_source_demo_help},
+#endif
   {"file", gs_source_file_new, gs_source_file_help},
 };
 
 #define NSOURCES (sizeof sources / sizeof sources[0])
 
 const char *gs_sources_names(void) {
+#ifdef GS_AGENT_MINIMAL
+  return "file";
+#else
   return "mock|demo|file";
+#endif
 }
 
 void gs_sources_help(FILE *f) {

@@ -67,6 +67,20 @@ int gs_port_remove(const char *path);
  * string must stay valid meanwhile. One path at a time. */
 void gs_port_remove_on_signal(const char *path);
 
+/* ---- folders (the agent's spool) ---- */
+
+/* Creates the folder path, readable by its owner only (parents must
+ * exist); GS_OK when a folder is there already. */
+int gs_port_make_dir(const char *path);
+
+/* Called once per regular file of a folder, with its name (UTF-8, no
+ * folder) and size in bytes; a nonzero return stops the listing. */
+typedef int (*gs_port_dir_fn)(void *ctx, const char *name, uint64_t size);
+/* Lists the regular files of the folder path, in no stated order; returns
+ * GS_OK, GS_EIO when the folder cannot be read, or what fn returned to
+ * stop. Folders and other kinds of entry are skipped. */
+int gs_port_list_dir(const char *path, gs_port_dir_fn fn, void *ctx);
+
 /* ---- process and time ---- */
 
 unsigned long gs_port_pid(void);

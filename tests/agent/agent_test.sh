@@ -7,9 +7,9 @@
 # atomic, readonly, stable_ids, json, rss, demo) against the built agent.
 # GCSNAP (the host tool, for validate and summary) and PYTHON (to read JSON)
 # may be empty; checks that need them are then skipped. SANITIZED is 1 in
-# ASan builds, whose memory figures mean nothing. Exit 0 when every check
-# passed, 1 when one failed, 77 when a check could not run and none failed,
-# so that ctest reports a skip rather than a pass.
+# ASan builds and under an emulator, whose memory figures mean nothing.
+# Exit 0 when every check passed, 1 when one failed, 77 when a check could
+# not run and none failed, so that ctest reports a skip rather than a pass.
 set -u
 
 suite=$1 agent=$2 gcsnap=$3 data=$4 fixtures=$5 work=$6 python=${7:-} sanitized=${8:-0}
@@ -37,8 +37,9 @@ expect_rc() {
   fi
 }
 
+# Messages of a Windows agent end in CR LF; the regexes speak of lines.
 expect_regex() {
-  if grep -Eq -- "$2" "$1"; then pass; else
+  if tr -d '\r' <"$1" | grep -Eq -- "$2"; then pass; else
     fail "$3: no line matching /$2/ in $1"; sed 's/^/  | /' "$1" | head -10
   fi
 }
@@ -399,21 +400,26 @@ suite_atomic() {
   no_temp_files out "failures"
   no_temp_files . "failures"
 
-  # an interrupt half way: the temporary file goes with the process
-  "$agent" --source mock:objects=50000000 --out out/int.gclog 2>int.err &
-  local pid=$! waited=0 tmp
-  while [ "$waited" -lt 100 ]; do
-    tmp=$(ls out | grep -F 'int.gclog.tmp.' || true)
-    [ -n "$tmp" ] && [ "$(wc -c <"out/$tmp")" -gt 1000000 ] && break
-    sleep 0.1
-    waited=$((waited + 1))
-  done
-  kill -TERM "$pid" 2>/dev/null
-  wait "$pid"
-  rc=$?
-  if [ "$rc" -eq 143 ]; then pass; else fail "interrupted capture: exit status $rc, expected 143"; fi
-  expect_absent out/int.gclog "interrupted capture: no output"
-  no_temp_files out "interrupted capture"
+  # an interrupt half way: the temporary file goes with the process. Wine
+  # turns no POSIX signal into the console event a Windows agent handles.
+  if [ "${GS_AGENT_WINDOWS:-0}" = 1 ]; then
+    skip "interrupted capture: no console events under Wine"
+  else
+    "$agent" --source mock:objects=50000000 --out out/int.gclog 2>int.err &
+    local pid=$! waited=0 tmp
+    while [ "$waited" -lt 100 ]; do
+      tmp=$(ls out | grep -F 'int.gclog.tmp.' || true)
+      [ -n "$tmp" ] && [ "$(wc -c <"out/$tmp")" -gt 1000000 ] && break
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    kill -TERM "$pid" 2>/dev/null
+    wait "$pid"
+    rc=$?
+    if [ "$rc" -eq 143 ]; then pass; else fail "interrupted capture: exit status $rc, expected 143"; fi
+    expect_absent out/int.gclog "interrupted capture: no output"
+    no_temp_files out "interrupted capture"
+  fi
 
   # a success replaces the previous dump in one step
   capture out/keep.gclog mock:objects=1000
@@ -488,7 +494,7 @@ assert d["objects"] == 1000'
 RSS_BOUND_KB=16384
 
 suite_rss() {
-  if [ "$sanitized" = 1 ]; then skip "peak RSS under sanitizers"; return; fi
+  if [ "$sanitized" = 1 ]; then skip "peak RSS under sanitizers or an emulator"; return; fi
   run "$agent" --source mock:objects=1000000 --out /dev/null --json
   expect_rc 0 "1M-object walk"
   cp out.txt rss.json

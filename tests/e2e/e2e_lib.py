@@ -9,11 +9,13 @@ ctest's timeout leaves no collector or agent behind.
 import ctypes
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
+import traceback
 import urllib.error
 import urllib.request
 
@@ -243,3 +245,35 @@ def install_signal_exit():
 def log(msg):
     print(msg, flush=True)
     sys.stdout.flush()
+
+
+def main(script, suites, make_env):
+    """Runs the suite named on the command line: SCRIPT SUITE BIN_DIR WORK_DIR.
+    Exit 0 when every check passed, 1 when one failed, SKIP when all skipped."""
+    if len(sys.argv) != 4 or sys.argv[1] not in suites:
+        sys.stderr.write("usage: %s %s BIN_DIR WORK_DIR\n" % (script, "|".join(suites)))
+        return 2
+    suite, bin_dir, work = sys.argv[1:]
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    install_signal_exit()
+    env = make_env(bin_dir, work)
+    t0 = time.monotonic()
+    try:
+        suites[suite](env)
+    except Skip as e:
+        print("SKIP: %s" % e)
+        return SKIP
+    except Failure as e:
+        env.c.ok(False, str(e))
+    except Exception:                       # a crash of the test is a failure
+        traceback.print_exc()
+        env.c.ok(False, "the %s suite stopped on an exception" % suite)
+    finally:
+        env.procs.stop_all()
+    c = env.c
+    print("%s: %d checks passed, %d failed, %d skipped (%.1f s)" %
+          (suite, c.passed, c.failures, c.skipped, time.monotonic() - t0))
+    if c.failures:
+        return 1
+    return SKIP if c.skipped and not c.passed else 0

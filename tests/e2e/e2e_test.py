@@ -22,12 +22,10 @@ the suite cannot run here (no gcsnapd built, no --connect in the agent).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import threading
 import time
-import traceback
 import zlib
 
 sys.dont_write_bytecode = True        # no __pycache__ in the source tree
@@ -513,35 +511,5 @@ SUITES = {"client": suite_client, "loopback": suite_loopback, "demo": suite_demo
           "fleet": suite_fleet, "faults": suite_faults, "once": suite_once}
 
 
-def main():
-    if len(sys.argv) != 4 or sys.argv[1] not in SUITES:
-        sys.stderr.write("usage: e2e_test.py %s BIN_DIR WORK_DIR\n" % "|".join(SUITES))
-        return 2
-    suite, bin_dir, work = sys.argv[1:]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    L.install_signal_exit()
-    env = Env(bin_dir, work)
-    t0 = time.monotonic()
-    try:
-        SUITES[suite](env)
-    except L.Skip as e:
-        print("SKIP: %s" % e)
-        return L.SKIP
-    except L.Failure as e:
-        env.c.ok(False, str(e))
-    except Exception:                       # a crash of the test is a failure
-        traceback.print_exc()
-        env.c.ok(False, "the %s suite stopped on an exception" % suite)
-    finally:
-        env.procs.stop_all()
-    c = env.c
-    print("%s: %d checks passed, %d failed, %d skipped (%.1f s)" %
-          (suite, c.passed, c.failures, c.skipped, time.monotonic() - t0))
-    if c.failures:
-        return 1
-    return L.SKIP if c.skipped and not c.passed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(L.main("e2e_test.py", SUITES, Env))

@@ -1,5 +1,6 @@
 /* gs_port.c (unix) - POSIX implementation of the port layer. */
 #define _DEFAULT_SOURCE 1
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -162,6 +163,53 @@ int gs_port_rename(const char *from, const char *to) {
 
 int gs_port_remove(const char *path) {
   return unlink(path) == 0 ? GS_OK : port_fail(GS_EIO);
+}
+
+/* ---- folders ---- */
+
+int gs_port_make_dir(const char *path) {
+  struct stat st;
+  if (mkdir(path, 0700) == 0) return GS_OK;
+  if (errno == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return GS_OK;
+  return port_fail(GS_EIO);
+}
+
+int gs_port_list_dir(const char *path, gs_port_dir_fn fn, void *ctx) {
+  DIR *d = opendir(path);
+  size_t dir_len = strlen(path);
+  char *full = NULL;
+  size_t cap = 0;
+  int rc = GS_OK;
+  if (!d) return port_fail(GS_EIO);
+  for (;;) {
+    struct dirent *e;
+    struct stat st;
+    size_t need;
+    errno = 0;
+    if (!(e = readdir(d))) {
+      if (errno) rc = port_fail(GS_EIO);
+      break;
+    }
+    if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+      continue;
+    need = dir_len + strlen(e->d_name) + 2;
+    if (need > cap) {
+      char *p = realloc(full, need);
+      if (!p) {
+        rc = GS_ENOMEM;
+        break;
+      }
+      full = p;
+      cap = need;
+    }
+    snprintf(full, cap, "%s/%s", path, e->d_name);
+    /* An entry removed meanwhile is simply not listed. */
+    if (stat(full, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if ((rc = fn(ctx, e->d_name, (uint64_t)st.st_size)) != 0) break;
+  }
+  free(full);
+  closedir(d);
+  return rc;
 }
 
 /* ---- removal on signals ---- */

@@ -16,6 +16,7 @@
 #include <io.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include "gs_error.h"
 #include "gs_port.h"
@@ -165,14 +166,30 @@ int gs_port_file_close(gs_port_file *f) {
   return ok ? GS_OK : port_fail(GS_EIO);
 }
 
+/* NUL, CON and COM1 have no attributes that say "device" (GetFileAttributes
+ * even fails for some); opening one and asking its type does. */
+static int is_char_device(const char *path) {
+  wchar_t *w = widen(path);
+  HANDLE h;
+  DWORD type;
+  if (!w) return 0;
+  h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING, 0, NULL);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE) return 0;
+  type = GetFileType(h);
+  CloseHandle(h);
+  return type == FILE_TYPE_CHAR;
+}
+
 gs_port_path_kind gs_port_path_kind_of(const char *path) {
   wchar_t *w = widen(path);
   DWORD attrs = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
   free(w);
-  if (attrs == INVALID_FILE_ATTRIBUTES) return GS_PORT_MISSING;
-  if (attrs & FILE_ATTRIBUTE_DIRECTORY) return GS_PORT_FOLDER;
-  if (attrs & FILE_ATTRIBUTE_DEVICE) return GS_PORT_OTHER;
-  return GS_PORT_REGULAR;
+  if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DIRECTORY))
+    return GS_PORT_FOLDER;
+  if (attrs != INVALID_FILE_ATTRIBUTES && (attrs & FILE_ATTRIBUTE_DEVICE)) return GS_PORT_OTHER;
+  if (is_char_device(path)) return GS_PORT_OTHER;
+  return attrs == INVALID_FILE_ATTRIBUTES ? GS_PORT_MISSING : GS_PORT_REGULAR;
 }
 
 int gs_port_rename(const char *from, const char *to) {
@@ -191,6 +208,56 @@ int gs_port_remove(const char *path) {
   int err = ok ? GS_OK : port_fail(GS_EIO);
   free(w);
   return err;
+}
+
+/* ---- folders ---- */
+
+int gs_port_make_dir(const char *path) {
+  wchar_t *w = widen(path);
+  DWORD attrs;
+  int err = GS_OK;
+  if (!w) return port_fail(GS_EINVAL);
+  if (!CreateDirectoryW(w, NULL)) {
+    attrs = GetFileAttributesW(w);
+    if (attrs == INVALID_FILE_ATTRIBUTES || !(attrs & FILE_ATTRIBUTE_DIRECTORY))
+      err = port_fail(GS_EIO);
+  }
+  free(w);
+  return err;
+}
+
+int gs_port_list_dir(const char *path, gs_port_dir_fn fn, void *ctx) {
+  size_t len = strlen(path);
+  char *pattern = malloc(len + 3);
+  wchar_t *w;
+  WIN32_FIND_DATAW fd;
+  HANDLE h;
+  int rc = GS_OK;
+  if (!pattern) return GS_ENOMEM;
+  memcpy(pattern, path, len);
+  memcpy(pattern + len, "\\*", 3);
+  w = widen(pattern);
+  free(pattern);
+  if (!w) return port_fail(GS_EINVAL);
+  h = FindFirstFileW(w, &fd);
+  free(w);
+  if (h == INVALID_HANDLE_VALUE)
+    return GetLastError() == ERROR_FILE_NOT_FOUND ? GS_OK : port_fail(GS_EIO);
+  do {
+    char name[MAX_PATH * 4];
+    uint64_t size;
+    if (fd.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_DEVICE |
+                               FILE_ATTRIBUTE_REPARSE_POINT))
+      continue;
+    if (WideCharToMultiByte(CP_UTF8, 0, fd.cFileName, -1, name, (int)sizeof name, NULL,
+                            NULL) <= 0)
+      continue;
+    size = (uint64_t)fd.nFileSizeHigh << 32 | fd.nFileSizeLow;
+    if ((rc = fn(ctx, name, size)) != 0) break;
+  } while (FindNextFileW(h, &fd));
+  if (rc == GS_OK && GetLastError() != ERROR_NO_MORE_FILES) rc = port_fail(GS_EIO);
+  FindClose(h);
+  return rc;
 }
 
 /* ---- removal on Ctrl-C and console close ---- */

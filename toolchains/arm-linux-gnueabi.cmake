@@ -1,0 +1,32 @@
+# arm-linux-gnueabi.cmake - cross build for ARMv5TE Linux, soft float.
+#
+# The nearest Debian target to the ARMV4I class of Windows CE devices. Binaries
+# run on this machine through qemu-arm with an XScale core (pxa270), which
+# ctest prepends to every test command of an executable target.
+#
+#   cmake -S . -B /tmp/arm -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabi.cmake \
+#         -DGS_HOST=OFF [-DGS_HOST_BIN=/path/to/host/build/bin]
+#
+# Packages: gcc-arm-linux-gnueabi libc6-dev-armel-cross qemu-user.
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+
+set(GS_CROSS_TRIPLE arm-linux-gnueabi)
+set(CMAKE_C_COMPILER ${GS_CROSS_TRIPLE}-gcc)
+set(CMAKE_STRIP ${GS_CROSS_TRIPLE}-strip CACHE FILEPATH "strip for the target")
+# ARMv5TE, the instruction set of XScale and of the ARMV4I devices' successors.
+set(CMAKE_C_FLAGS_INIT "-march=armv5te -marm -mfloat-abi=soft")
+
+set(CMAKE_FIND_ROOT_PATH /usr/${GS_CROSS_TRIPLE})
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
+
+# -L: where qemu finds the ARM dynamic loader and C library.
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm;-cpu;pxa270;-L;/usr/${GS_CROSS_TRIPLE}
+    CACHE STRING "runs target binaries on the build machine")
+
+# The stripped device build of the agent (no mock or demo source) must fit
+# in 128 KiB (tests/cross, cross_agent_size).
+set(GS_CROSS_SIZE_LIMIT 131072 CACHE STRING "size budget of the device build of the agent")
