@@ -208,3 +208,31 @@ int gsd_config_addr(const char *text, struct sockaddr_storage *addr) {
   if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)addr) == 0) return GS_OK;
   return GS_EINVAL;
 }
+
+int gsd_listen(uv_loop_t *loop, uv_tcp_t *tcp, const char *addr, uv_connection_cb cb,
+               char *bound, size_t cap) {
+  struct sockaddr_storage ss;
+  int n = sizeof ss, rc;
+  char ip[INET6_ADDRSTRLEN];
+  void *data = tcp->data;
+  if (gsd_config_addr(addr, &ss) != GS_OK) {
+    snprintf(bound, cap, "bad address '%s'", addr);
+    return GS_EINVAL;
+  }
+  uv_tcp_init(loop, tcp);
+  tcp->data = data;
+  if ((rc = uv_tcp_bind(tcp, (struct sockaddr *)&ss, 0)) != 0 ||
+      (rc = uv_listen((uv_stream_t *)tcp, 128, cb)) != 0) {
+    snprintf(bound, cap, "cannot listen on %s: %s", addr, uv_strerror(rc));
+    return GS_EIO;
+  }
+  uv_tcp_getsockname(tcp, (struct sockaddr *)&ss, &n);
+  if (ss.ss_family == AF_INET6) {
+    uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
+    snprintf(bound, cap, "[%s]:%d", ip, ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
+  } else {
+    uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
+    snprintf(bound, cap, "%s:%d", ip, ntohs(((struct sockaddr_in *)&ss)->sin_port));
+  }
+  return GS_OK;
+}

@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <sys/socket.h>
+#include <uv.h>
 #include "gsd_log.h"
 
 #define GSD_DEFAULT_LISTEN "127.0.0.1:7410"
@@ -33,5 +34,12 @@ int gsd_config_parse(gsd_config *c, int argc, char **argv, char *err, size_t cap
 /* Parses "IPV4:PORT" or "[IPV6]:PORT" (port 0 picks a free one). Returns
  * GS_OK or GS_EINVAL. */
 int gsd_config_addr(const char *text, struct sockaddr_storage *addr);
+
+/* Binds tcp (initialized here, its data field kept) to addr and listens
+ * with cb; bound gets the address actually bound ("IP:PORT", the port
+ * chosen for port 0), or the reason it failed. Returns GS_OK, GS_EINVAL or
+ * GS_EIO. */
+int gsd_listen(uv_loop_t *loop, uv_tcp_t *tcp, const char *addr, uv_connection_cb cb,
+               char *bound, size_t cap);
 
 #endif

@@ -789,30 +789,9 @@ static void on_accept(uv_stream_t *listener, int status) {
 }
 
 static int listen_on(gsd_http *http, const char *addr, char *bound, size_t cap) {
-  struct sockaddr_storage ss;
-  int n = sizeof ss, rc;
-  char ip[INET6_ADDRSTRLEN];
-  if (gsd_config_addr(addr, &ss) != GS_OK) {
-    snprintf(bound, cap, "bad address '%s'", addr);
-    return GS_EINVAL;
-  }
-  uv_tcp_init(http->srv->loop, &http->listener);
   http->listener.data = http;
   http->listening = 1;
-  if ((rc = uv_tcp_bind(&http->listener, (struct sockaddr *)&ss, 0)) != 0 ||
-      (rc = uv_listen((uv_stream_t *)&http->listener, 128, on_accept)) != 0) {
-    snprintf(bound, cap, "cannot listen on %s: %s", addr, uv_strerror(rc));
-    return GS_EIO;
-  }
-  uv_tcp_getsockname(&http->listener, (struct sockaddr *)&ss, &n);
-  if (ss.ss_family == AF_INET6) {
-    uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
-    snprintf(bound, cap, "[%s]:%d", ip, ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
-  } else {
-    uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
-    snprintf(bound, cap, "%s:%d", ip, ntohs(((struct sockaddr_in *)&ss)->sin_port));
-  }
-  return GS_OK;
+  return gsd_listen(http->srv->loop, &http->listener, addr, on_accept, bound, cap);
 }
 
 int gsd_http_start(gsd_server *srv, const char *addr, char *bound, size_t cap) {

@@ -892,30 +892,9 @@ static void on_connection(uv_stream_t *listener, int status) {
 }
 
 int gsd_sessions_listen(gsd_server *srv, const char *addr, char *bound, size_t cap) {
-  struct sockaddr_storage ss;
-  int n = sizeof ss, rc;
-  char ip[INET6_ADDRSTRLEN];
-  if (gsd_config_addr(addr, &ss) != GS_OK) {
-    snprintf(bound, cap, "bad address '%s'", addr);
-    return GS_EINVAL;
-  }
-  uv_tcp_init(srv->loop, &srv->listener);
   srv->listener.data = srv;
   srv->listening = 1;
-  if ((rc = uv_tcp_bind(&srv->listener, (struct sockaddr *)&ss, 0)) != 0 ||
-      (rc = uv_listen((uv_stream_t *)&srv->listener, 128, on_connection)) != 0) {
-    snprintf(bound, cap, "cannot listen on %s: %s", addr, uv_strerror(rc));
-    return GS_EIO;
-  }
-  uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&ss, &n);
-  if (ss.ss_family == AF_INET6) {
-    uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
-    snprintf(bound, cap, "[%s]:%d", ip, ntohs(((struct sockaddr_in6 *)&ss)->sin6_port));
-  } else {
-    uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
-    snprintf(bound, cap, "%s:%d", ip, ntohs(((struct sockaddr_in *)&ss)->sin_port));
-  }
-  return GS_OK;
+  return gsd_listen(srv->loop, &srv->listener, addr, on_connection, bound, cap);
 }
 
 void gsd_sessions_stop(gsd_server *srv) {
