@@ -27,6 +27,7 @@ libcurl4-openssl-dev the gcsnap CLI talks to the HTTP API of the collector
 python3             test scripts (tests/agent, tests/cli)
 python3-networkx    dominators are checked against networkx (tests/analysis)
 zstd                command-line zstd, to check compressed output in tests
+nodejs              node --check parses the script of the HTML report (tests/cli)
 curl                HTTP API tests of the collector (tests/collector)
 ca-certificates     lets apt reach HTTPS mirrors on a minimal image
 gcc-arm-linux-gnueabi cross compiler for ARMv5TE soft float, the nearest Debian target to CE devices (tests/cross)

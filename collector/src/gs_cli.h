@@ -28,6 +28,7 @@ int gs_cmd_diff(int argc, char **argv);
 int gs_cmd_paths(int argc, char **argv);
 int gs_cmd_export(int argc, char **argv);
 int gs_cmd_trend(int argc, char **argv);
+int gs_cmd_report(int argc, char **argv);
 int gs_cmd_devices(int argc, char **argv);
 int gs_cmd_snapshots(int argc, char **argv);
 int gs_cmd_capture(int argc, char **argv);

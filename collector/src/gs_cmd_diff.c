@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gs_args.h"
+#include "gs_analysis.h"
 #include "gs_cli.h"
 #include "gs_error.h"
 #include "gs_file.h"
@@ -197,6 +198,23 @@ static json_t *to_json(const gs_summary *old_s, const gs_summary *new_s, const d
   return o;
 }
 
+int gs_diff_json(const gs_summary *old_s, const gs_summary *new_s, uint64_t top, int all,
+                 json_t **out) {
+  diff_row *rows = NULL;
+  size_t n = 0, shown;
+  *out = NULL;
+  if (join(old_s->total.by_type, new_s->total.by_type, &rows, &n)) {
+    gs_cli_error("out of memory");
+    return GS_EXIT_USAGE;
+  }
+  shown = top == 0 || top > n ? n : (size_t)top;
+  *out = to_json(old_s, new_s, rows, n, shown, all);
+  free(rows);
+  if (*out) return GS_EXIT_OK;
+  gs_cli_error("out of memory");
+  return GS_EXIT_USAGE;
+}
+
 /* ---- command ---------------------------------------------------------- */
 
 static int parse_args(int argc, char **argv, diff_args *da) {
@@ -235,18 +253,20 @@ int gs_cmd_diff(int argc, char **argv) {
   if ((code = parse_args(argc, argv, &da)) != GS_EXIT_OK) return code;
   if (da.help) return gs_cli_help(usage);
   for (; loaded < 2 && code == GS_EXIT_OK; loaded++) code = gs_cli_load_summary(da.paths[loaded], &sums[loaded]);
-  if (code == GS_EXIT_OK && join(sums[0].total.by_type, sums[1].total.by_type, &rows, &n)) {
-    gs_cli_error("out of memory");
-    code = GS_EXIT_USAGE;
-  }
-  shown = da.top == 0 || da.top > n ? n : (size_t)da.top;
   if (code == GS_EXIT_OK && da.json) {
-    json_t *o = to_json(&sums[0], &sums[1], rows, n, shown, da.all);
-    if (!o || gs_json_print(o)) code = GS_EXIT_USAGE;
+    json_t *o;
+    if ((code = gs_diff_json(&sums[0], &sums[1], da.top, da.all, &o)) == GS_EXIT_OK && gs_json_print(o))
+      code = GS_EXIT_USAGE;
     json_decref(o);
-  } else if (code == GS_EXIT_OK && print_text(&sums[0], &sums[1], rows, n, shown, da.all)) {
+  } else if (code == GS_EXIT_OK && join(sums[0].total.by_type, sums[1].total.by_type, &rows, &n)) {
     gs_cli_error("out of memory");
     code = GS_EXIT_USAGE;
+  } else if (code == GS_EXIT_OK) {
+    shown = da.top == 0 || da.top > n ? n : (size_t)da.top;
+    if (print_text(&sums[0], &sums[1], rows, n, shown, da.all)) {
+      gs_cli_error("out of memory");
+      code = GS_EXIT_USAGE;
+    }
   }
   free(rows);
   while (loaded-- > 0) gs_summary_free(&sums[loaded]);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gs_args.h"
+#include "gs_analysis.h"
 #include "gs_cli.h"
 #include "gs_dom.h"
 #include "gs_error.h"
@@ -299,9 +300,9 @@ static int parse_args(int argc, char **argv, dom_args *da) {
   return GS_EXIT_OK;
 }
 
-/* Analyses one section at a time, so memory is bounded by the largest. */
-static int run(const dom_args *da, gs_file *f, gs_reader *r) {
-  json_t *sections = da->json ? json_array() : NULL;
+/* Analyses one section at a time, so memory is bounded by the largest;
+ * each section is printed, or appended to sections when it is not NULL. */
+static int run(gs_file *f, gs_reader *r, uint64_t top, int by_type, json_t *sections) {
   size_t index = 0;
   int code = GS_EXIT_OK;
   for (;;) {
@@ -314,23 +315,39 @@ static int run(const dom_args *da, gs_file *f, gs_reader *r) {
       snprintf(d.message, sizeof d.message, "no AppDomain section ('a' record) in the input"); }
     if (err) { code = gs_cli_load_error(f, err, &d); break; }
     gs_file_hide_progress(f);
-    err = analyse(&s, g, (size_t)da->top, da->by_type);
-    if (!err && sections) err = json_array_append_new(sections, section_json(&s, da->by_type)) ? GS_ENOMEM : GS_OK;
-    else if (!err) err = print_section_text(&s, index, da->by_type);
+    err = analyse(&s, g, (size_t)top, by_type);
+    if (!err && sections) err = json_array_append_new(sections, section_json(&s, by_type)) ? GS_ENOMEM : GS_OK;
+    else if (!err) err = print_section_text(&s, index, by_type);
     section_free(&s);
     gs_graph_free(g);
     if (err) { gs_cli_error("%s: %s", gs_file_name(f), gs_strerror(err)); code = GS_EXIT_USAGE; break; }
     index++;
   }
-  if (sections && code == GS_EXIT_OK) {
-    json_t *o = json_object();
-    gs_json_set(o, "file", gs_json_cstring(gs_file_name(f)));
-    gs_json_set(o, "sections", sections);
-    sections = NULL;
-    if (gs_json_print(o)) code = GS_EXIT_USAGE;
-    json_decref(o);
+  return code;
+}
+
+int gs_dominators_json(const char *path, uint64_t top, int by_type, json_t **out) {
+  gs_file *f;
+  gs_reader *r;
+  json_t *o, *sections;
+  int code;
+  *out = NULL;
+  if ((code = gs_cli_open_dump(path, &f, &r)) != GS_EXIT_OK) return code;
+  o = json_object();
+  sections = json_array();
+  if (!o || !sections || gs_json_set(o, "file", gs_json_cstring(gs_file_name(f)))) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  }
+  if (code == GS_EXIT_OK) code = run(f, r, top, by_type, sections);
+  if (code == GS_EXIT_OK && gs_json_set(o, "sections", json_incref(sections))) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
   }
   json_decref(sections);
+  gs_cli_close_dump(f, r);
+  if (code == GS_EXIT_OK) *out = o;
+  else json_decref(o);
   return code;
 }
 
@@ -342,8 +359,16 @@ int gs_cmd_dominators(int argc, char **argv) {
   memset(&da, 0, sizeof da);
   if ((code = parse_args(argc, argv, &da)) != GS_EXIT_OK) return code;
   if (da.help) return gs_cli_help(usage);
+  if (da.json) {
+    json_t *o;
+    if ((code = gs_dominators_json(da.path, da.top, da.by_type, &o)) == GS_EXIT_OK &&
+        gs_json_print(o))
+      code = GS_EXIT_USAGE;
+    json_decref(o);
+    return gs_cli_finish(code);
+  }
   if ((code = gs_cli_open_dump(da.path, &f, &r)) != GS_EXIT_OK) return code;
-  code = run(&da, f, r);
+  code = run(f, r, da.top, da.by_type, NULL);
   gs_cli_close_dump(f, r);
   return gs_cli_finish(code);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "gs_args.h"
+#include "gs_analysis.h"
 #include "gs_cli.h"
 #include "gs_client.h"
 #include "gs_error.h"
@@ -266,14 +267,14 @@ static int read_ids(const char *path, id_list *l, int *stable) {
 }
 
 /* The IDs of the first file that every later file also has. */
-static int alive_in_all(const trend_args *ta, id_list *alive, int *stable) {
+static int alive_in_all(const char *const *paths, int npaths, id_list *alive, int *stable) {
   id_list next = {NULL, 0, 0};
   int f, code;
   size_t i, j, k;
   *stable = 1;
-  if ((code = read_ids(ta->paths[0], alive, stable)) || !*stable) return code;
-  for (f = 1; f < ta->npaths && *stable && !code; f++) {
-    if ((code = read_ids(ta->paths[f], &next, stable))) break;
+  if ((code = read_ids(paths[0], alive, stable)) || !*stable) return code;
+  for (f = 1; f < npaths && *stable && !code; f++) {
+    if ((code = read_ids(paths[f], &next, stable))) break;
     for (i = j = k = 0; i < alive->n && j < next.n;) {
       if (alive->ids[i] < next.ids[j]) i++;
       else if (alive->ids[i] > next.ids[j]) j++;
@@ -517,10 +518,40 @@ static void trend_free(trend *t) {
   gs_histo_free(t->survivor_types);
 }
 
+/* The whole analysis of the series into t (freed by trend_free either
+ * way); returns the exit code. */
+static int analyse_series(trend *t, const char *const *paths, int npaths, uint64_t threshold,
+                          uint64_t top) {
+  id_list alive = {NULL, 0, 0};
+  int code = GS_EXIT_OK;
+  if (!(t->sums = calloc((size_t)npaths, sizeof *t->sums)) || gs_histo_new(&t->survivor_types))
+    code = GS_EXIT_USAGE;
+  for (; !code && t->nfiles < npaths; t->nfiles++) code = gs_cli_load_summary(paths[t->nfiles], &t->sums[t->nfiles]);
+  if (!code && (build_series(t) || rank_suspects(t, threshold, top))) code = GS_EXIT_USAGE;
+  if (!code) code = alive_in_all(paths, npaths, &alive, &t->stable);
+  if (!code) code = last_snapshot(t, paths[npaths - 1], &alive);
+  free(alive.ids);
+  return code;
+}
+
+int gs_trend_json(const char *const *paths, int npaths, uint64_t threshold, uint64_t top,
+                  json_t **out) {
+  trend t;
+  int code;
+  memset(&t, 0, sizeof t);
+  *out = NULL;
+  if ((code = analyse_series(&t, paths, npaths, threshold, top)) == GS_EXIT_OK &&
+      !(*out = to_json(&t))) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  }
+  trend_free(&t);
+  return code;
+}
+
 int gs_cmd_trend(int argc, char **argv) {
   trend_args ta;
   trend t;
-  id_list alive = {NULL, 0, 0};
   int code;
   memset(&ta, 0, sizeof ta);
   memset(&t, 0, sizeof t);
@@ -529,20 +560,15 @@ int gs_cmd_trend(int argc, char **argv) {
     return code ? code : gs_cli_help(usage);
   }
   if (ta.device) code = fetch_series(&ta);
-  if (!code && (!(t.sums = calloc((size_t)ta.npaths, sizeof *t.sums)) || gs_histo_new(&t.survivor_types)))
-    code = GS_EXIT_USAGE;
-  for (; !code && t.nfiles < ta.npaths; t.nfiles++) code = gs_cli_load_summary(ta.paths[t.nfiles], &t.sums[t.nfiles]);
-  if (!code && (build_series(&t) || rank_suspects(&t, ta.threshold, ta.top))) code = GS_EXIT_USAGE;
-  if (!code) code = alive_in_all(&ta, &alive, &t.stable);
-  if (!code) code = last_snapshot(&t, ta.paths[ta.npaths - 1], &alive);
   if (!code && ta.json) {
-    json_t *o = to_json(&t);
-    if (!o || gs_json_print(o)) code = GS_EXIT_USAGE;
+    json_t *o;
+    if ((code = gs_trend_json(ta.paths, ta.npaths, ta.threshold, ta.top, &o)) == GS_EXIT_OK &&
+        gs_json_print(o))
+      code = GS_EXIT_USAGE;
     json_decref(o);
-  } else if (!code) {
+  } else if (!code && (code = analyse_series(&t, ta.paths, ta.npaths, ta.threshold, ta.top)) == GS_EXIT_OK) {
     print_text(&t);
   }
-  free(alive.ids);
   trend_free(&t);
   remove_series(&ta);
   free(ta.paths);

@@ -21,6 +21,7 @@ static const command commands[] = {
   {"paths", gs_cmd_paths, "show which roots keep an object or a type alive"},
   {"export", gs_cmd_export, "write a dump as a Chrome heap snapshot, CSV or Graphviz"},
   {"trend", gs_cmd_trend, "list leak suspects across a series of snapshots"},
+  {"report", gs_cmd_report, "write a self-contained HTML report of a dump, a diff or a trend"},
   {"devices", gs_cmd_devices, "list the devices known to the collector (gcsnapd)"},
   {"snapshots", gs_cmd_snapshots, "list the snapshots stored by the collector"},
   {"capture", gs_cmd_capture, "ask the collector for a snapshot of a connected device"},

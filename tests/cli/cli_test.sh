@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # cli_test.sh - end-to-end tests of the gcsnap command-line tool.
 #
-# usage: cli_test.sh SUITE GCSNAP DATA_DIR WORK_DIR [PYTHON] [FIXTURE]
+# usage: cli_test.sh SUITE GCSNAP DATA_DIR WORK_DIR [PYTHON] [FIXTURE] [AGENT]
 #
 # Runs one suite (help, validate, summary, convert, zstd_tool, progress,
-# wpfapp, dominators, diff, paths, export, trend) against the built binary. Exit 0 when every check passed, 1 when
+# wpfapp, dominators, diff, paths, export, trend, report) against the built
+# binary; AGENT (gcsnap-agent) makes the mock dumps of the report suite. Exit 0 when every check passed, 1 when
 # one failed, 77 when a check could not run (missing tool or fixture) and
 # none failed, so that ctest reports it as skipped rather than passed.
 set -u
 
-suite=$1 gcsnap=$2 data=$3 work=$4 python=${5:-} fixture=${6:-}
+suite=$1 gcsnap=$2 data=$3 work=$4 python=${5:-} fixture=${6:-} agent=${7:-}
 failures=0 skips=0 checks=0
 
 rm -rf "$work"
@@ -103,7 +104,7 @@ DIAG_RE='^[^:]+(:[0-9]+)?: (error|warning) \[[a-z-]+\]: .+$'
 
 suite_help() {
   local cmd
-  for cmd in "" validate summary convert dominators diff paths export trend; do
+  for cmd in "" validate summary convert dominators diff paths export trend report; do
     for flag in --help -h; do
       run "$gcsnap" $cmd $flag
       expect_rc 0 "gcsnap $cmd $flag"
@@ -303,6 +304,171 @@ assert (d["alive_in_every_snapshot"]["objects"], d["alive_in_every_snapshot"]["b
 assert d["stable_ids"] is False and "alive_in_every_snapshot" not in d, d'
   run "$gcsnap" trend s1.gclog
   expect_rc 2 "trend of one snapshot"
+}
+
+# ---- report -------------------------------------------------------------
+
+# html_check HTML DESC PYTHON-STATEMENTS: parses HTML with html.parser,
+# requires every element to be closed in order (void elements aside) and
+# the JSON island to parse; runs the statements with the island in d, the
+# page's text in text and its scripts in scripts; same(value, FILE) asserts
+# that value equals the JSON in FILE.
+html_check() {
+  local file=$1 desc=$2 code=$3
+  if [ -z "$python" ]; then skip "$desc (no python3 to parse HTML)"; return; fi
+  if "$python" - "$file" <<PY >py.txt 2>&1
+import html.parser, json, os, sys
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack, self.doctype, self.text, self.scripts, self.island = [], None, [], [], None
+        self.ids, self.in_script = set(), None
+    def handle_decl(self, decl):
+        self.doctype = decl
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "id" in a:
+            assert a["id"] not in self.ids, "duplicate id " + a["id"]
+            self.ids.add(a["id"])
+        for k, v in attrs:
+            assert not (k in ("src", "href") and v and not v.startswith("#")), "external reference %s=%s" % (k, v)
+        if tag == "script":
+            self.in_script = a
+        if tag not in VOID:
+            self.stack.append((tag, self.getpos()))
+    def handle_startendtag(self, tag, attrs):
+        assert tag in VOID or tag in ("rect", "circle", "polyline", "path", "line"), "self-closed <%s/>" % tag
+    def handle_endtag(self, tag):
+        assert tag not in VOID, "end tag of void element %s at %s" % (tag, self.getpos())
+        assert self.stack and self.stack[-1][0] == tag, "</%s> at %s closes %s" % (tag, self.getpos(), self.stack[-1:])
+        self.stack.pop()
+        if tag == "script":
+            self.in_script = None
+    def handle_data(self, data):
+        if self.in_script is not None:
+            if self.in_script.get("type") == "application/json":
+                assert self.island is None, "two JSON islands"
+                self.island = data
+            else:
+                self.scripts.append(data)
+        else:
+            self.text.append(data)
+p = Page()
+with open(sys.argv[1], encoding="utf-8") as f:
+    p.feed(f.read())
+p.close()
+assert p.doctype and p.doctype.lower() == "doctype html", p.doctype
+assert not p.stack, "unclosed elements: %s" % p.stack
+assert p.island is not None, "no JSON island"
+d = json.loads(p.island)
+text = " ".join(" ".join(p.text).split())
+scripts = p.scripts
+def same(a, path):
+    with open(path) as f:
+        b = json.load(f)
+    assert a == b, "%s differs from the island" % path
+$code
+PY
+  then pass; else fail "$desc"; sed 's/^/  | /' py.txt | tail -5; fi
+}
+
+# js_check HTML DESC: the page's script parses (node --check).
+js_check() {
+  if ! command -v node >/dev/null 2>&1 || [ -z "$python" ]; then skip "$2 (no node to parse JavaScript)"; return; fi
+  "$python" -c 'import re,sys; s=open(sys.argv[1],encoding="utf-8").read(); open("page.js","w").write(re.findall(r"<script>(.*?)</script>", s, re.S)[-1])' "$1"
+  if node --check page.js >py.txt 2>&1; then pass; else fail "$2"; sed 's/^/  | /' py.txt | tail -5; fi
+}
+
+suite_report() {
+  # A type name full of markup: it must come out as text.
+  GS_EVIL='Evil</script><b x="1">&amp;'"'"'q'"'"'<!--'
+  export GS_EVIL
+  make_diamond
+  sed "s|^t 3 App.Leaf\$|t 3 ${GS_EVIL//&/\\&}|" diamond.gclog >evil.gclog
+  run "$gcsnap" report -o evil.html evil.gclog
+  expect_rc 0 "report of one dump"
+  expect_empty out.txt "report writes nothing to stdout"
+  "$gcsnap" summary --json --top 0 evil.gclog >sum.json
+  "$gcsnap" dominators --json --by-type evil.gclog >dom.json
+  html_check evil.html "the report is well-formed HTML with the figures of summary and dominators" '
+same(d["summary"], "sum.json")
+same(d["dominators"], "dom.json")
+assert "diff" not in d and "trend" not in d
+evil = os.environ["GS_EVIL"]
+assert evil in [t["type"] for t in d["summary"]["by_type"]], d["summary"]["by_type"]
+assert text.count(evil) >= 2, "the type name is shown as text in the retainers"
+assert "Reachable objects 4" in text and "Unreachable (no strong root) Objects 2 Bytes 768" in text, text
+assert "240 100.0% 16 10 App.Root" in text, text'
+  expect_count evil.html '</script>' 2 "no name from the dump ends a script"
+  expect_no_regex evil.html '<b x=' "no name from the dump becomes markup"
+  js_check evil.html "the page's script parses"
+  no_temp_files "report of one dump"
+
+  printf 'a 2 app 0\nt 1 Keep\nt 2 Grow\nt 3 Gone\no 8 1 10\no 10 2 20\no 18 3 30\nr 8 1 0\nc app 0\n' >old.gclog
+  printf 'a 2 app 0\nt 5 Grow\nt 6 Keep\nt 7 New\no 8 6 10\no 10 5 20\no 18 5 20\no 20 5 20\no 28 7 8\nr 8 1 0\nc app 0\n' >new.gclog
+  run "$gcsnap" report new.gclog --baseline old.gclog -o diff.html
+  expect_rc 0 "report with a baseline"
+  "$gcsnap" diff --json --top 0 old.gclog new.gclog >diff.json
+  html_check diff.html "the diff in the report is that of diff --json --top 0" '
+same(d["diff"], "diff.json")
+assert [t["status"] for t in d["diff"]["types"]] == ["changed", "new", "gone"], d["diff"]
+assert "Objects 3 \u2192 5 +2" in text and "1 new, 1 gone" in text, text'
+
+  local h='a 2 app [stable-ids] 0\nt 1 Leak\nt 2 Other\n' e='r 4 1 0\nc app [stable-ids] 0\n'
+  printf "${h}o 4 2 10 8\no 8 1 20\n${e}" >s1.gclog
+  printf "${h}o 4 2 10 8 c\no 8 1 20\no c 1 20\no 10 2 10\n${e}" >s2.gclog
+  printf "${h}o 4 2 10 8 c 14\no 8 1 20\no c 1 20\no 14 1 20\n${e}" >s3.gclog
+  run "$gcsnap" report s3.gclog --series s1.gclog s2.gclog -o trend.html
+  expect_rc 0 "report with a series"
+  "$gcsnap" trend --json s1.gclog s2.gclog s3.gclog >trend.json
+  html_check trend.html "the trend in the report is that of trend --json" '
+same(d["trend"], "trend.json")
+assert [s["type"] for s in d["trend"]["suspects"]] == ["Leak"]
+assert "held by a local root of type Other through Leak" in text, text'
+  expect_count trend.html '<polyline ' 2 "the chart draws bytes and objects"
+  run "$gcsnap" report --series s1.gclog s2.gclog s3.gclog -o trend2.html
+  expect_rc 0 "report of the last of a series"
+  html_check trend2.html "FILE defaults to the last of the series" 'same(d["trend"], "trend.json")'
+
+  if [ -n "$agent" ] && [ -x "$agent" ]; then
+    "$agent" --source mock:objects=3000,types=2500,seed=5 --clock 0 --out m1.gclog >/dev/null &&
+    "$agent" --source mock:objects=4000,types=2500,seed=5 --clock 0 --out m2.gclog >/dev/null &&
+    "$agent" --source mock:objects=6000,types=2500,sections=2,seed=5 --clock 0 --out m3.gclog.zst >/dev/null
+    run "$gcsnap" report m3.gclog.zst --series m1.gclog m2.gclog -o mock.html
+    expect_rc 0 "report of mock dumps"
+    "$gcsnap" summary --json --top 0 m3.gclog.zst >msum.json
+    "$gcsnap" dominators --json --by-type m3.gclog.zst >mdom.json
+    "$gcsnap" trend --json m1.gclog m2.gclog m3.gclog.zst >mtrend.json
+    html_check mock.html "mock dumps: the island holds every type and the commands figures" '
+same(d["summary"], "msum.json")
+same(d["dominators"], "mdom.json")
+same(d["trend"], "mtrend.json")
+assert d["summary"]["by_type_omitted"]["types"] == 0
+assert len(d["summary"]["by_type"]) > 1000, len(d["summary"]["by_type"])
+assert len(d["dominators"]["sections"]) == 2'
+    run "$gcsnap" report m2.gclog --baseline m1.gclog -o mdiff.html
+    expect_rc 0 "report of mock dumps with a baseline"
+    "$gcsnap" diff --json --top 0 m1.gclog m2.gclog >mdiff.json
+    html_check mdiff.html "mock dumps: the diff" 'same(d["diff"], "mdiff.json")'
+  else
+    skip "mock dumps (no gcsnap-agent)"
+  fi
+
+  run "$gcsnap" report evil.gclog
+  expect_rc 2 "report without -o"
+  run "$gcsnap" report new.gclog --baseline old.gclog --series s1.gclog -o x.html
+  expect_rc 2 "--baseline and --series together"
+  run "$gcsnap" report s1.gclog --series -o x.html
+  expect_rc 2 "a series of one snapshot"
+  run "$gcsnap" report missing.gclog -o x.html
+  expect_rc 2 "report of a missing file"
+  printf 'a 2 x 0\no 1 1\nc x 0\n' >broken.gclog
+  run "$gcsnap" report broken.gclog -o x.html
+  expect_rc 1 "report of an invalid file"
+  expect_regex err.txt '^broken\.gclog:2: error \[missing-field\]' "the error names file and line"
+  expect_absent x.html "a failed report writes nothing"
+  no_temp_files "failed reports"
 }
 
 # ---- diff ---------------------------------------------------------------
@@ -715,6 +881,7 @@ case "$suite" in
   paths) suite_paths ;;
   export) suite_export ;;
   trend) suite_trend ;;
+  report) suite_report ;;
   *) echo "unknown suite '$suite'"; exit 2 ;;
 esac
 

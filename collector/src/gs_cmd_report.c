@@ -1,0 +1,723 @@
+/* gs_cmd_report.c - "gcsnap report": one self-contained HTML page about a dump.
+ *
+ * The page holds the summary, the type histogram, the top retainers and,
+ * against a baseline, the diff by type, or over a series, the trend and its
+ * leak suspects, the way Eclipse MAT's leak suspects report reads. Every
+ * figure comes from the JSON objects the analysis commands print with
+ * --json; they are embedded whole as a JSON island, from which the page's
+ * script draws the long tables a page at a time, so the numbers a reader
+ * sees are the numbers a script gets. Nothing is fetched: CSS, script and
+ * charts are inline, so the file opens offline and can be mailed. */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_analysis.h"
+#include "gs_args.h"
+#include "gs_cli.h"
+#include "gs_error.h"
+#include "gs_json.h"
+#include "gs_output.h"
+#include "gs_summary.h"
+
+#define RETAINERS_TOP 20   /* the defaults of dominators and trend */
+#define SUSPECTS_TOP 10
+#define SUSPECTS_THRESHOLD 20
+#define MAX_SERIES 1000
+
+static const char usage[] =
+  "usage: gcsnap report FILE [--baseline OLD | --series FILE...] -o OUT\n"
+  "\n"
+  "Writes one self-contained HTML page about FILE: the summary, the type\n"
+  "histogram (sortable, filterable), and the objects and types that retain\n"
+  "the most bytes. With --baseline, the changes by type from OLD to FILE.\n"
+  "With --series, the trend over the snapshots named after it (oldest\n"
+  "first) followed by FILE, with a chart and the leak suspects. Without a\n"
+  "FILE before --series, FILE is the last of the series.\n"
+  "The figures are those of 'gcsnap summary', 'dominators --by-type',\n"
+  "'diff --top 0' and 'trend' with --json; they are embedded as JSON.\n"
+  "OUT is written under a temporary name and renamed when complete;\n"
+  "- writes to stdout.\n"
+  "\n"
+  "  --baseline OLD  an older dump of the same application\n"
+  "  --series        the operands that follow are the earlier snapshots\n"
+  "  -o, --out OUT   the HTML file to write\n"
+  "  -h, --help      show this help\n"
+  "\n"
+  "Exit status: 0 done, 1 a file is invalid, 2 usage or I/O error.\n";
+
+enum { OPT_HELP = 1, OPT_BASELINE, OPT_SERIES, OPT_OUT };
+
+static const gs_option options[] = {
+  {"help", 'h', 0, OPT_HELP},
+  {"baseline", 0, 1, OPT_BASELINE},
+  {"series", 0, 0, OPT_SERIES},
+  {"out", 'o', 1, OPT_OUT},
+  {NULL, 0, 0, 0},
+};
+
+typedef struct report_args {
+  int help, series;
+  const char *path, *baseline, *out;
+  const char **paths;        /* --series: the series, FILE last */
+  int npaths;
+} report_args;
+
+/* ---- page buffer ------------------------------------------------------ */
+
+/* The page is built in memory and written at once: it is small next to the
+ * dump, and a failure half way must not leave a partial file. */
+typedef struct page {
+  char *buf;
+  size_t len, cap;
+  int err;
+} page;
+
+static void put_n(page *p, const char *s, size_t n) {
+  if (p->err) return;
+  if (p->len + n + 1 > p->cap) {
+    size_t cap = p->cap ? p->cap : 1 << 16;
+    char *b;
+    while (cap < p->len + n + 1) cap *= 2;
+    if (!(b = realloc(p->buf, cap))) { p->err = GS_ENOMEM; return; }
+    p->buf = b;
+    p->cap = cap;
+  }
+  memcpy(p->buf + p->len, s, n);
+  p->len += n;
+}
+
+static void put(page *p, const char *s) { put_n(p, s, strlen(s)); }
+
+static void putf(page *p, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  ;
+
+static void putf(page *p, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) { p->err = GS_EIO; return; }
+  put_n(p, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* Text from the dump: markup characters become references, and control
+ * characters, which HTML does not allow, become U+FFFD. */
+static void put_text(page *p, const char *s) {
+  const char *run = s;
+  for (; s && *s; s++) {
+    const char *rep = NULL;
+    unsigned char c = (unsigned char)*s;
+    switch (c) {
+    case '&': rep = "&amp;"; break;
+    case '<': rep = "&lt;"; break;
+    case '>': rep = "&gt;"; break;
+    case '"': rep = "&quot;"; break;
+    case '\'': rep = "&#39;"; break;
+    default:
+      if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) rep = "\xef\xbf\xbd";
+    }
+    if (!rep) continue;
+    put_n(p, run, (size_t)(s - run));
+    put(p, rep);
+    run = s + 1;
+  }
+  if (run) put(p, run);
+}
+
+/* 1234567 as "1,234,567". */
+static void put_count(page *p, uint64_t v) {
+  char digits[24], out[32];
+  size_t n, i, k = 0;
+  n = (size_t)snprintf(digits, sizeof digits, "%" PRIu64, v);
+  for (i = 0; i < n; i++) {
+    if (i && (n - i) % 3 == 0) out[k++] = ',';
+    out[k++] = digits[i];
+  }
+  out[k] = '\0';
+  put(p, out);
+}
+
+static void put_change(page *p, json_int_t v) {
+  put(p, v > 0 ? "+" : v < 0 ? "-" : "");
+  put_count(p, v < 0 ? (uint64_t)-(v + 1) + 1 : (uint64_t)v);
+}
+
+/* ---- JSON access ------------------------------------------------------- */
+
+static uint64_t num(const json_t *o, const char *key) {
+  const json_t *v = json_object_get(o, key);
+  if (json_is_integer(v)) return (uint64_t)json_integer_value(v);
+  if (json_is_real(v)) return (uint64_t)json_real_value(v);
+  return 0;
+}
+
+static json_int_t snum(const json_t *o, const char *key) {
+  return json_integer_value(json_object_get(o, key));
+}
+
+static const char *str(const json_t *o, const char *key) {
+  const char *s = json_string_value(json_object_get(o, key));
+  return s ? s : "";
+}
+
+static double percent(uint64_t part, uint64_t whole) {
+  return whole ? (double)part * 100.0 / (double)whole : 0.0;
+}
+
+/* The island: "<" and ">" and "&" only occur inside JSON strings, where
+ * \u escapes mean the same, so no "</script>" or "<!--" can end or upset
+ * the script element. */
+static void put_island(page *p, const json_t *data) {
+  char *text = json_dumps(data, JSON_COMPACT | JSON_REAL_PRECISION(10));
+  const char *s, *run;
+  if (!text) { p->err = GS_ENOMEM; return; }
+  for (s = run = text; *s; s++) {
+    const char *rep = *s == '<' ? "\\u003c" : *s == '>' ? "\\u003e" : *s == '&' ? "\\u0026" : NULL;
+    if (!rep) continue;
+    put_n(p, run, (size_t)(s - run));
+    put(p, rep);
+    run = s + 1;
+  }
+  put(p, run);
+  free(text);
+}
+
+/* ---- page parts -------------------------------------------------------- */
+
+static const char style[] =
+  "body{font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}"
+  "header{background:#24324a;color:#fff;padding:16px 28px}header h1{margin:0;font-size:22px}"
+  "header p{margin:4px 0 0;color:#c9d3e4}nav{padding:8px 28px;background:#e7ebf2}"
+  "nav a{margin-right:18px;color:#24324a}main{padding:8px 28px 40px;max-width:1200px}"
+  "section{background:#fff;border:1px solid #dde2ea;border-radius:6px;padding:12px 18px;margin:16px 0}"
+  "h2{font-size:18px;margin:4px 0 10px}h3{font-size:15px;margin:14px 0 6px}"
+  "table{border-collapse:collapse;margin:6px 0}th,td{padding:3px 10px;border-bottom:1px solid #eceff4;text-align:left;vertical-align:top}"
+  "th{background:#f0f3f8;font-weight:600}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
+  "td.t{word-break:break-all;max-width:640px}.kv th{background:none;font-weight:normal;color:#4a5468}"
+  ".grid th{cursor:pointer;user-select:none}.grid th.sorted::after{content:\" \\25BE\"}.grid th.sorted.asc::after{content:\" \\25B4\"}"
+  ".tools{margin:6px 0}.tools input{padding:4px 6px;width:320px}.tools button{margin-left:6px}"
+  ".pager{margin:4px 0;color:#4a5468}.pager button{margin:0 4px}"
+  ".badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px}"
+  ".new{background:#fde2e1;color:#9b1c1c}.gone{background:#dcf3e3;color:#166534}.up{color:#9b1c1c}.down{color:#166534}"
+  ".muted{color:#6b7385}.suspect{border-left:4px solid #c2410c;padding:4px 12px;margin:12px 0}"
+  "ol.path{margin:4px 0;padding-left:22px}ol.path li{font-family:ui-monospace,Consolas,monospace;font-size:13px}"
+  "svg text{font-size:11px;fill:#4a5468}";
+
+static void put_head(page *p, const char *file) {
+  put(p, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+         "<meta name=\"generator\" content=\"gcsnap " GS_VERSION "\">\n<title>Heap report: ");
+  put_text(p, file);
+  put(p, "</title>\n<style>");
+  put(p, style);
+  put(p, "</style>\n</head>\n<body>\n<header><h1>Heap report</h1><p>");
+  put_text(p, file);
+  put(p, "</p></header>\n");
+}
+
+static void put_nav(page *p, int has_diff, int has_trend) {
+  put(p, "<nav><a href=\"#summary\">Summary</a><a href=\"#histogram\">Types</a>"
+         "<a href=\"#retainers\">Top retainers</a>");
+  if (has_diff) put(p, "<a href=\"#diff\">Diff</a>");
+  if (has_trend) put(p, "<a href=\"#trend\">Trend and leak suspects</a>");
+  put(p, "</nav>\n<main>\n");
+}
+
+static void put_kv(page *p, const char *label, uint64_t v) {
+  put(p, "<tr><th>");
+  put(p, label);
+  put(p, "</th><td class=\"n\">");
+  put_count(p, v);
+  put(p, "</td></tr>");
+}
+
+/* A table of an object of counts ({"local": 3, ...}), in its own order. */
+static void put_counts(page *p, const char *title, const json_t *o) {
+  const char *key;
+  json_t *v;
+  putf(p, "<table class=\"kv\"><caption class=\"muted\">%s</caption><tbody>", title);
+  json_object_foreach((json_t *)o, key, v) {
+    put(p, "<tr><th>");
+    put_text(p, key);
+    put(p, "</th><td class=\"n\">");
+    put_count(p, json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0);
+    put(p, "</td></tr>");
+  }
+  put(p, "</tbody></table>");
+}
+
+static void put_summary(page *p, const json_t *sum) {
+  const json_t *sections = json_object_get(sum, "sections");
+  uint64_t objects = num(sum, "objects"), unreachable = num(sum, "unreachable");
+  size_t i;
+  put(p, "<section id=\"summary\"><h2>Summary</h2>\n<div style=\"display:flex;gap:32px;flex-wrap:wrap\">"
+         "<table class=\"kv\"><caption class=\"muted\">Totals</caption><tbody>");
+  put_kv(p, "Sections", json_array_size(sections));
+  put_kv(p, "Objects", objects);
+  put_kv(p, "Bytes", num(sum, "bytes"));
+  put_kv(p, "Types", num(sum, "types"));
+  put_kv(p, "References", num(sum, "references"));
+  put_kv(p, "Dangling references", num(sum, "dangling_references"));
+  put_kv(p, "Roots", num(sum, "roots"));
+  put_kv(p, "Dangling roots", num(sum, "dangling_roots"));
+  put_kv(p, "Reachable objects", objects - unreachable);
+  put_kv(p, "Reachable bytes", num(sum, "bytes") - num(sum, "unreachable_bytes"));
+  put(p, "</tbody></table>");
+  put_counts(p, "Roots by kind", json_object_get(sum, "roots_by_kind"));
+  put_counts(p, "Roots by flag", json_object_get(sum, "roots_by_flag"));
+  put(p, "<table class=\"kv\"><caption class=\"muted\">Unreachable (no strong root)</caption><tbody>");
+  put_kv(p, "Objects", unreachable);
+  put_kv(p, "Bytes", num(sum, "unreachable_bytes"));
+  put(p, "</tbody></table></div>\n<p class=\"muted\">Roots with the weak flag keep nothing alive; "
+         "objects no other root reaches are counted apart as unreachable.</p>\n");
+  put(p, "<h3>Sections</h3><table><thead><tr><th>Section</th><th class=\"n\">Objects</th>"
+         "<th class=\"n\">Bytes</th><th class=\"n\">Roots</th><th class=\"n\">Unreachable</th>"
+         "<th class=\"n\">Unreachable bytes</th></tr></thead><tbody>");
+  for (i = 0; i < json_array_size(sections); i++) {
+    const json_t *s = json_array_get(sections, i);
+    put(p, "<tr><td class=\"t\">");
+    put_text(p, str(s, "name"));
+    put(p, "</td><td class=\"n\">");
+    put_count(p, num(s, "objects"));
+    put(p, "</td><td class=\"n\">");
+    put_count(p, num(s, "bytes"));
+    put(p, "</td><td class=\"n\">");
+    put_count(p, num(s, "roots"));
+    put(p, "</td><td class=\"n\">");
+    put_count(p, num(s, "unreachable"));
+    put(p, "</td><td class=\"n\">");
+    put_count(p, num(s, "unreachable_bytes"));
+    put(p, "</td></tr>");
+  }
+  put(p, "</tbody></table></section>\n");
+}
+
+/* A table the page's script fills from the island, a page at a time. */
+static void put_grid(page *p, const char *id, const char *title, size_t rows) {
+  putf(p, "<section id=\"%s\"><h2>%s</h2>\n<div class=\"grid\" data-rows=\"%zu\">"
+          "<noscript><p>The table needs JavaScript; the data is in the "
+          "<code>gcsnap-data</code> element of this file.</p></noscript></div>\n</section>\n",
+       id, title, rows);
+}
+
+static void put_retainers(page *p, const json_t *dom) {
+  const json_t *sections = json_object_get(dom, "sections");
+  size_t i, k;
+  put(p, "<section id=\"retainers\"><h2>Top retainers</h2>\n<p class=\"muted\">Retained size: "
+         "the bytes that would be freed if the object died (the object and everything only it "
+         "keeps alive), from the dominator tree over every strong root. By type, an object "
+         "counts only when no object of its type dominates it, so nothing is counted twice.</p>\n");
+  for (i = 0; i < json_array_size(sections); i++) {
+    const json_t *s = json_array_get(sections, i), *top = json_object_get(s, "top_objects"),
+                 *types = json_object_get(s, "by_type");
+    uint64_t total = num(s, "reachable_bytes");
+    put(p, "<h3>");
+    put_text(p, str(s, "name"));
+    put(p, "</h3><p>Reachable: ");
+    put_count(p, num(s, "reachable_objects"));
+    put(p, " objects, ");
+    put_count(p, total);
+    put(p, " bytes. Unreachable: ");
+    put_count(p, num(s, "unreachable_objects"));
+    put(p, " objects, ");
+    put_count(p, num(s, "unreachable_bytes"));
+    put(p, " bytes (retained by nothing).</p>\n<table><caption class=\"muted\">Objects by retained size</caption>"
+           "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Shallow</th>"
+           "<th>Object</th><th>Type</th></tr></thead><tbody>");
+    for (k = 0; k < json_array_size(top); k++) {
+      const json_t *o = json_array_get(top, k);
+      put(p, "<tr><td class=\"n\">");
+      put_count(p, num(o, "retained"));
+      putf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
+      put_count(p, num(o, "shallow"));
+      put(p, "</td><td>");
+      put_text(p, str(o, "id"));
+      put(p, "</td><td class=\"t\">");
+      put_text(p, str(o, "type"));
+      put(p, "</td></tr>");
+    }
+    put(p, "</tbody></table>\n<table><caption class=\"muted\">Types by retained size</caption>"
+           "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Objects</th>"
+           "<th class=\"n\">Shallow</th><th>Type</th></tr></thead><tbody>");
+    for (k = 0; k < json_array_size(types); k++) {
+      const json_t *o = json_array_get(types, k);
+      put(p, "<tr><td class=\"n\">");
+      put_count(p, num(o, "retained"));
+      putf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
+      put_count(p, num(o, "count"));
+      put(p, "</td><td class=\"n\">");
+      put_count(p, num(o, "shallow"));
+      put(p, "</td><td class=\"t\">");
+      put_text(p, str(o, "type"));
+      put(p, "</td></tr>");
+    }
+    put(p, "</tbody></table>\n");
+  }
+  put(p, "</section>\n");
+}
+
+static void put_diff(page *p, const json_t *diff) {
+  const json_t *types = json_object_get(diff, "types");
+  size_t i, fresh = 0, gone = 0;
+  for (i = 0; i < json_array_size(types); i++) {
+    const char *status = str(json_array_get(types, i), "status");
+    fresh += !strcmp(status, "new");
+    gone += !strcmp(status, "gone");
+  }
+  put(p, "<section id=\"diff\"><h2>Changes since the baseline</h2>\n<p>Baseline: ");
+  put_text(p, str(json_object_get(diff, "old"), "file"));
+  put(p, "</p><table class=\"kv\"><tbody><tr><th>Objects</th><td class=\"n\">");
+  put_count(p, num(json_object_get(diff, "old"), "objects"));
+  put(p, " &rarr; ");
+  put_count(p, num(json_object_get(diff, "new"), "objects"));
+  put(p, "</td><td class=\"n\">");
+  put_change(p, snum(diff, "objects_change"));
+  put(p, "</td></tr><tr><th>Bytes</th><td class=\"n\">");
+  put_count(p, num(json_object_get(diff, "old"), "bytes"));
+  put(p, " &rarr; ");
+  put_count(p, num(json_object_get(diff, "new"), "bytes"));
+  put(p, "</td><td class=\"n\">");
+  put_change(p, snum(diff, "bytes_change"));
+  putf(p, "</td></tr><tr><th>Types</th><td class=\"n\">%zu changed</td><td class=\"n\">"
+          "%zu new, %zu gone</td></tr></tbody></table>\n", json_array_size(types), fresh, gone);
+  put(p, "<div class=\"grid\" data-rows=\"0\"><noscript><p>The table needs JavaScript.</p></noscript></div>\n</section>\n");
+}
+
+/* ---- trend chart ------------------------------------------------------- */
+
+#define CHART_W 720
+#define CHART_H 240
+#define CHART_L 80    /* room for the bytes axis */
+#define CHART_R 80    /* and for the objects axis */
+#define CHART_T 16
+#define CHART_B 36
+
+static double chart_x(size_t i, size_t n) {
+  double w = CHART_W - CHART_L - CHART_R;
+  return n < 2 ? CHART_L + w / 2 : CHART_L + w * (double)i / (double)(n - 1);
+}
+
+static double chart_y(uint64_t v, uint64_t max) {
+  double h = CHART_H - CHART_T - CHART_B;
+  return CHART_T + h - (max ? h * (double)v / (double)max : 0.0);
+}
+
+/* One line: key is "bytes" or "objects" of each file. */
+static void put_line(page *p, const json_t *files, const char *key, const char *color,
+                     uint64_t max) {
+  size_t i, n = json_array_size(files);
+  putf(p, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
+  for (i = 0; i < n; i++)
+    putf(p, "%s%.1f,%.1f", i ? " " : "", chart_x(i, n), chart_y(num(json_array_get(files, i), key), max));
+  put(p, "\"/>\n");
+  for (i = 0; i < n; i++) {
+    const json_t *f = json_array_get(files, i);
+    putf(p, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>", chart_x(i, n),
+         chart_y(num(f, key), max), color);
+    put_text(p, str(f, "file"));
+    put(p, ": ");
+    put_count(p, num(f, key));
+    putf(p, " %s</title></circle>", key);
+  }
+}
+
+static void put_chart(page *p, const json_t *files) {
+  size_t i, n = json_array_size(files);
+  uint64_t max_bytes = 0, max_objects = 0;
+  for (i = 0; i < n; i++) {
+    const json_t *f = json_array_get(files, i);
+    if (num(f, "bytes") > max_bytes) max_bytes = num(f, "bytes");
+    if (num(f, "objects") > max_objects) max_objects = num(f, "objects");
+  }
+  putf(p, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+          "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"Total bytes and objects over the series\">",
+       CHART_W, CHART_H, CHART_W, CHART_H);
+  putf(p, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafbfc\" stroke=\"#dde2ea\"/>",
+       CHART_L, CHART_T, CHART_W - CHART_L - CHART_R, CHART_H - CHART_T - CHART_B);
+  putf(p, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", CHART_L - 6, CHART_T + 4);
+  put_count(p, max_bytes);
+  putf(p, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>", CHART_L - 6, CHART_H - CHART_B);
+  putf(p, "<text x=\"%d\" y=\"%d\">", CHART_W - CHART_R + 6, CHART_T + 4);
+  put_count(p, max_objects);
+  putf(p, "</text><text x=\"%d\" y=\"%d\">0</text>", CHART_W - CHART_R + 6, CHART_H - CHART_B);
+  for (i = 0; i < n; i++)
+    putf(p, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%zu</text>", chart_x(i, n),
+         CHART_H - CHART_B + 14, i + 1);
+  put_line(p, files, "bytes", "#c2410c", max_bytes);
+  put_line(p, files, "objects", "#2563eb", max_objects);
+  putf(p, "<text x=\"%d\" y=\"%d\" fill=\"#c2410c\" style=\"fill:#c2410c\">&#9632; total bytes (left)</text>"
+          "<text x=\"%d\" y=\"%d\" style=\"fill:#2563eb\">&#9632; objects (right)</text></svg>\n",
+       CHART_L, CHART_H - 6, CHART_L + 200, CHART_H - 6);
+}
+
+static void put_values(page *p, const json_t *a) {
+  size_t i;
+  for (i = 0; i < json_array_size(a); i++) {
+    if (i) put(p, " &rarr; ");
+    put_count(p, json_is_integer(json_array_get(a, i)) ? (uint64_t)json_integer_value(json_array_get(a, i)) : 0);
+  }
+}
+
+static void put_suspect(page *p, size_t rank, const json_t *s) {
+  const json_t *h = json_object_get(s, "held_by"), *path = json_object_get(h, "example_path");
+  size_t k;
+  putf(p, "<div class=\"suspect\"><h3>%zu. ", rank);
+  put_text(p, str(s, "type"));
+  put(p, "</h3><p><span class=\"up\">");
+  put_change(p, snum(s, "bytes_gained"));
+  put(p, " bytes</span>");
+  if (json_is_true(json_object_get(s, "grew_every_interval"))) put(p, ", count grew in every interval");
+  put(p, "</p><table class=\"kv\"><tbody><tr><th>Count</th><td>");
+  put_values(p, json_object_get(s, "counts"));
+  put(p, "</td></tr><tr><th>Bytes</th><td>");
+  put_values(p, json_object_get(s, "bytes"));
+  put(p, "</td></tr></tbody></table>");
+  if (!h) {
+    put(p, "<p class=\"muted\">No strong root holds an instance in the last snapshot.</p></div>\n");
+    return;
+  }
+  put(p, "<p>");
+  put_count(p, num(h, "objects"));
+  put(p, " instances (");
+  put_count(p, num(h, "bytes"));
+  put(p, " bytes) are held by a <b>");
+  put_text(p, str(h, "root_kind"));
+  put(p, "</b> root of type <b>");
+  put_text(p, str(h, "root_type"));
+  put(p, "</b> through <b>");
+  put_text(p, str(h, "first_hop_type"));
+  put(p, "</b>. Shortest path of one of them, root first:</p><ol class=\"path\">");
+  for (k = 0; k < json_array_size(path); k++) {
+    const json_t *n = json_array_get(path, k);
+    put(p, "<li>");
+    put_text(p, str(n, "id"));
+    put(p, " ");
+    put_text(p, str(n, "type"));
+    put(p, " <span class=\"muted\">(");
+    put_count(p, num(n, "size"));
+    put(p, " bytes)</span></li>");
+  }
+  put(p, "</ol></div>\n");
+}
+
+static void put_trend(page *p, const json_t *trend) {
+  const json_t *files = json_object_get(trend, "files"), *sus = json_object_get(trend, "suspects"),
+               *alive = json_object_get(trend, "alive_in_every_snapshot");
+  size_t i;
+  put(p, "<section id=\"trend\"><h2>Trend and leak suspects</h2>\n");
+  put_chart(p, files);
+  put(p, "<table><thead><tr><th class=\"n\">#</th><th>Snapshot</th><th class=\"n\">Objects</th>"
+         "<th class=\"n\">Bytes</th></tr></thead><tbody>");
+  for (i = 0; i < json_array_size(files); i++) {
+    const json_t *f = json_array_get(files, i);
+    putf(p, "<tr><td class=\"n\">%zu</td><td class=\"t\">", i + 1);
+    put_text(p, str(f, "file"));
+    put(p, "</td><td class=\"n\">");
+    put_count(p, num(f, "objects"));
+    put(p, "</td><td class=\"n\">");
+    put_count(p, num(f, "bytes"));
+    put(p, "</td></tr>");
+  }
+  putf(p, "</tbody></table>\n<h3>Leak suspects (%zu)</h3>\n<p class=\"muted\">Types whose count grew "
+          "in every interval, or whose count grew and whose bytes grew by more than %d%% from the "
+          "first snapshot to the last, by bytes gained; for each, the roots and first hop that hold "
+          "most of its instances in the last snapshot.</p>\n",
+       json_array_size(sus), SUSPECTS_THRESHOLD);
+  for (i = 0; i < json_array_size(sus); i++) put_suspect(p, i + 1, json_array_get(sus, i));
+  if (alive) {
+    put(p, "<p>Objects alive in every snapshot (stable IDs): ");
+    put_count(p, num(alive, "objects"));
+    put(p, " (");
+    put_count(p, num(alive, "bytes"));
+    put(p, " bytes).</p>\n");
+  }
+  put(p, "</section>\n");
+}
+
+/* The script: sortable, filterable tables drawn a page at a time from the
+ * island, with textContent only, so no name from the dump is ever markup. */
+static const char script[] =
+  "(function(){'use strict';\n"
+  "var data=JSON.parse(document.getElementById('gcsnap-data').textContent);\n"
+  "var PAGE=100;\n"
+  "function fmt(v,signed){if(typeof v!=='number')return String(v);"
+  "var s=Math.abs(v).toLocaleString('en-US');return (v<0?'-':signed&&v>0?'+':'')+s;}\n"
+  "function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;"
+  "if(text!==undefined)e.textContent=text;return e;}\n"
+  "function grid(box,rows,cols,key,desc){\n"
+  " var st={key:key,desc:desc,filter:'',page:0,view:rows};\n"
+  " var tools=el('div','tools'),input=el('input');input.type='search';"
+  "input.placeholder='Filter by type name';input.setAttribute('aria-label','Filter by type name');\n"
+  " var info=el('span','muted');tools.appendChild(input);tools.appendChild(info);\n"
+  " var table=el('table'),head=table.createTHead().insertRow(),body=table.createTBody();\n"
+  " var pager=el('div','pager'),prev=el('button',null,'Previous'),next=el('button',null,'Next'),where=el('span');\n"
+  " pager.appendChild(prev);pager.appendChild(where);pager.appendChild(next);\n"
+  " cols.forEach(function(c){var th=el('th',c.num?'n':'',c.label);th.title='Sort by '+c.label;"
+  "th.addEventListener('click',function(){if(st.key===c.key)st.desc=!st.desc;"
+  "else{st.key=c.key;st.desc=!!c.num;}sort();draw();});c.th=th;head.appendChild(th);});\n"
+  " function sort(){var k=st.key,d=st.desc?-1:1;st.view=st.view.slice().sort(function(a,b){"
+  "var x=a[k],y=b[k];if(x===y)return a.type<b.type?-1:a.type>b.type?1:0;return (x<y?-1:1)*d;});st.page=0;}\n"
+  " function filter(){var f=st.filter.toLowerCase();st.view=f?rows.filter(function(r){"
+  "return String(r.type).toLowerCase().indexOf(f)>=0;}):rows;sort();draw();}\n"
+  " function draw(){var n=st.view.length,pages=Math.max(1,Math.ceil(n/PAGE));"
+  "if(st.page>=pages)st.page=pages-1;var a=st.page*PAGE,b=Math.min(n,a+PAGE);\n"
+  "  body.textContent='';for(var i=a;i<b;i++){var r=st.view[i],tr=body.insertRow();"
+  "cols.forEach(function(c){var td=tr.insertCell();if(c.num)td.className='n';"
+  "if(c.render)c.render(td,r);else td.textContent=c.num?fmt(r[c.key],c.signed):r[c.key];});}\n"
+  "  cols.forEach(function(c){c.th.className=(c.num?'n ':'')+(c.key===st.key?'sorted'+(st.desc?'':' asc'):'');});\n"
+  "  info.textContent=' '+n.toLocaleString('en-US')+' of '+rows.length.toLocaleString('en-US')+' types';\n"
+  "  where.textContent=n?('rows '+(a+1)+'-'+b+' of '+n+', page '+(st.page+1)+' of '+pages):'no rows';\n"
+  "  prev.disabled=st.page===0;next.disabled=st.page>=pages-1;}\n"
+  " var timer;input.addEventListener('input',function(){clearTimeout(timer);"
+  "timer=setTimeout(function(){st.filter=input.value;filter();},150);});\n"
+  " prev.addEventListener('click',function(){st.page--;draw();});"
+  "next.addEventListener('click',function(){st.page++;draw();});\n"
+  " box.textContent='';box.appendChild(tools);box.appendChild(table);box.appendChild(pager);sort();draw();}\n"
+  "function typeCell(td,r){td.className='t';td.textContent=r.type;}\n"
+  "var boxes=document.querySelectorAll('.grid');\n"
+  "grid(boxes[0],data.summary.by_type,[{key:'type',label:'Type',render:typeCell},"
+  "{key:'count',label:'Objects',num:1},{key:'bytes',label:'Bytes',num:1},"
+  "{key:'percent',label:'Share %',num:1}],'bytes',true);\n"
+  "if(data.diff)grid(boxes[1],data.diff.types,[{key:'status',label:'Status',render:function(td,r){"
+  "if(r.status==='new'||r.status==='gone')td.appendChild(el('span','badge '+r.status,r.status));}},"
+  "{key:'type',label:'Type',render:typeCell},{key:'count_before',label:'Objects before',num:1},"
+  "{key:'count_after',label:'Objects after',num:1},{key:'count_change',label:'Change',num:1,signed:1},"
+  "{key:'bytes_before',label:'Bytes before',num:1},{key:'bytes_after',label:'Bytes after',num:1},"
+  "{key:'bytes_change',label:'Change',num:1,signed:1,render:function(td,r){td.className='n '+"
+  "(r.bytes_change>0?'up':r.bytes_change<0?'down':'');td.textContent=fmt(r.bytes_change,true);}}],"
+  "'bytes_change',true);\n"
+  "})();\n";
+
+static int render(page *p, const char *file, const json_t *data) {
+  const json_t *sum = json_object_get(data, "summary"), *diff = json_object_get(data, "diff"),
+               *trend = json_object_get(data, "trend");
+  put_head(p, file);
+  put_nav(p, diff != NULL, trend != NULL);
+  put_summary(p, sum);
+  put_grid(p, "histogram", "Types by bytes", json_array_size(json_object_get(sum, "by_type")));
+  put_retainers(p, json_object_get(data, "dominators"));
+  if (diff) put_diff(p, diff);
+  if (trend) put_trend(p, trend);
+  put(p, "</main>\n<script type=\"application/json\" id=\"gcsnap-data\">");
+  put_island(p, data);
+  put(p, "</script>\n<script>");
+  put(p, script);
+  put(p, "</script>\n</body>\n</html>\n");
+  return p->err;
+}
+
+/* ---- data -------------------------------------------------------------- */
+
+static int set_or_fail(json_t *o, const char *key, json_t *v) {
+  if (!gs_json_set(o, key, v)) return GS_EXIT_OK;
+  gs_cli_error("out of memory");
+  return GS_EXIT_USAGE;
+}
+
+/* Everything the page shows, as the commands' JSON objects. */
+static int collect(const report_args *ra, json_t *data) {
+  gs_summary sum, old;
+  json_t *o = NULL;
+  int code = gs_cli_load_summary(ra->path, &sum), have_old = 0;
+  if (!code) code = set_or_fail(data, "summary", gs_summary_json(&sum, 0));
+  if (!code && (code = gs_dominators_json(ra->path, RETAINERS_TOP, 1, &o)) == GS_EXIT_OK)
+    code = set_or_fail(data, "dominators", o);
+  if (!code && ra->baseline) {
+    have_old = 1;
+    if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK &&
+        (code = gs_diff_json(&old, &sum, 0, 0, &o)) == GS_EXIT_OK)
+      code = set_or_fail(data, "diff", o);
+  }
+  if (!code && ra->series &&
+      (code = gs_trend_json(ra->paths, ra->npaths, SUSPECTS_THRESHOLD, SUSPECTS_TOP, &o)) == GS_EXIT_OK)
+    code = set_or_fail(data, "trend", o);
+  if (have_old) gs_summary_free(&old);
+  gs_summary_free(&sum);
+  return code;
+}
+
+static int write_page(const char *out, const page *p) {
+  gs_output *o;
+  char err[300];
+  int code = GS_EXIT_OK;
+  if (gs_output_open(&o, out, err, sizeof err)) {
+    gs_cli_error("%s", err);
+    return GS_EXIT_USAGE;
+  }
+  if (gs_output_write(o, p->buf, p->len) || gs_output_commit(o)) {
+    gs_cli_error("%s: %s", out, gs_output_error(o)[0] ? gs_output_error(o) : "write failed");
+    gs_output_discard(o);
+    code = GS_EXIT_USAGE;
+  }
+  gs_output_close(o);
+  return code;
+}
+
+/* ---- command ----------------------------------------------------------- */
+
+/* Operands before --series name FILE, those after it the series. */
+static int parse_args(int argc, char **argv, report_args *ra) {
+  gs_args a;
+  gs_arg_kind k;
+  gs_args_init(&a, argc, argv, options);
+  if (!(ra->paths = calloc((size_t)argc + 1, sizeof *ra->paths))) return GS_EXIT_USAGE;
+  while ((k = gs_args_next(&a)) != GS_ARG_END) {
+    if (k == GS_ARG_ERROR) return gs_cli_usage_error("report", usage, a.error);
+    if (k == GS_ARG_OPERAND && ra->series) { ra->paths[ra->npaths++] = a.value; continue; }
+    if (k == GS_ARG_OPERAND) {
+      if (ra->path) return gs_cli_usage_error("report", usage, "only one FILE is allowed (series files follow --series)");
+      ra->path = a.value;
+      continue;
+    }
+    switch (a.id) {
+    case OPT_HELP: ra->help = 1; break;
+    case OPT_BASELINE: ra->baseline = a.value; break;
+    case OPT_SERIES: ra->series = 1; break;
+    case OPT_OUT: ra->out = a.value; break;
+    }
+  }
+  if (ra->help) return GS_EXIT_OK;
+  if (ra->baseline && ra->series) return gs_cli_usage_error("report", usage, "give --baseline or --series, not both");
+  if (!ra->path && ra->npaths) ra->path = ra->paths[ra->npaths - 1];
+  else if (ra->path && ra->series && (!ra->npaths || strcmp(ra->paths[ra->npaths - 1], ra->path)))
+    ra->paths[ra->npaths++] = ra->path;
+  if (!ra->path) return gs_cli_usage_error("report", usage, "no FILE given");
+  if (!ra->out) return gs_cli_usage_error("report", usage, "no output file given (-o OUT)");
+  if (ra->series && ra->npaths < 2) return gs_cli_usage_error("report", usage, "a series needs at least two snapshots");
+  if (ra->npaths > MAX_SERIES) return gs_cli_usage_error("report", usage, "at most 1000 snapshots");
+  return GS_EXIT_OK;
+}
+
+int gs_cmd_report(int argc, char **argv) {
+  report_args ra;
+  page p;
+  json_t *data;
+  int code;
+  memset(&ra, 0, sizeof ra);
+  memset(&p, 0, sizeof p);
+  if ((code = parse_args(argc, argv, &ra)) != GS_EXIT_OK || ra.help) {
+    free(ra.paths);
+    return code ? code : gs_cli_help(usage);
+  }
+  if (!(data = json_object()) ||
+      gs_json_set(data, "generator", gs_json_cstring("gcsnap " GS_VERSION))) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  }
+  if (!code) code = collect(&ra, data);
+  if (!code && render(&p, gs_cli_display_name(ra.path), data)) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  }
+  if (!code) code = write_page(ra.out, &p);
+  json_decref(data);
+  free(p.buf);
+  free(ra.paths);
+  return gs_cli_finish(code);
+}
