@@ -171,9 +171,19 @@ class Test:
 
         # ---- retention
         def check_kept(device, want):
-            snaps = self.complete(col, device)
-            files = sorted(int(f.split(".")[0]) for f in
-                           os.listdir(os.path.join(col.store, "snapshots", device)) if f.endswith(".zst"))
+            # The schedule goes on: a snapshot being stored has its file
+            # renamed into place just before its row turns complete, and
+            # retention follows it, so compare at a moment between captures.
+            def look():
+                snaps = self.complete(col, device)
+                files = sorted(int(f.split(".")[0]) for f in
+                               os.listdir(os.path.join(col.store, "snapshots", device)) if f.endswith(".zst"))
+                return snaps, files
+            deadline = time.time() + 5
+            snaps, files = look()
+            while (len(snaps) != want or files != sorted(s["id"] for s in snaps)) and time.time() < deadline:
+                time.sleep(0.05)
+                snaps, files = look()
             c.equal(len(snaps), want, "%s: %d complete snapshots kept" % (device, want))
             c.equal(files, sorted(s["id"] for s in snaps), "%s: the store folder holds exactly them" % device)
             return snaps
