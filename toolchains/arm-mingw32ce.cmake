@@ -22,7 +22,8 @@ set(CMAKE_RC_COMPILER ${GS_CEGCC_ROOT}/bin/${GS_CROSS_TRIPLE}-windres)
 set(CMAKE_STRIP ${GS_CEGCC_ROOT}/bin/${GS_CROSS_TRIPLE}-strip CACHE FILEPATH "strip for the target")
 # Windows CE 6.0, and the ARMV4I instruction set of its devices.
 set(CMAKE_C_FLAGS_INIT "-D_WIN32_WCE=0x600 -DUNDER_CE -march=armv4t -mthumb-interwork")
-set(CMAKE_C_STANDARD_LIBRARIES "-lws2 -lcoredll" CACHE STRING "CE system libraries")
+set(CMAKE_C_STANDARD_LIBRARIES "-lcoredll" CACHE STRING "CE system libraries")
+set(GS_WINSOCK_LIB ws2 CACHE STRING "Winsock import library of the Windows target")
 
 set(CMAKE_FIND_ROOT_PATH ${GS_CEGCC_ROOT}/${GS_CROSS_TRIPLE})
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)

@@ -35,6 +35,8 @@ libc6-dev-armel-cross C library and headers of that ARM target
 qemu-user           qemu-arm runs the ARM agent and its tests on this machine (no binfmt_misc needed)
 gcc-mingw-w64-x86-64-win32 cross compiler for the Win32 port layer (tests/cross)
 wine64              runs the Win32 agent and its tests (tests/cross)
+lld                 links the Windows CE API guard against CE's exports only (toolchains/arm-wince.cmake)
+llvm                llvm-dlltool makes that guard's import libraries, llvm-readobj checks its PE file
 LIST
 )
 

@@ -1,7 +1,9 @@
 /* gs_port.c (win) - Win32 implementation of the port layer.
  *
  * Files use the wide-character API: paths arrive as UTF-8 and are converted,
- * so names outside the ANSI code page work. */
+ * so names outside the ANSI code page work. With UNDER_CE the file keeps to
+ * what Windows CE provides: no C file descriptors, no console, no psapi, no
+ * 64-bit tick count, no MoveFileEx, and the ANSI getaddrinfo only. */
 #ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
 #endif
@@ -12,12 +14,14 @@
 #include <winsock2.h>
 #include <ws2tcpip.h>
 #include <windows.h>
+#ifndef UNDER_CE
 #include <psapi.h>
 #include <io.h>
+#include <sys/stat.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include "gs_error.h"
 #include "gs_port.h"
 
@@ -45,6 +49,20 @@ const char *gs_port_error_text(void) {
 
 /* ---- reading by file descriptor ---- */
 
+#ifdef UNDER_CE
+/* CE's C library has no file descriptors: callers open files by path. */
+int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got) {
+  (void)fd, (void)buf, (void)cap;
+  *got = 0;
+  SetLastError(ERROR_NOT_SUPPORTED);
+  return port_fail(GS_EIO);
+}
+
+unsigned long long gs_port_fd_size(int fd) {
+  (void)fd;
+  return 0;
+}
+#else
 int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got) {
   int n = _read(fd, buf, cap > 0x40000000u ? 0x40000000u : (unsigned)cap);
   if (n < 0) return GS_EIO;
@@ -57,6 +75,7 @@ unsigned long long gs_port_fd_size(int fd) {
   if (_fstat(fd, &st) || !(st.st_mode & _S_IFREG) || st.st_size < 0) return 0;
   return (unsigned long long)st.st_size;
 }
+#endif
 
 /* ---- memory ---- */
 
@@ -122,6 +141,15 @@ int gs_port_file_open_write(gs_port_file **f, const char *path) {
   return file_open(f, path, GENERIC_WRITE, OPEN_EXISTING);
 }
 
+#ifdef UNDER_CE
+/* Most CE images have no console and no standard handles: output goes to a
+ * file or to the collector. */
+int gs_port_file_stdout(gs_port_file **f) {
+  *f = NULL;
+  SetLastError(ERROR_NOT_SUPPORTED);
+  return port_fail(GS_EIO);
+}
+#else
 int gs_port_file_stdout(gs_port_file **f) {
   HANDLE h = GetStdHandle(STD_OUTPUT_HANDLE);
   *f = NULL;
@@ -129,6 +157,7 @@ int gs_port_file_stdout(gs_port_file **f) {
   /* a raw handle: no text-mode translation of LF */
   return file_wrap(f, h, 1);
 }
+#endif
 
 int gs_port_file_read(gs_port_file *f, void *buf, size_t cap, size_t *got) {
   DWORD n = 0;
@@ -168,6 +197,14 @@ int gs_port_file_close(gs_port_file *f) {
 
 /* NUL, CON and COM1 have no attributes that say "device" (GetFileAttributes
  * even fails for some); opening one and asking its type does. */
+#ifdef UNDER_CE
+/* CE's stream devices ("COM1:") have no file attributes, so they count as
+ * missing rather than regular. */
+static int is_char_device(const char *path) {
+  (void)path;
+  return 0;
+}
+#else
 static int is_char_device(const char *path) {
   wchar_t *w = widen(path);
   HANDLE h;
@@ -180,6 +217,7 @@ static int is_char_device(const char *path) {
   CloseHandle(h);
   return type == FILE_TYPE_CHAR;
 }
+#endif
 
 gs_port_path_kind gs_port_path_kind_of(const char *path) {
   wchar_t *w = widen(path);
@@ -194,8 +232,15 @@ gs_port_path_kind gs_port_path_kind_of(const char *path) {
 
 int gs_port_rename(const char *from, const char *to) {
   wchar_t *wf = widen(from), *wt = widen(to);
+#ifdef UNDER_CE
+  /* No MoveFileEx: the old file goes first, so a crash between the two
+   * calls leaves only the new one, under its temporary name. */
+  BOOL ok = wf && wt && (DeleteFileW(wt) || GetLastError() == ERROR_FILE_NOT_FOUND) &&
+            MoveFileW(wf, wt);
+#else
   BOOL ok = wf && wt &&
             MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH);
+#endif
   int err = ok ? GS_OK : port_fail(GS_EIO);
   free(wf);
   free(wt);
@@ -264,6 +309,14 @@ int gs_port_list_dir(const char *path, gs_port_dir_fn fn, void *ctx) {
 
 static wchar_t *volatile signal_path;
 
+#ifdef UNDER_CE
+/* CE sends no console events: the path is only remembered. */
+void gs_port_remove_on_signal(const char *path) {
+  wchar_t *old = signal_path;
+  signal_path = path ? widen(path) : NULL;
+  free(old);
+}
+#else
 static BOOL WINAPI on_console_event(DWORD event) {
   wchar_t *p = signal_path;
   (void)event;
@@ -281,12 +334,34 @@ void gs_port_remove_on_signal(const char *path) {
     installed = 1;
   }
 }
+#endif
 
 /* ---- process and time ---- */
 
+#ifdef UNDER_CE
+/* CE's GetCurrentProcessId is no export but a read of the kernel's data
+ * page, which every process sees at this address. */
+#define CE_USER_KDATA 0xFFFFC800u
+#define CE_SYSHANDLE_CURPROC (CE_USER_KDATA + 0x004u + 2u * sizeof(HANDLE))
+unsigned long gs_port_pid(void) {
+  return (unsigned long)(uintptr_t)*(HANDLE volatile *)(uintptr_t)CE_SYSHANDLE_CURPROC;
+}
+
+/* GetTickCount wraps after 49.7 days; each wrap seen adds 2^32. The agent
+ * asks often enough never to miss one. */
+uint64_t gs_port_clock_ms(void) {
+  static DWORD last;
+  static uint64_t wraps;
+  DWORD now = GetTickCount();
+  if (now < last) wraps += (uint64_t)1 << 32;
+  last = now;
+  return wraps + now;
+}
+#else
 unsigned long gs_port_pid(void) { return (unsigned long)GetCurrentProcessId(); }
 
 uint64_t gs_port_clock_ms(void) { return (uint64_t)GetTickCount64(); }
+#endif
 
 uint64_t gs_port_time_us(void) {
   static LARGE_INTEGER freq;
@@ -297,17 +372,39 @@ uint64_t gs_port_time_us(void) {
          (uint64_t)(now.QuadPart % freq.QuadPart) * 1000000u / (uint64_t)freq.QuadPart;
 }
 
+#ifdef UNDER_CE
+uint64_t gs_port_peak_rss(void) { return 0; }   /* unknown: CE has no psapi */
+#else
 uint64_t gs_port_peak_rss(void) {
   PROCESS_MEMORY_COUNTERS pmc;
   if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof pmc)) return 0;
   return (uint64_t)pmc.PeakWorkingSetSize;
 }
+#endif
 
 /* ---- network ---- */
 
 struct gs_port_socket {
   SOCKET fd;
 };
+
+/* CE's Winsock resolves ANSI names only; elsewhere the wide call takes any
+ * host name. */
+#ifdef UNDER_CE
+typedef ADDRINFOA net_addrinfo;
+typedef char net_char;
+#define net_name(s) (s)
+#define net_name_free(s) ((void)(s))
+#define net_resolve getaddrinfo
+#define net_resolve_free freeaddrinfo
+#else
+typedef ADDRINFOW net_addrinfo;
+typedef wchar_t net_char;
+#define net_name(s) widen(s)
+#define net_name_free(s) free(s)
+#define net_resolve GetAddrInfoW
+#define net_resolve_free FreeAddrInfoW
+#endif
 
 /* Winsock must be started once per process; the agent is single-threaded,
  * so a flag is enough. */
@@ -351,7 +448,7 @@ static void net_describe(char *err, size_t errcap, const char *what, int code) {
 }
 
 /* Connects fd to one address within timeout_ms; 0 or a Winsock error. */
-static int net_connect_one(SOCKET fd, const ADDRINFOW *ai, unsigned timeout_ms) {
+static int net_connect_one(SOCKET fd, const net_addrinfo *ai, unsigned timeout_ms) {
   int soerr = 0, len = sizeof soerr, ready;
   if (connect(fd, ai->ai_addr, (int)ai->ai_addrlen) == 0) return 0;
   if (WSAGetLastError() != WSAEWOULDBLOCK) return WSAGetLastError();
@@ -364,8 +461,8 @@ static int net_connect_one(SOCKET fd, const ADDRINFOW *ai, unsigned timeout_ms) 
 
 int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port,
                         unsigned timeout_ms, char *err, size_t errcap) {
-  ADDRINFOW hints, *list = NULL, *ai;
-  wchar_t *whost, *wport;
+  net_addrinfo hints, *list = NULL, *ai;
+  const net_char *whost, *wport;
   uint64_t t0 = gs_port_time_us();
   int rc, last = WSAETIMEDOUT;
   char what[320];
@@ -375,15 +472,15 @@ int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port
     net_describe(err, errcap, "starting Winsock", WSAGetLastError());
     return GS_EIO;
   }
-  whost = widen(host);
-  wport = widen(port);
+  whost = net_name(host);
+  wport = net_name(port);
   memset(&hints, 0, sizeof hints);
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_protocol = IPPROTO_TCP;
-  rc = whost && wport ? GetAddrInfoW(whost, wport, &hints, &list) : WSA_NOT_ENOUGH_MEMORY;
-  free(whost);
-  free(wport);
+  rc = whost && wport ? net_resolve(whost, wport, &hints, &list) : WSA_NOT_ENOUGH_MEMORY;
+  net_name_free((void *)whost);
+  net_name_free((void *)wport);
   if (rc != 0) {
     snprintf(what, sizeof what, "resolving %s", host);
     net_describe(err, errcap, what, rc);
@@ -402,7 +499,7 @@ int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port
     ioctlsocket(fd, FIONBIO, &nonblocking);
     if ((last = net_connect_one(fd, ai, timeout_ms - (unsigned)spent)) == 0) {
       BOOL one = TRUE;
-      FreeAddrInfoW(list);
+      net_resolve_free(list);
       if (!(*out = malloc(sizeof **out))) {
         closesocket(fd);
         snprintf(err, errcap, "out of memory");
@@ -415,7 +512,7 @@ int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port
     }
     closesocket(fd);
   }
-  FreeAddrInfoW(list);
+  net_resolve_free(list);
   snprintf(what, sizeof what, "connecting to %s:%s", host, port);
   net_describe(err, errcap, what, last);
   return GS_EIO;
@@ -471,7 +568,13 @@ uint64_t gs_port_wall_ms(void) {
   /* FILETIME counts 100 ns from 1601; 11644473600 s lie before 1970. */
   FILETIME ft;
   ULARGE_INTEGER t;
+#ifdef UNDER_CE
+  SYSTEMTIME st;                    /* CE lacks GetSystemTimeAsFileTime */
+  GetSystemTime(&st);
+  if (!SystemTimeToFileTime(&st, &ft)) return 0;
+#else
   GetSystemTimeAsFileTime(&ft);
+#endif
   t.LowPart = ft.dwLowDateTime;
   t.HighPart = ft.dwHighDateTime;
   return (t.QuadPart - 116444736000000000ull) / 10000u;
