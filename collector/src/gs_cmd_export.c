@@ -14,7 +14,6 @@
  * Only the first section of a multi-section dump is exported as a
  * heapsnapshot or dot graph: those formats hold one heap. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_args.h"
@@ -22,6 +21,7 @@
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_heapstats.h"
+#include "gs_obuf.h"
 #include "gs_output.h"
 #include "gs_paths.h"
 #include "gs_summary.h"
@@ -62,61 +62,18 @@ typedef struct export_args {
   const char *type, *out, *path;
 } export_args;
 
-/* ---- buffered output -------------------------------------------------- */
-
-typedef struct sink {
-  gs_output *out;
-  char buf[1 << 16];
-  size_t len;
-  int err;
-} sink;
-
-static void flush(sink *s) {
-  if (!s->err && s->len && gs_output_write(s->out, s->buf, s->len)) s->err = GS_EIO;
-  s->len = 0;
-}
-
-static void put(sink *s, const char *p, size_t n) {
-  while (n) {
-    size_t room = sizeof s->buf - s->len, k = n < room ? n : room;
-    memcpy(s->buf + s->len, p, k);
-    s->len += k;
-    p += k;
-    n -= k;
-    if (s->len == sizeof s->buf) flush(s);
-  }
-}
-
-static void put_str(sink *s, const char *str) { put(s, str, strlen(str)); }
-
-static void putf(sink *s, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 2, 3)))
-#endif
-  ;
-
-static void putf(sink *s, const char *fmt, ...) {
-  char tmp[256];
-  va_list ap;
-  int n;
-  va_start(ap, fmt);
-  n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-  va_end(ap);
-  if (n > 0) put(s, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
 /* A JSON string; bytes that are not printable ASCII are escaped as \u00XX
  * when below 0x20, and kept as UTF-8 otherwise (the reader checked them). */
-static void put_json_string(sink *s, const char *p, size_t n) {
+static void put_json_string(gs_obuf *s, const char *p, size_t n) {
   size_t i;
-  put_str(s, "\"");
+  gs_obuf_puts(s, "\"");
   for (i = 0; i < n; i++) {
     unsigned char c = (unsigned char)p[i];
-    if (c == '"' || c == '\\') { put_str(s, "\\"); put(s, p + i, 1); }
-    else if (c < 0x20) putf(s, "\\u%04x", c);
-    else put(s, p + i, 1);
+    if (c == '"' || c == '\\') { gs_obuf_puts(s, "\\"); gs_obuf_put(s, p + i, 1); }
+    else if (c < 0x20) gs_obuf_printf(s, "\\u%04x", c);
+    else gs_obuf_put(s, p + i, 1);
   }
-  put_str(s, "\"");
+  gs_obuf_puts(s, "\"");
 }
 
 /* ---- heapsnapshot ----------------------------------------------------- */
@@ -152,19 +109,19 @@ enum { N_ROOT = 0, N_GC_ROOTS = 1, N_KINDS = 2 };
 #define N_UNREACHABLE (N_KINDS + GS_ROOT_KINDS)
 #define FIRST_OBJECT (N_UNREACHABLE + 1)
 
-static void put_node(sink *s, int first, unsigned type, uint64_t name, uint64_t index,
+static void put_node(gs_obuf *s, int first, unsigned type, uint64_t name, uint64_t index,
                      uint64_t size, uint64_t edges) {
   /* V8 numbers heap objects with odd IDs; any unique numbers load. */
-  putf(s, "%s%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",0,0\n", first ? "" : ",", type,
+  gs_obuf_printf(s, "%s%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",0,0\n", first ? "" : ",", type,
        name, 2 * index + 1, size, edges);
 }
 
-static void put_edge(sink *s, int *first, unsigned type, uint64_t name_or_index, uint64_t to) {
-  putf(s, "%s%u,%" PRIu64 ",%" PRIu64 "\n", *first ? "" : ",", type, name_or_index, to * NODE_FIELDS);
+static void put_edge(gs_obuf *s, int *first, unsigned type, uint64_t name_or_index, uint64_t to) {
+  gs_obuf_printf(s, "%s%u,%" PRIu64 ",%" PRIu64 "\n", *first ? "" : ",", type, name_or_index, to * NODE_FIELDS);
   *first = 0;
 }
 
-static int write_heapsnapshot(sink *s, const gs_graph *g) {
+static int write_heapsnapshot(gs_obuf *s, const gs_graph *g) {
   uint64_t roots_by_kind[GS_ROOT_KINDS] = {0}, unreachable = 0, nodes = FIRST_OBJECT + (uint64_t)g->nnodes;
   uint64_t edges = 0, k;
   uint8_t *reached = calloc((size_t)g->nnodes / 8 + 1, 1);
@@ -175,10 +132,10 @@ static int write_heapsnapshot(sink *s, const gs_graph *g) {
   for (i = 0; i < g->nroots; i++) roots_by_kind[g->roots[i].kind]++;
   for (v = 0; v < g->nnodes; v++) unreachable += !((reached[v >> 3] >> (v & 7)) & 1);
   edges = 1 + 1 + GS_ROOT_KINDS + g->nroots + unreachable + g->nrefs;
-  put_str(s, "{\"snapshot\":{\"meta\":");
-  put(s, meta, sizeof meta - 1);
-  putf(s, ",\"node_count\":%" PRIu64 ",\"edge_count\":%" PRIu64 ",\"trace_function_count\":0},\n", nodes, edges);
-  put_str(s, "\"nodes\":[");
+  gs_obuf_puts(s, "{\"snapshot\":{\"meta\":");
+  gs_obuf_put(s, meta, sizeof meta - 1);
+  gs_obuf_printf(s, ",\"node_count\":%" PRIu64 ",\"edge_count\":%" PRIu64 ",\"trace_function_count\":0},\n", nodes, edges);
+  gs_obuf_puts(s, "\"nodes\":[");
   put_node(s, 1, NT_SYNTHETIC, S_EMPTY, N_ROOT, 0, 2);
   put_node(s, 0, NT_SYNTHETIC, S_GC_ROOTS, N_GC_ROOTS, 0, GS_ROOT_KINDS);
   for (i = 0; i < GS_ROOT_KINDS; i++) put_node(s, 0, NT_SYNTHETIC, S_KINDS + i, N_KINDS + i, 0, roots_by_kind[i]);
@@ -189,7 +146,7 @@ static int write_heapsnapshot(sink *s, const gs_graph *g) {
              t == GS_GRAPH_MISSING ? S_MISSING : (uint64_t)S_TYPES + t, FIRST_OBJECT + v, g->sizes[v],
              g->ref_offsets[v + 1] - g->ref_offsets[v]);
   }
-  put_str(s, "],\n\"edges\":[");
+  gs_obuf_puts(s, "],\n\"edges\":[");
   put_edge(s, &first, ET_ELEMENT, 1, N_GC_ROOTS);
   put_edge(s, &first, ET_ELEMENT, 2, N_UNREACHABLE);
   for (i = 0; i < GS_ROOT_KINDS; i++) put_edge(s, &first, ET_ELEMENT, i + 1, N_KINDS + i);
@@ -205,35 +162,35 @@ static int write_heapsnapshot(sink *s, const gs_graph *g) {
   for (v = 0; v < g->nnodes; v++)
     for (k = g->ref_offsets[v]; k < g->ref_offsets[v + 1]; k++)
       put_edge(s, &first, ET_ELEMENT, k - g->ref_offsets[v] + 1, FIRST_OBJECT + g->refs[k]);
-  put_str(s, "],\n\"trace_function_infos\":[],\"trace_tree\":[],\"samples\":[],\"locations\":[],\n");
-  put_str(s, "\"strings\":[\"<dummy>\",\"\",\"(GC roots)\",\"(unreachable objects)\",\"(not in the dump)\"");
-  for (i = 0; i < GS_ROOT_KINDS; i++) putf(s, ",\"(%s roots)\"", gs_root_kind_names[i]);
+  gs_obuf_puts(s, "],\n\"trace_function_infos\":[],\"trace_tree\":[],\"samples\":[],\"locations\":[],\n");
+  gs_obuf_puts(s, "\"strings\":[\"<dummy>\",\"\",\"(GC roots)\",\"(unreachable objects)\",\"(not in the dump)\"");
+  for (i = 0; i < GS_ROOT_KINDS; i++) gs_obuf_printf(s, ",\"(%s roots)\"", gs_root_kind_names[i]);
   for (i = 0; i < g->ntypes; i++) {
     const char *name = gs_graph_type_name(g, i, buf, sizeof buf);
-    put_str(s, ",\n");
+    gs_obuf_puts(s, ",\n");
     put_json_string(s, name, strlen(name));
   }
-  put_str(s, "]}\n");
+  gs_obuf_puts(s, "]}\n");
   free(reached);
   return GS_OK;
 }
 
 /* ---- csv -------------------------------------------------------------- */
 
-static int write_csv(sink *s, const gs_summary *sum) {
+static int write_csv(gs_obuf *s, const gs_summary *sum) {
   const gs_histo_row **rows;
   size_t n = gs_histo_size(sum->total.by_type), i;
   if (gs_histo_sorted(sum->total.by_type, &rows)) return GS_ENOMEM;
-  put_str(s, "type,count,bytes\n");
+  gs_obuf_puts(s, "type,count,bytes\n");
   for (i = 0; i < n; i++) {
     const char *p = rows[i]->name;
     /* RFC 4180: quote every name, doubling its quotes. */
-    put_str(s, "\"");
+    gs_obuf_puts(s, "\"");
     for (; *p; p++) {
-      if (*p == '"') put_str(s, "\"\"");
-      else put(s, p, 1);
+      if (*p == '"') gs_obuf_puts(s, "\"\"");
+      else gs_obuf_put(s, p, 1);
     }
-    putf(s, "\",%" PRIu64 ",%" PRIu64 "\n", rows[i]->count, rows[i]->bytes);
+    gs_obuf_printf(s, "\",%" PRIu64 ",%" PRIu64 "\n", rows[i]->count, rows[i]->bytes);
   }
   free(rows);
   return GS_OK;
@@ -244,28 +201,28 @@ static int write_csv(sink *s, const gs_summary *sum) {
 /* Instances of a type whose paths a dot graph shows at most. */
 #define DOT_INSTANCES 50
 
-static void dot_node(sink *s, const gs_graph *g, uint32_t v, const char *extra) {
+static void dot_node(gs_obuf *s, const gs_graph *g, uint32_t v, const char *extra) {
   char buf[64];
   const char *t = g->types[v] == GS_GRAPH_MISSING ? "(not in the dump)"
                                                     : gs_graph_type_name(g, g->types[v], buf, sizeof buf);
-  putf(s, "  n%" PRIx64 " [label=", g->ids[v]);
-  put_str(s, "\"");
+  gs_obuf_printf(s, "  n%" PRIx64 " [label=", g->ids[v]);
+  gs_obuf_puts(s, "\"");
   for (; *t; t++) {
-    if (*t == '"' || *t == '\\') put_str(s, "\\");
-    put(s, t, 1);
+    if (*t == '"' || *t == '\\') gs_obuf_puts(s, "\\");
+    gs_obuf_put(s, t, 1);
   }
-  putf(s, "\\n%" PRIx64 " (%" PRIu64 " bytes)\"%s];\n", g->ids[v], g->sizes[v], extra);
+  gs_obuf_printf(s, "\\n%" PRIx64 " (%" PRIu64 " bytes)\"%s];\n", g->ids[v], g->sizes[v], extra);
 }
 
-static void dot_root(sink *s, const gs_graph *g, uint32_t root, uint32_t v) {
+static void dot_root(gs_obuf *s, const gs_graph *g, uint32_t root, uint32_t v) {
   const gs_graph_root *r = &g->roots[root];
-  putf(s, "  r%u [shape=box, label=\"%s root%s\"];\n  r%u -> n%" PRIx64 ";\n", root,
+  gs_obuf_printf(s, "  r%u [shape=box, label=\"%s root%s\"];\n  r%u -> n%" PRIx64 ";\n", root,
        gs_root_kind_names[r->kind], r->flags & GS_FLAG_PINNED ? " (pinned)" : "", root, g->ids[v]);
 }
 
 /* Marks the nodes and roots on the shortest paths to target, or to up to
  * DOT_INSTANCES instances of the types marked in is_type. */
-static int write_dot(sink *s, const gs_graph *g, int has_object, uint32_t target, const uint8_t *is_type) {
+static int write_dot(gs_obuf *s, const gs_graph *g, int has_object, uint32_t target, const uint8_t *is_type) {
   gs_retention ret;
   uint8_t *on_path = calloc((size_t)g->nnodes + 1, 1), *root_used = calloc((size_t)g->nroots + 1, 1);
   uint32_t v, shown = 0;
@@ -296,7 +253,7 @@ static int write_dot(sink *s, const gs_graph *g, int has_object, uint32_t target
       for (u = v; u != GS_PATH_NONE; u = ret.parent[u]) on_path[u] = 1;
     }
   }
-  put_str(s, "digraph retention {\n  rankdir=LR;\n  node [shape=ellipse, fontsize=10];\n");
+  gs_obuf_puts(s, "digraph retention {\n  rankdir=LR;\n  node [shape=ellipse, fontsize=10];\n");
   for (v = 0; v < g->nnodes; v++)
     if (on_path[v]) dot_node(s, g, v, (has_object && v == target) || (!has_object && g->types[v] != GS_GRAPH_MISSING && is_type[g->types[v]]) ? ", style=filled, fillcolor=\"#ffd6d6\"" : "");
   for (v = 0; v < g->nroots; v++)
@@ -305,9 +262,9 @@ static int write_dot(sink *s, const gs_graph *g, int has_object, uint32_t target
     if (!on_path[v]) continue;
     for (k = g->ref_offsets[v]; k < g->ref_offsets[v + 1]; k++)
       if (on_path[g->refs[k]])
-        putf(s, "  n%" PRIx64 " -> n%" PRIx64 ";\n", g->ids[v], g->ids[g->refs[k]]);
+        gs_obuf_printf(s, "  n%" PRIx64 " -> n%" PRIx64 ";\n", g->ids[v], g->ids[g->refs[k]]);
   }
-  put_str(s, "}\n");
+  gs_obuf_puts(s, "}\n");
   gs_retention_free(&ret);
   free(on_path);
   free(root_used);
@@ -360,7 +317,7 @@ static int parse_args(int argc, char **argv, export_args *ea) {
 }
 
 /* Writes the graph formats from the first section. */
-static int export_graph(const export_args *ea, gs_file *f, gs_reader *r, sink *s) {
+static int export_graph(const export_args *ea, gs_file *f, gs_reader *r, gs_obuf *s) {
   gs_graph *g = NULL;
   gs_diag d;
   uint8_t *is_type = NULL;
@@ -406,7 +363,7 @@ static int export_graph(const export_args *ea, gs_file *f, gs_reader *r, sink *s
   return GS_EXIT_OK;
 }
 
-static int export_csv(gs_file *f, gs_reader *r, sink *s) {
+static int export_csv(gs_file *f, gs_reader *r, gs_obuf *s) {
   gs_summary sum;
   gs_diag d;
   int err, code = GS_EXIT_OK;
@@ -423,7 +380,7 @@ int gs_cmd_export(int argc, char **argv) {
   export_args ea;
   gs_file *f;
   gs_reader *r;
-  sink *s;
+  gs_obuf *s;
   char err[300];
   int code;
   memset(&ea, 0, sizeof ea);
@@ -438,7 +395,7 @@ int gs_cmd_export(int argc, char **argv) {
     return GS_EXIT_USAGE;
   }
   code = ea.format == FMT_CSV ? export_csv(f, r, s) : export_graph(&ea, f, r, s);
-  flush(s);
+  gs_obuf_flush(s);
   if (code == GS_EXIT_OK && (s->err || gs_output_commit(s->out))) {
     gs_cli_error("%s: %s", ea.out, gs_output_error(s->out)[0] ? gs_output_error(s->out) : "write failed");
     code = GS_EXIT_USAGE;

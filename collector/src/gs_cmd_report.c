@@ -17,6 +17,7 @@
 #include "gs_cli.h"
 #include "gs_error.h"
 #include "gs_json.h"
+#include "gs_obuf.h"
 #include "gs_output.h"
 #include "gs_summary.h"
 
@@ -63,52 +64,11 @@ typedef struct report_args {
   int npaths;
 } report_args;
 
-/* ---- page buffer ------------------------------------------------------ */
-
-/* The page is built in memory and written at once: it is small next to the
- * dump, and a failure half way must not leave a partial file. */
-typedef struct page {
-  char *buf;
-  size_t len, cap;
-  int err;
-} page;
-
-static void put_n(page *p, const char *s, size_t n) {
-  if (p->err) return;
-  if (p->len + n + 1 > p->cap) {
-    size_t cap = p->cap ? p->cap : 1 << 16;
-    char *b;
-    while (cap < p->len + n + 1) cap *= 2;
-    if (!(b = realloc(p->buf, cap))) { p->err = GS_ENOMEM; return; }
-    p->buf = b;
-    p->cap = cap;
-  }
-  memcpy(p->buf + p->len, s, n);
-  p->len += n;
-}
-
-static void put(page *p, const char *s) { put_n(p, s, strlen(s)); }
-
-static void putf(page *p, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 2, 3)))
-#endif
-  ;
-
-static void putf(page *p, const char *fmt, ...) {
-  char buf[512];
-  va_list ap;
-  int n;
-  va_start(ap, fmt);
-  n = vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  if (n < 0) { p->err = GS_EIO; return; }
-  put_n(p, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
+/* ---- page output ------------------------------------------------------ */
 
 /* Text from the dump: markup characters become references, and control
  * characters, which HTML does not allow, become U+FFFD. */
-static void put_text(page *p, const char *s) {
+static void put_text(gs_obuf *p, const char *s) {
   const char *run = s;
   for (; s && *s; s++) {
     const char *rep = NULL;
@@ -123,15 +83,15 @@ static void put_text(page *p, const char *s) {
       if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) rep = "\xef\xbf\xbd";
     }
     if (!rep) continue;
-    put_n(p, run, (size_t)(s - run));
-    put(p, rep);
+    gs_obuf_put(p, run, (size_t)(s - run));
+    gs_obuf_puts(p, rep);
     run = s + 1;
   }
-  if (run) put(p, run);
+  if (run) gs_obuf_puts(p, run);
 }
 
 /* 1234567 as "1,234,567". */
-static void put_count(page *p, uint64_t v) {
+static void put_count(gs_obuf *p, uint64_t v) {
   char digits[24], out[32];
   size_t n, i, k = 0;
   n = (size_t)snprintf(digits, sizeof digits, "%" PRIu64, v);
@@ -140,11 +100,11 @@ static void put_count(page *p, uint64_t v) {
     out[k++] = digits[i];
   }
   out[k] = '\0';
-  put(p, out);
+  gs_obuf_puts(p, out);
 }
 
-static void put_change(page *p, json_int_t v) {
-  put(p, v > 0 ? "+" : v < 0 ? "-" : "");
+static void put_change(gs_obuf *p, json_int_t v) {
+  gs_obuf_puts(p, v > 0 ? "+" : v < 0 ? "-" : "");
   put_count(p, v < 0 ? (uint64_t)-(v + 1) + 1 : (uint64_t)v);
 }
 
@@ -173,18 +133,18 @@ static double percent(uint64_t part, uint64_t whole) {
 /* The island: "<" and ">" and "&" only occur inside JSON strings, where
  * \u escapes mean the same, so no "</script>" or "<!--" can end or upset
  * the script element. */
-static void put_island(page *p, const json_t *data) {
+static void put_island(gs_obuf *p, const json_t *data) {
   char *text = json_dumps(data, JSON_COMPACT | JSON_REAL_PRECISION(10));
   const char *s, *run;
   if (!text) { p->err = GS_ENOMEM; return; }
   for (s = run = text; *s; s++) {
     const char *rep = *s == '<' ? "\\u003c" : *s == '>' ? "\\u003e" : *s == '&' ? "\\u0026" : NULL;
     if (!rep) continue;
-    put_n(p, run, (size_t)(s - run));
-    put(p, rep);
+    gs_obuf_put(p, run, (size_t)(s - run));
+    gs_obuf_puts(p, rep);
     run = s + 1;
   }
-  put(p, run);
+  gs_obuf_puts(p, run);
   free(text);
 }
 
@@ -209,54 +169,54 @@ static const char style[] =
   "ol.path{margin:4px 0;padding-left:22px}ol.path li{font-family:ui-monospace,Consolas,monospace;font-size:13px}"
   "svg text{font-size:11px;fill:#4a5468}";
 
-static void put_head(page *p, const char *file) {
-  put(p, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+static void put_head(gs_obuf *p, const char *file) {
+  gs_obuf_puts(p, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
          "<meta name=\"generator\" content=\"gcsnap " GS_VERSION "\">\n<title>Heap report: ");
   put_text(p, file);
-  put(p, "</title>\n<style>");
-  put(p, style);
-  put(p, "</style>\n</head>\n<body>\n<header><h1>Heap report</h1><p>");
+  gs_obuf_puts(p, "</title>\n<style>");
+  gs_obuf_puts(p, style);
+  gs_obuf_puts(p, "</style>\n</head>\n<body>\n<header><h1>Heap report</h1><p>");
   put_text(p, file);
-  put(p, "</p></header>\n");
+  gs_obuf_puts(p, "</p></header>\n");
 }
 
-static void put_nav(page *p, int has_diff, int has_trend) {
-  put(p, "<nav><a href=\"#summary\">Summary</a><a href=\"#histogram\">Types</a>"
+static void put_nav(gs_obuf *p, int has_diff, int has_trend) {
+  gs_obuf_puts(p, "<nav><a href=\"#summary\">Summary</a><a href=\"#histogram\">Types</a>"
          "<a href=\"#retainers\">Top retainers</a>");
-  if (has_diff) put(p, "<a href=\"#diff\">Diff</a>");
-  if (has_trend) put(p, "<a href=\"#trend\">Trend and leak suspects</a>");
-  put(p, "</nav>\n<main>\n");
+  if (has_diff) gs_obuf_puts(p, "<a href=\"#diff\">Diff</a>");
+  if (has_trend) gs_obuf_puts(p, "<a href=\"#trend\">Trend and leak suspects</a>");
+  gs_obuf_puts(p, "</nav>\n<main>\n");
 }
 
-static void put_kv(page *p, const char *label, uint64_t v) {
-  put(p, "<tr><th>");
-  put(p, label);
-  put(p, "</th><td class=\"n\">");
+static void put_kv(gs_obuf *p, const char *label, uint64_t v) {
+  gs_obuf_puts(p, "<tr><th>");
+  gs_obuf_puts(p, label);
+  gs_obuf_puts(p, "</th><td class=\"n\">");
   put_count(p, v);
-  put(p, "</td></tr>");
+  gs_obuf_puts(p, "</td></tr>");
 }
 
 /* A table of an object of counts ({"local": 3, ...}), in its own order. */
-static void put_counts(page *p, const char *title, const json_t *o) {
+static void put_counts(gs_obuf *p, const char *title, const json_t *o) {
   const char *key;
   json_t *v;
-  putf(p, "<table class=\"kv\"><caption class=\"muted\">%s</caption><tbody>", title);
+  gs_obuf_printf(p, "<table class=\"kv\"><caption class=\"muted\">%s</caption><tbody>", title);
   json_object_foreach((json_t *)o, key, v) {
-    put(p, "<tr><th>");
+    gs_obuf_puts(p, "<tr><th>");
     put_text(p, key);
-    put(p, "</th><td class=\"n\">");
+    gs_obuf_puts(p, "</th><td class=\"n\">");
     put_count(p, json_is_integer(v) ? (uint64_t)json_integer_value(v) : 0);
-    put(p, "</td></tr>");
+    gs_obuf_puts(p, "</td></tr>");
   }
-  put(p, "</tbody></table>");
+  gs_obuf_puts(p, "</tbody></table>");
 }
 
-static void put_summary(page *p, const json_t *sum) {
+static void put_summary(gs_obuf *p, const json_t *sum) {
   const json_t *sections = json_object_get(sum, "sections");
   uint64_t objects = num(sum, "objects"), unreachable = num(sum, "unreachable");
   size_t i;
-  put(p, "<section id=\"summary\"><h2>Summary</h2>\n<div style=\"display:flex;gap:32px;flex-wrap:wrap\">"
+  gs_obuf_puts(p, "<section id=\"summary\"><h2>Summary</h2>\n<div style=\"display:flex;gap:32px;flex-wrap:wrap\">"
          "<table class=\"kv\"><caption class=\"muted\">Totals</caption><tbody>");
   put_kv(p, "Sections", json_array_size(sections));
   put_kv(p, "Objects", objects);
@@ -268,48 +228,48 @@ static void put_summary(page *p, const json_t *sum) {
   put_kv(p, "Dangling roots", num(sum, "dangling_roots"));
   put_kv(p, "Reachable objects", objects - unreachable);
   put_kv(p, "Reachable bytes", num(sum, "bytes") - num(sum, "unreachable_bytes"));
-  put(p, "</tbody></table>");
+  gs_obuf_puts(p, "</tbody></table>");
   put_counts(p, "Roots by kind", json_object_get(sum, "roots_by_kind"));
   put_counts(p, "Roots by flag", json_object_get(sum, "roots_by_flag"));
-  put(p, "<table class=\"kv\"><caption class=\"muted\">Unreachable (no strong root)</caption><tbody>");
+  gs_obuf_puts(p, "<table class=\"kv\"><caption class=\"muted\">Unreachable (no strong root)</caption><tbody>");
   put_kv(p, "Objects", unreachable);
   put_kv(p, "Bytes", num(sum, "unreachable_bytes"));
-  put(p, "</tbody></table></div>\n<p class=\"muted\">Roots with the weak flag keep nothing alive; "
+  gs_obuf_puts(p, "</tbody></table></div>\n<p class=\"muted\">Roots with the weak flag keep nothing alive; "
          "objects no other root reaches are counted apart as unreachable.</p>\n");
-  put(p, "<h3>Sections</h3><table><thead><tr><th>Section</th><th class=\"n\">Objects</th>"
+  gs_obuf_puts(p, "<h3>Sections</h3><table><thead><tr><th>Section</th><th class=\"n\">Objects</th>"
          "<th class=\"n\">Bytes</th><th class=\"n\">Roots</th><th class=\"n\">Unreachable</th>"
          "<th class=\"n\">Unreachable bytes</th></tr></thead><tbody>");
   for (i = 0; i < json_array_size(sections); i++) {
     const json_t *s = json_array_get(sections, i);
-    put(p, "<tr><td class=\"t\">");
+    gs_obuf_puts(p, "<tr><td class=\"t\">");
     put_text(p, str(s, "name"));
-    put(p, "</td><td class=\"n\">");
+    gs_obuf_puts(p, "</td><td class=\"n\">");
     put_count(p, num(s, "objects"));
-    put(p, "</td><td class=\"n\">");
+    gs_obuf_puts(p, "</td><td class=\"n\">");
     put_count(p, num(s, "bytes"));
-    put(p, "</td><td class=\"n\">");
+    gs_obuf_puts(p, "</td><td class=\"n\">");
     put_count(p, num(s, "roots"));
-    put(p, "</td><td class=\"n\">");
+    gs_obuf_puts(p, "</td><td class=\"n\">");
     put_count(p, num(s, "unreachable"));
-    put(p, "</td><td class=\"n\">");
+    gs_obuf_puts(p, "</td><td class=\"n\">");
     put_count(p, num(s, "unreachable_bytes"));
-    put(p, "</td></tr>");
+    gs_obuf_puts(p, "</td></tr>");
   }
-  put(p, "</tbody></table></section>\n");
+  gs_obuf_puts(p, "</tbody></table></section>\n");
 }
 
 /* A table the page's script fills from the island, a page at a time. */
-static void put_grid(page *p, const char *id, const char *title, size_t rows) {
-  putf(p, "<section id=\"%s\"><h2>%s</h2>\n<div class=\"grid\" data-rows=\"%zu\">"
+static void put_grid(gs_obuf *p, const char *id, const char *title, size_t rows) {
+  gs_obuf_printf(p, "<section id=\"%s\"><h2>%s</h2>\n<div class=\"grid\" data-rows=\"%zu\">"
           "<noscript><p>The table needs JavaScript; the data is in the "
           "<code>gcsnap-data</code> element of this file.</p></noscript></div>\n</section>\n",
        id, title, rows);
 }
 
-static void put_retainers(page *p, const json_t *dom) {
+static void put_retainers(gs_obuf *p, const json_t *dom) {
   const json_t *sections = json_object_get(dom, "sections");
   size_t i, k;
-  put(p, "<section id=\"retainers\"><h2>Top retainers</h2>\n<p class=\"muted\">Retained size: "
+  gs_obuf_puts(p, "<section id=\"retainers\"><h2>Top retainers</h2>\n<p class=\"muted\">Retained size: "
          "the bytes that would be freed if the object died (the object and everything only it "
          "keeps alive), from the dominator tree over every strong root. By type, an object "
          "counts only when no object of its type dominates it, so nothing is counted twice.</p>\n");
@@ -317,52 +277,52 @@ static void put_retainers(page *p, const json_t *dom) {
     const json_t *s = json_array_get(sections, i), *top = json_object_get(s, "top_objects"),
                  *types = json_object_get(s, "by_type");
     uint64_t total = num(s, "reachable_bytes");
-    put(p, "<h3>");
+    gs_obuf_puts(p, "<h3>");
     put_text(p, str(s, "name"));
-    put(p, "</h3><p>Reachable: ");
+    gs_obuf_puts(p, "</h3><p>Reachable: ");
     put_count(p, num(s, "reachable_objects"));
-    put(p, " objects, ");
+    gs_obuf_puts(p, " objects, ");
     put_count(p, total);
-    put(p, " bytes. Unreachable: ");
+    gs_obuf_puts(p, " bytes. Unreachable: ");
     put_count(p, num(s, "unreachable_objects"));
-    put(p, " objects, ");
+    gs_obuf_puts(p, " objects, ");
     put_count(p, num(s, "unreachable_bytes"));
-    put(p, " bytes (retained by nothing).</p>\n<table><caption class=\"muted\">Objects by retained size</caption>"
+    gs_obuf_puts(p, " bytes (retained by nothing).</p>\n<table><caption class=\"muted\">Objects by retained size</caption>"
            "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Shallow</th>"
            "<th>Object</th><th>Type</th></tr></thead><tbody>");
     for (k = 0; k < json_array_size(top); k++) {
       const json_t *o = json_array_get(top, k);
-      put(p, "<tr><td class=\"n\">");
+      gs_obuf_puts(p, "<tr><td class=\"n\">");
       put_count(p, num(o, "retained"));
-      putf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
+      gs_obuf_printf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
       put_count(p, num(o, "shallow"));
-      put(p, "</td><td>");
+      gs_obuf_puts(p, "</td><td>");
       put_text(p, str(o, "id"));
-      put(p, "</td><td class=\"t\">");
+      gs_obuf_puts(p, "</td><td class=\"t\">");
       put_text(p, str(o, "type"));
-      put(p, "</td></tr>");
+      gs_obuf_puts(p, "</td></tr>");
     }
-    put(p, "</tbody></table>\n<table><caption class=\"muted\">Types by retained size</caption>"
+    gs_obuf_puts(p, "</tbody></table>\n<table><caption class=\"muted\">Types by retained size</caption>"
            "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Objects</th>"
            "<th class=\"n\">Shallow</th><th>Type</th></tr></thead><tbody>");
     for (k = 0; k < json_array_size(types); k++) {
       const json_t *o = json_array_get(types, k);
-      put(p, "<tr><td class=\"n\">");
+      gs_obuf_puts(p, "<tr><td class=\"n\">");
       put_count(p, num(o, "retained"));
-      putf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
+      gs_obuf_printf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
       put_count(p, num(o, "count"));
-      put(p, "</td><td class=\"n\">");
+      gs_obuf_puts(p, "</td><td class=\"n\">");
       put_count(p, num(o, "shallow"));
-      put(p, "</td><td class=\"t\">");
+      gs_obuf_puts(p, "</td><td class=\"t\">");
       put_text(p, str(o, "type"));
-      put(p, "</td></tr>");
+      gs_obuf_puts(p, "</td></tr>");
     }
-    put(p, "</tbody></table>\n");
+    gs_obuf_puts(p, "</tbody></table>\n");
   }
-  put(p, "</section>\n");
+  gs_obuf_puts(p, "</section>\n");
 }
 
-static void put_diff(page *p, const json_t *diff) {
+static void put_diff(gs_obuf *p, const json_t *diff) {
   const json_t *types = json_object_get(diff, "types");
   size_t i, fresh = 0, gone = 0;
   for (i = 0; i < json_array_size(types); i++) {
@@ -370,23 +330,23 @@ static void put_diff(page *p, const json_t *diff) {
     fresh += !strcmp(status, "new");
     gone += !strcmp(status, "gone");
   }
-  put(p, "<section id=\"diff\"><h2>Changes since the baseline</h2>\n<p>Baseline: ");
+  gs_obuf_puts(p, "<section id=\"diff\"><h2>Changes since the baseline</h2>\n<p>Baseline: ");
   put_text(p, str(json_object_get(diff, "old"), "file"));
-  put(p, "</p><table class=\"kv\"><tbody><tr><th>Objects</th><td class=\"n\">");
+  gs_obuf_puts(p, "</p><table class=\"kv\"><tbody><tr><th>Objects</th><td class=\"n\">");
   put_count(p, num(json_object_get(diff, "old"), "objects"));
-  put(p, " &rarr; ");
+  gs_obuf_puts(p, " &rarr; ");
   put_count(p, num(json_object_get(diff, "new"), "objects"));
-  put(p, "</td><td class=\"n\">");
+  gs_obuf_puts(p, "</td><td class=\"n\">");
   put_change(p, snum(diff, "objects_change"));
-  put(p, "</td></tr><tr><th>Bytes</th><td class=\"n\">");
+  gs_obuf_puts(p, "</td></tr><tr><th>Bytes</th><td class=\"n\">");
   put_count(p, num(json_object_get(diff, "old"), "bytes"));
-  put(p, " &rarr; ");
+  gs_obuf_puts(p, " &rarr; ");
   put_count(p, num(json_object_get(diff, "new"), "bytes"));
-  put(p, "</td><td class=\"n\">");
+  gs_obuf_puts(p, "</td><td class=\"n\">");
   put_change(p, snum(diff, "bytes_change"));
-  putf(p, "</td></tr><tr><th>Types</th><td class=\"n\">%zu changed</td><td class=\"n\">"
+  gs_obuf_printf(p, "</td></tr><tr><th>Types</th><td class=\"n\">%zu changed</td><td class=\"n\">"
           "%zu new, %zu gone</td></tr></tbody></table>\n", json_array_size(types), fresh, gone);
-  put(p, "<div class=\"grid\" data-rows=\"0\"><noscript><p>The table needs JavaScript.</p></noscript></div>\n</section>\n");
+  gs_obuf_puts(p, "<div class=\"grid\" data-rows=\"0\"><noscript><p>The table needs JavaScript.</p></noscript></div>\n</section>\n");
 }
 
 /* ---- trend chart ------------------------------------------------------- */
@@ -409,25 +369,25 @@ static double chart_y(uint64_t v, uint64_t max) {
 }
 
 /* One line: key is "bytes" or "objects" of each file. */
-static void put_line(page *p, const json_t *files, const char *key, const char *color,
+static void put_line(gs_obuf *p, const json_t *files, const char *key, const char *color,
                      uint64_t max) {
   size_t i, n = json_array_size(files);
-  putf(p, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
+  gs_obuf_printf(p, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color);
   for (i = 0; i < n; i++)
-    putf(p, "%s%.1f,%.1f", i ? " " : "", chart_x(i, n), chart_y(num(json_array_get(files, i), key), max));
-  put(p, "\"/>\n");
+    gs_obuf_printf(p, "%s%.1f,%.1f", i ? " " : "", chart_x(i, n), chart_y(num(json_array_get(files, i), key), max));
+  gs_obuf_puts(p, "\"/>\n");
   for (i = 0; i < n; i++) {
     const json_t *f = json_array_get(files, i);
-    putf(p, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>", chart_x(i, n),
+    gs_obuf_printf(p, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>", chart_x(i, n),
          chart_y(num(f, key), max), color);
     put_text(p, str(f, "file"));
-    put(p, ": ");
+    gs_obuf_puts(p, ": ");
     put_count(p, num(f, key));
-    putf(p, " %s</title></circle>", key);
+    gs_obuf_printf(p, " %s</title></circle>", key);
   }
 }
 
-static void put_chart(page *p, const json_t *files) {
+static void put_chart(gs_obuf *p, const json_t *files) {
   size_t i, n = json_array_size(files);
   uint64_t max_bytes = 0, max_objects = 0;
   for (i = 0; i < n; i++) {
@@ -435,109 +395,109 @@ static void put_chart(page *p, const json_t *files) {
     if (num(f, "bytes") > max_bytes) max_bytes = num(f, "bytes");
     if (num(f, "objects") > max_objects) max_objects = num(f, "objects");
   }
-  putf(p, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+  gs_obuf_printf(p, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
           "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"Total bytes and objects over the series\">",
        CHART_W, CHART_H, CHART_W, CHART_H);
-  putf(p, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafbfc\" stroke=\"#dde2ea\"/>",
+  gs_obuf_printf(p, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafbfc\" stroke=\"#dde2ea\"/>",
        CHART_L, CHART_T, CHART_W - CHART_L - CHART_R, CHART_H - CHART_T - CHART_B);
-  putf(p, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", CHART_L - 6, CHART_T + 4);
+  gs_obuf_printf(p, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">", CHART_L - 6, CHART_T + 4);
   put_count(p, max_bytes);
-  putf(p, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>", CHART_L - 6, CHART_H - CHART_B);
-  putf(p, "<text x=\"%d\" y=\"%d\">", CHART_W - CHART_R + 6, CHART_T + 4);
+  gs_obuf_printf(p, "</text><text x=\"%d\" y=\"%d\" text-anchor=\"end\">0</text>", CHART_L - 6, CHART_H - CHART_B);
+  gs_obuf_printf(p, "<text x=\"%d\" y=\"%d\">", CHART_W - CHART_R + 6, CHART_T + 4);
   put_count(p, max_objects);
-  putf(p, "</text><text x=\"%d\" y=\"%d\">0</text>", CHART_W - CHART_R + 6, CHART_H - CHART_B);
+  gs_obuf_printf(p, "</text><text x=\"%d\" y=\"%d\">0</text>", CHART_W - CHART_R + 6, CHART_H - CHART_B);
   for (i = 0; i < n; i++)
-    putf(p, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%zu</text>", chart_x(i, n),
+    gs_obuf_printf(p, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%zu</text>", chart_x(i, n),
          CHART_H - CHART_B + 14, i + 1);
   put_line(p, files, "bytes", "#c2410c", max_bytes);
   put_line(p, files, "objects", "#2563eb", max_objects);
-  putf(p, "<text x=\"%d\" y=\"%d\" fill=\"#c2410c\" style=\"fill:#c2410c\">&#9632; total bytes (left)</text>"
+  gs_obuf_printf(p, "<text x=\"%d\" y=\"%d\" fill=\"#c2410c\" style=\"fill:#c2410c\">&#9632; total bytes (left)</text>"
           "<text x=\"%d\" y=\"%d\" style=\"fill:#2563eb\">&#9632; objects (right)</text></svg>\n",
        CHART_L, CHART_H - 6, CHART_L + 200, CHART_H - 6);
 }
 
-static void put_values(page *p, const json_t *a) {
+static void put_values(gs_obuf *p, const json_t *a) {
   size_t i;
   for (i = 0; i < json_array_size(a); i++) {
-    if (i) put(p, " &rarr; ");
+    if (i) gs_obuf_puts(p, " &rarr; ");
     put_count(p, json_is_integer(json_array_get(a, i)) ? (uint64_t)json_integer_value(json_array_get(a, i)) : 0);
   }
 }
 
-static void put_suspect(page *p, size_t rank, const json_t *s) {
+static void put_suspect(gs_obuf *p, size_t rank, const json_t *s) {
   const json_t *h = json_object_get(s, "held_by"), *path = json_object_get(h, "example_path");
   size_t k;
-  putf(p, "<div class=\"suspect\"><h3>%zu. ", rank);
+  gs_obuf_printf(p, "<div class=\"suspect\"><h3>%zu. ", rank);
   put_text(p, str(s, "type"));
-  put(p, "</h3><p><span class=\"up\">");
+  gs_obuf_puts(p, "</h3><p><span class=\"up\">");
   put_change(p, snum(s, "bytes_gained"));
-  put(p, " bytes</span>");
-  if (json_is_true(json_object_get(s, "grew_every_interval"))) put(p, ", count grew in every interval");
-  put(p, "</p><table class=\"kv\"><tbody><tr><th>Count</th><td>");
+  gs_obuf_puts(p, " bytes</span>");
+  if (json_is_true(json_object_get(s, "grew_every_interval"))) gs_obuf_puts(p, ", count grew in every interval");
+  gs_obuf_puts(p, "</p><table class=\"kv\"><tbody><tr><th>Count</th><td>");
   put_values(p, json_object_get(s, "counts"));
-  put(p, "</td></tr><tr><th>Bytes</th><td>");
+  gs_obuf_puts(p, "</td></tr><tr><th>Bytes</th><td>");
   put_values(p, json_object_get(s, "bytes"));
-  put(p, "</td></tr></tbody></table>");
+  gs_obuf_puts(p, "</td></tr></tbody></table>");
   if (!h) {
-    put(p, "<p class=\"muted\">No strong root holds an instance in the last snapshot.</p></div>\n");
+    gs_obuf_puts(p, "<p class=\"muted\">No strong root holds an instance in the last snapshot.</p></div>\n");
     return;
   }
-  put(p, "<p>");
+  gs_obuf_puts(p, "<p>");
   put_count(p, num(h, "objects"));
-  put(p, " instances (");
+  gs_obuf_puts(p, " instances (");
   put_count(p, num(h, "bytes"));
-  put(p, " bytes) are held by a <b>");
+  gs_obuf_puts(p, " bytes) are held by a <b>");
   put_text(p, str(h, "root_kind"));
-  put(p, "</b> root of type <b>");
+  gs_obuf_puts(p, "</b> root of type <b>");
   put_text(p, str(h, "root_type"));
-  put(p, "</b> through <b>");
+  gs_obuf_puts(p, "</b> through <b>");
   put_text(p, str(h, "first_hop_type"));
-  put(p, "</b>. Shortest path of one of them, root first:</p><ol class=\"path\">");
+  gs_obuf_puts(p, "</b>. Shortest path of one of them, root first:</p><ol class=\"path\">");
   for (k = 0; k < json_array_size(path); k++) {
     const json_t *n = json_array_get(path, k);
-    put(p, "<li>");
+    gs_obuf_puts(p, "<li>");
     put_text(p, str(n, "id"));
-    put(p, " ");
+    gs_obuf_puts(p, " ");
     put_text(p, str(n, "type"));
-    put(p, " <span class=\"muted\">(");
+    gs_obuf_puts(p, " <span class=\"muted\">(");
     put_count(p, num(n, "size"));
-    put(p, " bytes)</span></li>");
+    gs_obuf_puts(p, " bytes)</span></li>");
   }
-  put(p, "</ol></div>\n");
+  gs_obuf_puts(p, "</ol></div>\n");
 }
 
-static void put_trend(page *p, const json_t *trend) {
+static void put_trend(gs_obuf *p, const json_t *trend) {
   const json_t *files = json_object_get(trend, "files"), *sus = json_object_get(trend, "suspects"),
                *alive = json_object_get(trend, "alive_in_every_snapshot");
   size_t i;
-  put(p, "<section id=\"trend\"><h2>Trend and leak suspects</h2>\n");
+  gs_obuf_puts(p, "<section id=\"trend\"><h2>Trend and leak suspects</h2>\n");
   put_chart(p, files);
-  put(p, "<table><thead><tr><th class=\"n\">#</th><th>Snapshot</th><th class=\"n\">Objects</th>"
+  gs_obuf_puts(p, "<table><thead><tr><th class=\"n\">#</th><th>Snapshot</th><th class=\"n\">Objects</th>"
          "<th class=\"n\">Bytes</th></tr></thead><tbody>");
   for (i = 0; i < json_array_size(files); i++) {
     const json_t *f = json_array_get(files, i);
-    putf(p, "<tr><td class=\"n\">%zu</td><td class=\"t\">", i + 1);
+    gs_obuf_printf(p, "<tr><td class=\"n\">%zu</td><td class=\"t\">", i + 1);
     put_text(p, str(f, "file"));
-    put(p, "</td><td class=\"n\">");
+    gs_obuf_puts(p, "</td><td class=\"n\">");
     put_count(p, num(f, "objects"));
-    put(p, "</td><td class=\"n\">");
+    gs_obuf_puts(p, "</td><td class=\"n\">");
     put_count(p, num(f, "bytes"));
-    put(p, "</td></tr>");
+    gs_obuf_puts(p, "</td></tr>");
   }
-  putf(p, "</tbody></table>\n<h3>Leak suspects (%zu)</h3>\n<p class=\"muted\">Types whose count grew "
+  gs_obuf_printf(p, "</tbody></table>\n<h3>Leak suspects (%zu)</h3>\n<p class=\"muted\">Types whose count grew "
           "in every interval, or whose count grew and whose bytes grew by more than %d%% from the "
           "first snapshot to the last, by bytes gained; for each, the roots and first hop that hold "
           "most of its instances in the last snapshot.</p>\n",
        json_array_size(sus), SUSPECTS_THRESHOLD);
   for (i = 0; i < json_array_size(sus); i++) put_suspect(p, i + 1, json_array_get(sus, i));
   if (alive) {
-    put(p, "<p>Objects alive in every snapshot (stable IDs): ");
+    gs_obuf_puts(p, "<p>Objects alive in every snapshot (stable IDs): ");
     put_count(p, num(alive, "objects"));
-    put(p, " (");
+    gs_obuf_puts(p, " (");
     put_count(p, num(alive, "bytes"));
-    put(p, " bytes).</p>\n");
+    gs_obuf_puts(p, " bytes).</p>\n");
   }
-  put(p, "</section>\n");
+  gs_obuf_puts(p, "</section>\n");
 }
 
 /* The script: sortable, filterable tables drawn a page at a time from the
@@ -594,7 +554,7 @@ static const char script[] =
   "'bytes_change',true);\n"
   "})();\n";
 
-static int render(page *p, const char *file, const json_t *data) {
+static int render(gs_obuf *p, const char *file, const json_t *data) {
   const json_t *sum = json_object_get(data, "summary"), *diff = json_object_get(data, "diff"),
                *trend = json_object_get(data, "trend");
   put_head(p, file);
@@ -604,11 +564,11 @@ static int render(page *p, const char *file, const json_t *data) {
   put_retainers(p, json_object_get(data, "dominators"));
   if (diff) put_diff(p, diff);
   if (trend) put_trend(p, trend);
-  put(p, "</main>\n<script type=\"application/json\" id=\"gcsnap-data\">");
+  gs_obuf_puts(p, "</main>\n<script type=\"application/json\" id=\"gcsnap-data\">");
   put_island(p, data);
-  put(p, "</script>\n<script>");
-  put(p, script);
-  put(p, "</script>\n</body>\n</html>\n");
+  gs_obuf_puts(p, "</script>\n<script>");
+  gs_obuf_puts(p, script);
+  gs_obuf_puts(p, "</script>\n</body>\n</html>\n");
   return p->err;
 }
 
@@ -642,20 +602,25 @@ static int collect(const report_args *ra, json_t *data) {
   return code;
 }
 
-static int write_page(const char *out, const page *p) {
-  gs_output *o;
+/* Writes the page under a temporary name, renamed into place only when
+ * complete, so a failure half way leaves no file. */
+static int write_page(const char *out, const char *file, const json_t *data) {
+  gs_obuf *b = calloc(1, sizeof *b);
   char err[300];
   int code = GS_EXIT_OK;
-  if (gs_output_open(&o, out, err, sizeof err)) {
+  if (!b) { gs_cli_error("out of memory"); return GS_EXIT_USAGE; }
+  if (gs_output_open(&b->out, out, err, sizeof err)) {
     gs_cli_error("%s", err);
+    free(b);
     return GS_EXIT_USAGE;
   }
-  if (gs_output_write(o, p->buf, p->len) || gs_output_commit(o)) {
-    gs_cli_error("%s: %s", out, gs_output_error(o)[0] ? gs_output_error(o) : "write failed");
-    gs_output_discard(o);
+  if (render(b, file, data) || gs_obuf_flush(b) || gs_output_commit(b->out)) {
+    gs_cli_error("%s: %s", out, gs_output_error(b->out)[0] ? gs_output_error(b->out) : "write failed");
+    gs_output_discard(b->out);
     code = GS_EXIT_USAGE;
   }
-  gs_output_close(o);
+  gs_output_close(b->out);
+  free(b);
   return code;
 }
 
@@ -696,11 +661,9 @@ static int parse_args(int argc, char **argv, report_args *ra) {
 
 int gs_cmd_report(int argc, char **argv) {
   report_args ra;
-  page p;
   json_t *data;
   int code;
   memset(&ra, 0, sizeof ra);
-  memset(&p, 0, sizeof p);
   if ((code = parse_args(argc, argv, &ra)) != GS_EXIT_OK || ra.help) {
     free(ra.paths);
     return code ? code : gs_cli_help(usage);
@@ -711,13 +674,8 @@ int gs_cmd_report(int argc, char **argv) {
     code = GS_EXIT_USAGE;
   }
   if (!code) code = collect(&ra, data);
-  if (!code && render(&p, gs_cli_display_name(ra.path), data)) {
-    gs_cli_error("out of memory");
-    code = GS_EXIT_USAGE;
-  }
-  if (!code) code = write_page(ra.out, &p);
+  if (!code) code = write_page(ra.out, gs_cli_display_name(ra.path), data);
   json_decref(data);
-  free(p.buf);
   free(ra.paths);
   return gs_cli_finish(code);
 }
