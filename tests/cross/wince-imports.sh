@@ -1,7 +1,8 @@
 #!/bin/sh
 # wince-imports.sh - the Windows CE guard's PE file is for ARM (Thumb-2,
-# IMAGE_FILE_MACHINE_ARMNT 0x1C4) and imports only from coredll.dll and
-# ws2.dll, only names their .def allow-lists hold.
+# IMAGE_FILE_MACHINE_ARMNT 0x1C4), a Windows CE program (subsystem 9), and
+# imports only from coredll.dll and ws2.dll, only names their .def
+# allow-lists hold.
 #
 # usage: wince-imports.sh READOBJ EXE COREDLL.DEF WS2.DEF
 set -u
@@ -14,6 +15,13 @@ echo "machine: $machine"
 case $machine in
   *'(0x1C4)') ;;
   *) echo "FAIL: machine is not IMAGE_FILE_MACHINE_ARMNT (0x1C4)" >&2; exit 1 ;;
+esac
+
+subsystem=$("$readobj" --file-headers "$exe" | sed -n 's/^ *Subsystem: //p')
+echo "subsystem: $subsystem"
+case $subsystem in
+  *'(0x9)') ;;
+  *) echo "FAIL: subsystem is not IMAGE_SUBSYSTEM_WINDOWS_CE_GUI (0x9)" >&2; exit 1 ;;
 esac
 
 # The names of one .def file's EXPORTS, one a line.

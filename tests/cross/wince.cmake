@@ -22,6 +22,15 @@ add_dependencies(gcsnap-agent-min gs_wince_implibs)
 target_link_directories(gcsnap-agent-min PRIVATE ${gs_wince_lib})   # -lws2 of gs_common
 target_link_libraries(gcsnap-agent-min PRIVATE ${gs_wince_lib}/libcoredll.a)
 
+# lld cannot write the CE subsystem (9): set it after the link.
+find_program(GS_PYTHON3 python3)
+if(NOT GS_PYTHON3)
+  message(FATAL_ERROR "python3 not found: it marks the CE program's subsystem (run toolchains/install-deps.sh)")
+endif()
+add_custom_command(TARGET gcsnap-agent-min POST_BUILD
+  COMMAND ${GS_PYTHON3} ${gs_wince_src}/pe_subsystem.py $<TARGET_FILE:gcsnap-agent-min>
+  COMMENT "Marking gcsnap-agent-min as a Windows CE program (subsystem 9)")
+
 add_test(NAME cross_wince_imports
   COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/wince-imports.sh ${GS_READOBJ}
           $<TARGET_FILE:gcsnap-agent-min> ${gs_wince_src}/coredll.def ${gs_wince_src}/ws2.def)
