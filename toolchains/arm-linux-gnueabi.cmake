@@ -7,7 +7,7 @@
 #   cmake -S . -B /tmp/arm -DCMAKE_TOOLCHAIN_FILE=toolchains/arm-linux-gnueabi.cmake \
 #         -DGS_HOST=OFF [-DGS_HOST_BIN=/path/to/host/build/bin]
 #
-# Packages: gcc-arm-linux-gnueabi libc6-dev-armel-cross qemu-user.
+# Packages: gcc-arm-linux-gnueabi libc6-dev-armel-cross qemu-user libcmocka-dev:armel.
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR arm)
 
@@ -26,6 +26,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # -L: where qemu finds the ARM dynamic loader and C library.
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm;-cpu;pxa270;-L;/usr/${GS_CROSS_TRIPLE}
     CACHE STRING "runs target binaries on the build machine")
+
+# cmocka of the armel architecture (libcmocka-dev:armel), so that the unit
+# tests of common/ run under qemu-arm too; its header is the host's.
+set(GS_CROSS_UNIT_TESTS ON)
+set(GS_CMOCKA_INCLUDE_DIRS /usr/include CACHE PATH "cmocka.h")
+set(GS_CMOCKA_LIBRARIES /usr/lib/${GS_CROSS_TRIPLE}/libcmocka.so CACHE FILEPATH "cmocka for the target")
 
 # The stripped device build of the agent (no mock or demo source) must fit
 # in 128 KiB (tests/cross, cross_agent_size).

@@ -35,6 +35,7 @@ libc6-dev-armel-cross C library and headers of that ARM target
 qemu-user           qemu-arm runs the ARM agent and its tests on this machine (no binfmt_misc needed)
 gcc-mingw-w64-x86-64-win32 cross compiler for the Win32 port layer (tests/cross)
 wine64              runs the Win32 agent and its tests (tests/cross)
+libcmocka-dev:armel cmocka for the ARM target, so the unit tests of common/ run under qemu-arm
 lld                 links the Windows CE API guard against CE's exports only (toolchains/arm-wince.cmake)
 llvm                llvm-dlltool makes that guard's import libraries, llvm-readobj checks its PE file
 LIST
@@ -53,8 +54,15 @@ fi
 
 export DEBIAN_FRONTEND=noninteractive
 
+# A name without :arch means the machine's own architecture (or all), even
+# when the package is also installed for another one.
 is_installed() {
-  [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true)" = "install ok installed" ]
+  case $1 in
+    *:*) status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) ;;
+    *) status=$(dpkg-query -W -f='${Status}' "$1:$(dpkg --print-architecture)" 2>/dev/null ||
+                dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) ;;
+  esac
+  [ "$status" = "install ok installed" ]
 }
 
 names=$(printf '%s\n' "$PACKAGES" | awk 'NF { printf "%s%s", sep, $1; sep = " " }')
@@ -72,6 +80,10 @@ if [ -z "$missing" ]; then
 fi
 
 say "installing:$missing"
+# Packages of another architecture (name:arch) need it known before the update.
+for arch in $(printf '%s\n' $missing | sed -n 's/^[^:]*://p' | sort -u); do
+  dpkg --print-foreign-architectures | grep -qx "$arch" || { say "adding the $arch architecture"; dpkg --add-architecture "$arch"; }
+done
 apt-get update
 # $missing is a list of package names; splitting it into words is intended.
 # shellcheck disable=SC2086

@@ -99,3 +99,8 @@ void gsu_diags_free(gsu_diags *d) {
   free(d->items);
   memset(d, 0, sizeof *d);
 }
+
+int gsu_no_processes(void) {
+  const char *v = getenv("GS_TEST_NO_PROCESSES");
+  return v && *v && strcmp(v, "0") != 0;
+}

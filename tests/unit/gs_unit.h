@@ -44,6 +44,11 @@ void gsu_buf_printf(gsu_buf *b, const char *fmt, ...);
 void gsu_buf_free(gsu_buf *b);
 int gsu_buf_write(void *ctx, const void *data, size_t len);
 
+/* 1 when the tests run under an emulator that cannot start processes or
+ * threads (qemu-user here crashes on fork and pthread_create): the checks
+ * that need them report themselves skipped there. */
+int gsu_no_processes(void);
+
 /* "<GS_FIXTURE_DIR>/<rel>" in a static buffer (valid until the next call). */
 const char *gsu_fixture(const char *rel);
 /* Reads a whole file; fails the test when it cannot. Caller frees. The

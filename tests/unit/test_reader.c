@@ -798,6 +798,7 @@ static void test_reader_fd_pipe(void **state) {
   int fds[2], status;
   pid_t pid;
   size_t n = 0;
+  if (gsu_no_processes()) skip();
   gsu_buf_printf(&b, "a 2 piped app 5\nt 1 System.Object\n");
   for (n = 0; n < OBJECTS; n++) gsu_buf_printf(&b, "o %zx 1 %zx %zx\n", n + 1, n % 97, n);
   gsu_buf_printf(&b, "c piped app 6");
