@@ -266,6 +266,14 @@ static void put_grid(gs_obuf *p, const char *id, const char *title, size_t rows)
        id, title, rows);
 }
 
+/* The start of a retainers row: retained bytes and their share, then the
+ * opening of the next numeric cell. */
+static void put_retained(gs_obuf *p, const json_t *o, uint64_t total) {
+  gs_obuf_puts(p, "<tr><td class=\"n\">");
+  put_count(p, num(o, "retained"));
+  gs_obuf_printf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
+}
+
 static void put_retainers(gs_obuf *p, const json_t *dom) {
   const json_t *sections = json_object_get(dom, "sections");
   size_t i, k;
@@ -288,13 +296,11 @@ static void put_retainers(gs_obuf *p, const json_t *dom) {
     gs_obuf_puts(p, " objects, ");
     put_count(p, num(s, "unreachable_bytes"));
     gs_obuf_puts(p, " bytes (retained by nothing).</p>\n<table><caption class=\"muted\">Objects by retained size</caption>"
-           "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Shallow</th>"
+               "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Shallow</th>"
            "<th>Object</th><th>Type</th></tr></thead><tbody>");
     for (k = 0; k < json_array_size(top); k++) {
       const json_t *o = json_array_get(top, k);
-      gs_obuf_puts(p, "<tr><td class=\"n\">");
-      put_count(p, num(o, "retained"));
-      gs_obuf_printf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
+      put_retained(p, o, total);
       put_count(p, num(o, "shallow"));
       gs_obuf_puts(p, "</td><td>");
       put_text(p, str(o, "id"));
@@ -303,13 +309,11 @@ static void put_retainers(gs_obuf *p, const json_t *dom) {
       gs_obuf_puts(p, "</td></tr>");
     }
     gs_obuf_puts(p, "</tbody></table>\n<table><caption class=\"muted\">Types by retained size</caption>"
-           "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Objects</th>"
-           "<th class=\"n\">Shallow</th><th>Type</th></tr></thead><tbody>");
+               "<thead><tr><th class=\"n\">Retained</th><th class=\"n\">Share</th><th class=\"n\">Objects</th>"
+               "<th class=\"n\">Shallow</th><th>Type</th></tr></thead><tbody>");
     for (k = 0; k < json_array_size(types); k++) {
       const json_t *o = json_array_get(types, k);
-      gs_obuf_puts(p, "<tr><td class=\"n\">");
-      put_count(p, num(o, "retained"));
-      gs_obuf_printf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
+      put_retained(p, o, total);
       put_count(p, num(o, "count"));
       gs_obuf_puts(p, "</td><td class=\"n\">");
       put_count(p, num(o, "shallow"));
