@@ -251,7 +251,11 @@ static int read_ids(const char *path, id_list *l, int *stable) {
   l->n = 0;
   if (code) return code;
   while ((err = gs_reader_next(r, &rec)) == GS_OK) {
-    if (rec.kind == GS_REC_SECTION && !ends_with_suffix(rec.name, rec.name_len)) *stable = 0;
+    if (rec.kind == GS_REC_SECTION && !ends_with_suffix(rec.name, rec.name_len)) {
+      *stable = 0;             /* no object comparison: the IDs are not needed */
+      err = GS_EOF;
+      break;
+    }
     if (rec.kind != GS_REC_OBJECT) continue;
     if (l->n == l->cap) {
       uint64_t *ids = realloc(l->ids, (l->cap = l->cap ? l->cap * 2 : 4096) * sizeof *ids);
