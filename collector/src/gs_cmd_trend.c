@@ -266,7 +266,7 @@ static int read_ids(const char *path, id_list *l, int *stable) {
   }
   if (err != GS_EOF) code = gs_cli_load_error(f, err, gs_reader_diag(r));
   gs_cli_close_dump(f, r);
-  if (!code) qsort(l->ids, l->n, sizeof *l->ids, cmp_u64);
+  if (!code && l->n) qsort(l->ids, l->n, sizeof *l->ids, cmp_u64);
   return code;
 }
 
