@@ -24,8 +24,14 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 
 # -L: where qemu finds the ARM dynamic loader and C library.
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-arm;-cpu;pxa270;-L;/usr/${GS_CROSS_TRIPLE}
-    CACHE STRING "runs target binaries on the build machine")
+# LD_LIBRARY_PATH=/lib (the -L folder's lib, through qemu): the C library
+# beside that loader. Without it the loader follows the build machine's
+# /etc/ld.so.cache to the libc6:armel that libcmocka-dev:armel installs in
+# /lib/arm-linux-gnueabi, a different build of glibc than the loader's, and
+# every fork() child and new thread then dies of SIGSEGV in the C library.
+# Not a cache entry, so that a tree configured before keeps no stale command.
+set(CMAKE_CROSSCOMPILING_EMULATOR
+    qemu-arm;-cpu;pxa270;-L;/usr/${GS_CROSS_TRIPLE};-E;LD_LIBRARY_PATH=/lib)
 
 # cmocka of the armel architecture (libcmocka-dev:armel), so that the unit
 # tests of common/ run under qemu-arm too; its header is the host's.

@@ -29,3 +29,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 set(CMAKE_CROSSCOMPILING_EMULATOR
     sh;${CMAKE_CURRENT_LIST_DIR}/../tests/cross/wine-run.sh;${CMAKE_BINARY_DIR}/wineprefix
     CACHE STRING "runs target binaries on the build machine")
+
+# The unit tests of common/ too. Debian has no cmocka for mingw-w64, so
+# they are built against tests/unit/gs_cmocka_lite.h.
+set(GS_CROSS_UNIT_TESTS ON)

@@ -1,7 +1,17 @@
 /* gs_unit.c - helpers shared by the unit tests (see gs_unit.h). */
 #include "gs_unit.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#ifdef _WIN32
+#include <io.h>
+#include <process.h>
+#include <sys/stat.h>
+#include <windows.h>
+#else
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 void gsu_check_err(int actual, int expected, const char *expr, const char *file,
                    int line) {
@@ -104,3 +114,92 @@ int gsu_no_processes(void) {
   const char *v = getenv("GS_TEST_NO_PROCESSES");
   return v && *v && strcmp(v, "0") != 0;
 }
+
+int gsu_temp_fd(void) {
+#ifdef _WIN32
+  char *path = _tempnam(NULL, "gsu");   /* in %TMP% */
+  int fd;
+  assert_non_null(path);
+  fd = _open(path, _O_CREAT | _O_EXCL | _O_RDWR | _O_BINARY | _O_TEMPORARY,
+             _S_IREAD | _S_IWRITE);
+  if (fd < 0) fail_msg("cannot create %s", path);
+  free(path);
+#else
+  char path[] = "/tmp/gs_unit_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) fail_msg("cannot create %s", path);
+  unlink(path);
+#endif
+  return fd;
+}
+
+/* ---- a pipe fed from elsewhere ---- */
+
+/* 1 when all len bytes went into fd. */
+static int feed_all(int fd, const char *data, size_t len) {
+  size_t off = 0;
+  while (off < len) {
+    size_t chunk = len - off < 1000 ? len - off : 1000;
+#ifdef _WIN32
+    int w = _write(fd, data + off, (unsigned)chunk);
+#else
+    ssize_t w = write(fd, data + off, chunk);
+    if (w < 0 && errno == EINTR) continue;
+#endif
+    if (w <= 0) return 0;
+    off += (size_t)w;
+  }
+  return 1;
+}
+
+#ifdef _WIN32
+static unsigned __stdcall feed_thread(void *arg) {
+  gsu_feed *f = arg;
+  f->ok = feed_all(f->fd, f->data, f->len);
+  _close(f->fd);   /* the reader sees the end */
+  return 0;
+}
+
+int gsu_feed_start(gsu_feed *f, const void *data, size_t len) {
+  int fds[2];
+  memset(f, 0, sizeof *f);
+  f->data = data;
+  f->len = len;
+  assert_int_equal(_pipe(fds, 65536, _O_BINARY), 0);
+  f->fd = fds[1];
+  f->thread = (void *)_beginthreadex(NULL, 0, feed_thread, f, 0, NULL);
+  assert_non_null(f->thread);
+  return fds[0];
+}
+
+void gsu_feed_finish(gsu_feed *f) {
+  assert_int_equal(WaitForSingleObject(f->thread, INFINITE), WAIT_OBJECT_0);
+  CloseHandle(f->thread);
+  assert_true(f->ok);
+}
+#else
+int gsu_feed_start(gsu_feed *f, const void *data, size_t len) {
+  int fds[2];
+  pid_t pid;
+  memset(f, 0, sizeof *f);
+  f->data = data;
+  f->len = len;
+  assert_int_equal(pipe(fds), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    _exit(feed_all(fds[1], f->data, f->len) ? 0 : 1);
+  }
+  close(fds[1]);
+  f->fd = -1;
+  f->pid = (long)pid;
+  return fds[0];
+}
+
+void gsu_feed_finish(gsu_feed *f) {
+  int status;
+  assert_int_equal(waitpid((pid_t)f->pid, &status, 0), (pid_t)f->pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+#endif

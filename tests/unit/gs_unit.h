@@ -13,7 +13,11 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef GS_CMOCKA_LITE
+#include "gs_cmocka_lite.h"   /* a target without cmocka (gs_cmocka_lite.h) */
+#else
 #include <cmocka.h>
+#endif
 
 #include "gs_diag.h"
 #include "gs_error.h"
@@ -44,10 +48,39 @@ void gsu_buf_printf(gsu_buf *b, const char *fmt, ...);
 void gsu_buf_free(gsu_buf *b);
 int gsu_buf_write(void *ctx, const void *data, size_t len);
 
-/* 1 when the tests run under an emulator that cannot start processes or
- * threads (qemu-user here crashes on fork and pthread_create): the checks
- * that need them report themselves skipped there. */
+/* 1 when GS_TEST_NO_PROCESSES is set (and not "0"): on a machine or an
+ * emulator that cannot start processes or threads, the checks that need
+ * them then report themselves skipped. No tree of the build sets it. */
 int gsu_no_processes(void);
+
+/* open() flag: binary mode on Windows (no CRLF or ^Z translation), 0 else. */
+#ifdef _WIN32
+#include <fcntl.h>
+#define GSU_O_BINARY O_BINARY
+#else
+#define GSU_O_BINARY 0
+#endif
+
+/* A file descriptor of a new empty temporary file, open for reading and
+ * writing in binary mode and removed when closed; fails the test when it
+ * cannot. */
+int gsu_temp_fd(void);
+
+/* Feeds bytes into a pipe from a child process (a thread on Windows, which
+ * has no fork), 1000 bytes a write, then closes the pipe. gsu_feed_start
+ * returns the read end; gsu_feed_finish fails the test unless every byte
+ * was written. The data must live until gsu_feed_finish. */
+typedef struct gsu_feed {
+  int fd;              /* write end */
+  const char *data;
+  size_t len;
+  int ok;              /* Windows: set by the thread */
+  void *thread;        /* Windows: its handle */
+  long pid;            /* elsewhere: the child */
+} gsu_feed;
+
+int gsu_feed_start(gsu_feed *f, const void *data, size_t len);
+void gsu_feed_finish(gsu_feed *f);
 
 /* "<GS_FIXTURE_DIR>/<rel>" in a static buffer (valid until the next call). */
 const char *gsu_fixture(const char *rel);

@@ -3,10 +3,7 @@
  * syntax errors and recovery, and the four byte sources. */
 #include "gs_unit.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 /* ---- expected records ------------------------------------------------- */
@@ -773,11 +770,8 @@ static void test_reader_fd_file(void **state) {
   (void)state;
   size_t len;
   char *text = gsu_read_file(gsu_fixture("seeds/seed000-example.gclog"), &len);
-  char path[] = "/tmp/gs_unit_readerXXXXXX";
-  int fd = mkstemp(path);
+  int fd = gsu_temp_fd();
   gs_reader *r = NULL;
-  assert_true(fd >= 0);
-  unlink(path);
   assert_int_equal(write(fd, text, len), (ssize_t)len);
   assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
   gsu_assert_ok(gs_reader_new_fd(&r, fd));
@@ -787,38 +781,23 @@ static void test_reader_fd_file(void **state) {
   free(text);
 }
 
-/* Many records through a pipe fed by a child process, so reads return
- * partial blocks and lines straddle them. */
+/* Many records through a pipe fed by a child process (a thread on
+ * Windows), so reads return partial blocks and lines straddle them. */
 static void test_reader_fd_pipe(void **state) {
   (void)state;
   enum { OBJECTS = 40000 };
   gsu_buf b = {0};
   gs_reader *r = NULL;
   gs_record rec;
-  int fds[2], status;
-  pid_t pid;
+  gsu_feed feed;
+  int fd;
   size_t n = 0;
   if (gsu_no_processes()) skip();
   gsu_buf_printf(&b, "a 2 piped app 5\nt 1 System.Object\n");
   for (n = 0; n < OBJECTS; n++) gsu_buf_printf(&b, "o %zx 1 %zx %zx\n", n + 1, n % 97, n);
   gsu_buf_printf(&b, "c piped app 6");
-  assert_int_equal(pipe(fds), 0);
-  pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    size_t off = 0;
-    close(fds[0]);
-    while (off < b.len) {
-      size_t chunk = b.len - off < 1000 ? b.len - off : 1000;
-      ssize_t w = write(fds[1], b.data + off, chunk);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) _exit(1);
-      off += (size_t)w;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  gsu_assert_ok(gs_reader_new_fd(&r, fds[0]));
+  fd = gsu_feed_start(&feed, b.data, b.len);
+  gsu_assert_ok(gs_reader_new_fd(&r, fd));
   gsu_assert_ok(gs_reader_next(r, &rec));
   assert_int_equal(rec.kind, 'a');
   gsu_assert_name(&rec, "piped app");
@@ -839,9 +818,8 @@ static void test_reader_fd_pipe(void **state) {
   gsu_assert_err(gs_reader_next(r, &rec), GS_EOF);
   assert_int_equal(gs_reader_offset(r), b.len);
   gs_reader_free(r);
-  close(fds[0]);
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  close(fd);
+  gsu_feed_finish(&feed);
   gsu_buf_free(&b);
 }
 

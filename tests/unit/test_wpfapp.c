@@ -62,7 +62,7 @@ static void count_records(gs_reader *r) {
 
 static void test_read_fd(void **state) {
   (void)state;
-  int fd = open(WPFAPP, O_RDONLY);
+  int fd = open(WPFAPP, O_RDONLY | GSU_O_BINARY);
   gs_reader *r = NULL;
   assert_true(fd >= 0);
   gsu_assert_ok(gs_reader_new_fd(&r, fd));
