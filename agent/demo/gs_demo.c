@@ -56,7 +56,7 @@ enum {
   T_PAGE, T_HANDLER, T_HANDLER_LIST, T_HANDLER_ARRAY, T_SYNC, T_COUNT
 };
 
-#define REFS(a) a, sizeof a / sizeof a[0]
+#define REFS(a) (a), sizeof(a) / sizeof((a)[0])
 #define HANDLER "System.EventHandler`1[[Contoso.Contacts.ContactChangedEventArgs, Contacts]]"
 static const gs_rt_type_desc demo_types[T_COUNT] = {
   {"Contoso.Contacts.Program", GS_RT_INSTANCE, 0, NULL, 0, 0},

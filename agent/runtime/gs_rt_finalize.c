@@ -25,18 +25,17 @@ void gs_rt_final_scan(gs_rt *rt) {
   size_t i = rt->nready;
   while (i < rt->nfinal) {
     gs_rt_obj *o = rt->final[i];
-    if (!gs_rt_condemned(rt, o)) {
-      i++;
-    } else if (o->meta & GS_RT_NOFINAL) {
+    int condemned = gs_rt_condemned(rt, o);
+    if (condemned && (o->meta & GS_RT_NOFINAL)) {
       rt->final[i] = rt->final[--rt->nfinal];   /* nothing left to do for it */
-    } else if (o->meta & GS_RT_MARK) {
-      i++;
-    } else {
+      continue;
+    }
+    if (condemned && !(o->meta & GS_RT_MARK)) {
       rt->final[i] = rt->final[rt->nready];      /* an entry already kept */
       rt->final[rt->nready++] = o;
       gs_rt_mark(rt, o);
-      i++;
     }
+    i++;
   }
   gs_rt_drain(rt);
 }

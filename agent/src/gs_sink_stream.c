@@ -84,7 +84,7 @@ int gs_sink_stream_new(gs_sink **out, gs_wire_frame_fn send, void *ctx,
   stream_sink *s = calloc(1, sizeof *s);
   int rc;
   *out = NULL;
-  if (!s || (rc = gs_wire_encoder_new(&s->enc, send, ctx))) {
+  if (!s || gs_wire_encoder_new(&s->enc, send, ctx) != GS_OK) {
     free(s);
     snprintf(err, errcap, "out of memory for the stream encoder");
     return GS_ENOMEM;

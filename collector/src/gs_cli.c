@@ -14,10 +14,9 @@ int gs_cli_help(const char *usage) {
   return GS_EXIT_OK;
 }
 
-int gs_cli_usage_error(const char *cmd, const char *usage, const char *message) {
+void gs_cli_print_usage_error(const char *cmd, const char *usage, const char *message) {
   fprintf(stderr, "gcsnap %s: %s\n", cmd, message);
   fputs(usage, stderr);
-  return GS_EXIT_USAGE;
 }
 
 void gs_cli_error(const char *fmt, ...) {

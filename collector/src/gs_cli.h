@@ -35,11 +35,18 @@ int gs_cmd_capture(int argc, char **argv);
 int gs_cmd_fetch(int argc, char **argv);
 int gs_cmd_schedule(int argc, char **argv);
 int gs_cmd_replay(int argc, char **argv);
+int gs_cmd_keys(int argc, char **argv);
 
 /* Prints usage to stdout for --help; returns GS_EXIT_OK. */
 int gs_cli_help(const char *usage);
-/* Prints "gcsnap CMD: MESSAGE" and the usage to stderr; returns GS_EXIT_USAGE. */
-int gs_cli_usage_error(const char *cmd, const char *usage, const char *message);
+/* Prints "gcsnap CMD: MESSAGE" and the usage to stderr. */
+void gs_cli_print_usage_error(const char *cmd, const char *usage, const char *message);
+/* The same, returning GS_EXIT_USAGE; inline so that every caller (and the
+ * static analyzer) sees that a usage error never reads as success. */
+static inline int gs_cli_usage_error(const char *cmd, const char *usage, const char *message) {
+  gs_cli_print_usage_error(cmd, usage, message);
+  return GS_EXIT_USAGE;
+}
 /* Prints "gcsnap: MESSAGE" to stderr (printf-style). */
 void gs_cli_error(const char *fmt, ...)
 #if defined(__GNUC__)

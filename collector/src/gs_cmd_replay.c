@@ -423,8 +423,7 @@ int gs_cmd_replay(int argc, char **argv) {
     code = GS_EXIT_USAGE;
   } else if ((code = open_connection(rp)) == GS_EXIT_OK) {
     rc = play_file(rp, f);
-    if (rc == GS_EFORMAT && rp->frames == 0) code = GS_EXIT_USAGE;
-    else if (rc == GS_EIO && rp->frames == 0) code = GS_EXIT_USAGE;
+    if ((rc == GS_EFORMAT || rc == GS_EIO) && rp->frames == 0) code = GS_EXIT_USAGE;
     else code = (rc == GS_EOF && !rp->in_snapshot && rp->stored == rp->snapshots)
                     ? GS_EXIT_OK : GS_EXIT_INVALID;
     printf("Replayed %s (device %s, %llu frames) to %s: %llu of %llu snapshots stored.\n",

@@ -148,6 +148,7 @@ static int build_series(trend *t) {
 }
 
 static int is_suspect(series *s, int nfiles, uint64_t threshold) {
+  /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): build_series filled every row */
   uint64_t first = s->bytes[0], last = s->bytes[nfiles - 1];
   int f;
   s->every = 1;
@@ -258,9 +259,11 @@ static int read_ids(const char *path, id_list *l, int *stable) {
     }
     if (rec.kind != GS_REC_OBJECT) continue;
     if (l->n == l->cap) {
-      uint64_t *ids = realloc(l->ids, (l->cap = l->cap ? l->cap * 2 : 4096) * sizeof *ids);
+      size_t cap = l->cap ? l->cap * 2 : 4096;
+      uint64_t *ids = realloc(l->ids, cap * sizeof *ids);
       if (!ids) { err = GS_ENOMEM; break; }
       l->ids = ids;
+      l->cap = cap;
     }
     l->ids[l->n++] = rec.id;
   }
@@ -528,6 +531,7 @@ static int analyse_series(trend *t, const char *const *paths, int npaths, uint64
                           uint64_t top) {
   id_list alive = {NULL, 0, 0};
   int code = GS_EXIT_OK;
+  if (npaths < 2) return GS_EXIT_USAGE;   /* parse_args asks for two */
   if (!(t->sums = calloc((size_t)npaths, sizeof *t->sums)) || gs_histo_new(&t->survivor_types))
     code = GS_EXIT_USAGE;
   for (; !code && t->nfiles < npaths; t->nfiles++) code = gs_cli_load_summary(paths[t->nfiles], &t->sums[t->nfiles]);

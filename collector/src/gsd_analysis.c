@@ -142,7 +142,7 @@ int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, const char *const *args) {
   int i, rc;
   if (!j) return gsd_http_respond_error(req, 500, "internal", "out of memory");
   argv[0] = (char *)srv->cfg->gcsnap;
-  for (i = 0; args[i] && i < 14; i++) argv[i + 1] = (char *)args[i];
+  for (i = 0; i < 14 && args[i]; i++) argv[i + 1] = (char *)args[i];
   argv[i + 1] = NULL;
   uv_pipe_init(srv->loop, &j->out, 0);
   uv_pipe_init(srv->loop, &j->err, 0);

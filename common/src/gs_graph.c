@@ -38,7 +38,8 @@ typedef struct loader {
 /* Gives back the slack that growth left behind. */
 static void *shrink(void *arr, size_t n, size_t elem) {
   void *p = realloc(arr, n ? n * elem : 1);
-  return p ? p : arr;
+  if (!p) return arr;   /* the larger block still holds everything */
+  return p;
 }
 
 static int fail(loader *l, gs_diag_code code, uint64_t line, const char *fmt, ...) {
@@ -198,7 +199,7 @@ static int collect_missing(loader *l, uint64_t from) {
 
 /* Node of an ID; counts the IDs that are not in the dump in *misses. */
 static uint32_t node_of(loader *l, uint64_t id, uint64_t *misses) {
-  uint32_t node;
+  uint32_t node = 0;
   if (gs_idset_rank(&l->objects, id, &node)) return node;
   ++*misses;
   gs_idset_rank(&l->missing, id, &node);
@@ -241,7 +242,7 @@ static int sort_objects(loader *l) {
   gs_graph *g = l->g;
   uint32_t n = g->nobjects, i, *offsets, *refs, *types, *node;
   uint64_t *ids, *sizes;
-  if (!(node = malloc(((size_t)n + 1) * sizeof *node))) return GS_ENOMEM;
+  if (!(node = calloc((size_t)n + 1, sizeof *node))) return GS_ENOMEM;
   for (i = 0; i < n; i++) gs_idset_rank(&l->objects, g->ids[i], &node[i]);
   ids = malloc(((size_t)n + 1) * sizeof *ids);
   sizes = malloc(((size_t)n + 1) * sizeof *sizes);
@@ -368,7 +369,7 @@ static int reserve_arrays(loader *l) {
 
 int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   loader l;
-  gs_diag scratch;
+  gs_diag scratch = {0};
   int err;
   memset(&l, 0, sizeof l);
   l.reader = r;

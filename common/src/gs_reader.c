@@ -398,7 +398,7 @@ static int parse_object(gs_reader *r, const char *p, const char *e, gs_record *r
   if (p < e && *p == '-') return fail(r, GS_D_NEGATIVE_SIZE, "object size is negative");
   if ((err = need_hex(r, &p, e, "object size", &rec->size))) return err;
   for (;;) {
-    uint64_t ref;
+    uint64_t ref = 0;
     if (n == r->refs_cap && (err = grow_refs(r))) return err;
     err = parse_hex(r, &p, e, "reference", &ref);
     if (err == GS_EOF) break;

@@ -193,7 +193,7 @@ int gs_port_list_dir(const char *path, gs_port_dir_fn fn, void *ctx) {
     if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
       continue;
     need = dir_len + strlen(e->d_name) + 2;
-    if (need > cap) {
+    if (!full || need > cap) {
       char *p = realloc(full, need);
       if (!p) {
         rc = GS_ENOMEM;
