@@ -6,8 +6,12 @@
  *                synthetic node per root kind, which holds the rooted
  *                objects (weak roots by weak edges), and "(unreachable
  *                objects)", which holds what no root reaches, so DevTools
- *                lists every object of the dump. Objects are "object" nodes
- *                named by their type, the name DevTools' Summary groups by.
+ *                lists every object of the dump; references from those to
+ *                reachable objects are weak edges, since they keep nothing
+ *                alive. Objects are "object" nodes named by their type, the
+ *                name DevTools' Summary groups by; each name is one string,
+ *                so types that share a name are one row there, as in
+ *                "gcsnap summary".
  *  csv           the type histogram: type,count,bytes.
  *  dot           Graphviz: the shortest retention paths of --object ID or
  *                of one instance per group of --type NAME (gcsnap paths).
@@ -80,7 +84,7 @@ static void put_json_string(gs_obuf *s, const char *p, size_t n) {
 
 /* Node and edge type numbers: positions in V8's meta lists below. */
 enum { NT_HIDDEN = 0, NT_OBJECT = 3, NT_SYNTHETIC = 9 };
-enum { ET_ELEMENT = 1, ET_INTERNAL = 3, ET_WEAK = 6 };
+enum { ET_ELEMENT = 1, ET_WEAK = 6 };
 #define NODE_FIELDS 7
 
 static const char meta[] =
@@ -99,8 +103,11 @@ static const char meta[] =
   "\"location_fields\":[\"object_index\",\"script_id\",\"line\",\"column\"]}";
 
 /* Strings: 0 "<dummy>", 1 "", 2 "(GC roots)", 3 "(unreachable objects)",
- * 4 "(not in the dump)", 5..10 the root kinds, then the type names. */
-enum { S_EMPTY = 1, S_GC_ROOTS, S_UNREACHABLE, S_MISSING, S_KINDS };
+ * 4 "(not in the dump)", 5 "weak", 6..11 the root kinds, then the type
+ * names. Element edges name their target by a number; every other edge
+ * type by a string (DevTools reads the name of a weak or internal edge
+ * from the strings and fails to load a snapshot where it is missing). */
+enum { S_EMPTY = 1, S_GC_ROOTS, S_UNREACHABLE, S_MISSING, S_WEAK, S_KINDS };
 #define S_TYPES (S_KINDS + GS_ROOT_KINDS)
 
 /* Synthetic nodes come first: the root, (GC roots), one per root kind,
@@ -121,16 +128,70 @@ static void put_edge(gs_obuf *s, int *first, unsigned type, uint64_t name_or_ind
   *first = 0;
 }
 
+/* The type names, each once, sorted: DevTools keys its Summary rows by the
+ * text of a name, and two strings with the same text would each make a row
+ * under that key, of which it keeps only the last. */
+typedef struct type_names {
+  const char **sorted;   /* the distinct names */
+  uint32_t count;
+  uint32_t *string_of;   /* type index -> position in sorted */
+  char *undefined;       /* "?ID" of types never defined, 24 bytes each */
+} type_names;
+
+typedef struct named_type {
+  const char *name;
+  uint32_t type;
+} named_type;
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const named_type *)a)->name, ((const named_type *)b)->name);
+}
+
+static void type_names_free(type_names *tn) {
+  free(tn->sorted);
+  free(tn->string_of);
+  free(tn->undefined);
+}
+
+static int type_names_build(const gs_graph *g, type_names *tn) {
+  size_t n = g->ntypes;
+  named_type *all = malloc((n + 1) * sizeof *all);
+  uint32_t i;
+  memset(tn, 0, sizeof *tn);
+  tn->sorted = malloc((n + 1) * sizeof *tn->sorted);
+  tn->string_of = malloc((n + 1) * sizeof *tn->string_of);
+  tn->undefined = malloc(n * 24 + 1);
+  if (!all || !tn->sorted || !tn->string_of || !tn->undefined) {
+    free(all);
+    type_names_free(tn);
+    return GS_ENOMEM;
+  }
+  for (i = 0; i < n; i++) {
+    all[i].name = gs_graph_type_name(g, i, tn->undefined + (size_t)i * 24, 24);
+    all[i].type = i;
+  }
+  if (n) qsort(all, n, sizeof *all, by_name);
+  for (i = 0; i < n; i++) {
+    if (!tn->count || strcmp(tn->sorted[tn->count - 1], all[i].name)) tn->sorted[tn->count++] = all[i].name;
+    tn->string_of[all[i].type] = tn->count - 1;
+  }
+  free(all);
+  return GS_OK;
+}
+
+#define IS_REACHED(v) ((reached[(v) >> 3] >> ((v) & 7)) & 1)
+
 static int write_heapsnapshot(gs_obuf *s, const gs_graph *g) {
   uint64_t roots_by_kind[GS_ROOT_KINDS] = {0}, unreachable = 0, nodes = FIRST_OBJECT + (uint64_t)g->nnodes;
   uint64_t edges = 0, k;
   uint8_t *reached = calloc((size_t)g->nnodes / 8 + 1, 1);
   uint32_t v, i;
   int first = 1;
-  char buf[64];
+  type_names tn;
   if (!reached || gs_graph_reachable(g, reached)) { free(reached); return GS_ENOMEM; }
+  if (type_names_build(g, &tn)) { free(reached); return GS_ENOMEM; }
   for (i = 0; i < g->nroots; i++) roots_by_kind[g->roots[i].kind]++;
-  for (v = 0; v < g->nnodes; v++) unreachable += !((reached[v >> 3] >> (v & 7)) & 1);
+  for (v = 0; v < g->nnodes; v++) unreachable += !IS_REACHED(v);
   edges = 1 + 1 + GS_ROOT_KINDS + g->nroots + unreachable + g->nrefs;
   gs_obuf_puts(s, "{\"snapshot\":{\"meta\":");
   gs_obuf_put(s, meta, sizeof meta - 1);
@@ -143,7 +204,7 @@ static int write_heapsnapshot(gs_obuf *s, const gs_graph *g) {
   for (v = 0; v < g->nnodes; v++) {
     uint32_t t = g->types[v];
     put_node(s, 0, t == GS_GRAPH_MISSING ? NT_HIDDEN : NT_OBJECT,
-             t == GS_GRAPH_MISSING ? S_MISSING : (uint64_t)S_TYPES + t, FIRST_OBJECT + v, g->sizes[v],
+             t == GS_GRAPH_MISSING ? S_MISSING : (uint64_t)S_TYPES + tn.string_of[t], FIRST_OBJECT + v, g->sizes[v],
              g->ref_offsets[v + 1] - g->ref_offsets[v]);
   }
   gs_obuf_puts(s, "],\n\"edges\":[");
@@ -152,25 +213,33 @@ static int write_heapsnapshot(gs_obuf *s, const gs_graph *g) {
   for (i = 0; i < GS_ROOT_KINDS; i++) put_edge(s, &first, ET_ELEMENT, i + 1, N_KINDS + i);
   for (i = 0; i < GS_ROOT_KINDS; i++) {
     uint32_t r, n = 0;
-    for (r = 0; r < g->nroots; r++)
-      if (g->roots[r].kind == i)
-        put_edge(s, &first, g->roots[r].flags & GS_FLAG_WEAK ? ET_WEAK : ET_ELEMENT, ++n,
-                 FIRST_OBJECT + g->roots[r].node);
+    for (r = 0; r < g->nroots; r++) {
+      if (g->roots[r].kind != i) continue;
+      n++;
+      if (g->roots[r].flags & GS_FLAG_WEAK) put_edge(s, &first, ET_WEAK, S_WEAK, FIRST_OBJECT + g->roots[r].node);
+      else put_edge(s, &first, ET_ELEMENT, n, FIRST_OBJECT + g->roots[r].node);
+    }
   }
   for (v = 0, k = 0; v < g->nnodes; v++)
-    if (!((reached[v >> 3] >> (v & 7)) & 1)) put_edge(s, &first, ET_INTERNAL, ++k, FIRST_OBJECT + v);
+    if (!IS_REACHED(v)) put_edge(s, &first, ET_ELEMENT, ++k, FIRST_OBJECT + v);
+  /* A reference from an unreachable object to a reachable one keeps nothing
+   * alive, so it is a weak edge: DevTools' dominators and retained sizes
+   * then follow the strong roots only, as those of "gcsnap dominators". */
   for (v = 0; v < g->nnodes; v++)
-    for (k = g->ref_offsets[v]; k < g->ref_offsets[v + 1]; k++)
-      put_edge(s, &first, ET_ELEMENT, k - g->ref_offsets[v] + 1, FIRST_OBJECT + g->refs[k]);
+    for (k = g->ref_offsets[v]; k < g->ref_offsets[v + 1]; k++) {
+      uint32_t to = g->refs[k];
+      if (!IS_REACHED(v) && IS_REACHED(to)) put_edge(s, &first, ET_WEAK, S_WEAK, FIRST_OBJECT + to);
+      else put_edge(s, &first, ET_ELEMENT, k - g->ref_offsets[v] + 1, FIRST_OBJECT + to);
+    }
   gs_obuf_puts(s, "],\n\"trace_function_infos\":[],\"trace_tree\":[],\"samples\":[],\"locations\":[],\n");
-  gs_obuf_puts(s, "\"strings\":[\"<dummy>\",\"\",\"(GC roots)\",\"(unreachable objects)\",\"(not in the dump)\"");
+  gs_obuf_puts(s, "\"strings\":[\"<dummy>\",\"\",\"(GC roots)\",\"(unreachable objects)\",\"(not in the dump)\",\"weak\"");
   for (i = 0; i < GS_ROOT_KINDS; i++) gs_obuf_printf(s, ",\"(%s roots)\"", gs_root_kind_names[i]);
-  for (i = 0; i < g->ntypes; i++) {
-    const char *name = gs_graph_type_name(g, i, buf, sizeof buf);
+  for (i = 0; i < tn.count; i++) {
     gs_obuf_puts(s, ",\n");
-    put_json_string(s, name, strlen(name));
+    put_json_string(s, tn.sorted[i], strlen(tn.sorted[i]));
   }
   gs_obuf_puts(s, "]}\n");
+  type_names_free(&tn);
   free(reached);
   return GS_OK;
 }

@@ -1,0 +1,265 @@
+'use strict';
+// devtools.test.js - `gcsnap export --format heapsnapshot` loaded into the
+// real Chrome DevTools of the Chromium under test: the bundled frontend
+// (devtools://devtools/bundled/devtools_app.html, attached to a blank page
+// of the same browser) opens on the Memory panel, the file goes in through
+// the panel's "Load profile" file input, and once the snapshot is loaded the
+// test reads what DevTools shows and compares it with `gcsnap summary --json`:
+//
+//   Summary header "N objects (SIZE)"  N = objects with a size above 0 (DevTools
+//                                      leaves nodes of size 0 out of its Summary);
+//                                      SIZE = bytes, as DevTools rounds it
+//   the snapshot's title in the sidebar  the same SIZE
+//   each Summary row shown             count (exact) and shallow size (rounded) of
+//                                      its type in summary --json
+//   the loaded snapshot (DevTools' own worker, through the panel's view):
+//     totalSize, Statistics total      bytes, exactly
+//     every Summary row                every type of summary --json --top 0 with
+//                                      its count and bytes (objects of size 0 aside)
+//     nodeCount                        objects + one placeholder per distinct object
+//                                      that is referenced or rooted but not in the
+//                                      dump + 9 synthetic nodes (the root, "(GC roots)",
+//                                      one per root kind, "(unreachable objects)")
+//     the root's children              "(GC roots)" retaining the reachable bytes and
+//                                      "(unreachable objects)" the unreachable bytes,
+//                                      exactly (and as rounded in the Containment view)
+//     retained size of the first 5 objects of `gcsnap dominators --json`: the same
+//
+// for a small dump made to hit the edges (two type IDs with one name, an
+// undefined type, a dangling reference, an object of size 0, an object only
+// a weak root holds), a mock heap, and wpfapp.gclog (skipped when absent).
+
+const h = require('./harness');
+const fs = require('fs');
+const path = require('path');
+
+const SYNTHETIC_NODES = 9;
+const TOP_OBJECTS = 5;     // objects of dominators --json whose retained size is compared
+
+h.run('browser_devtools', async (t) => {
+  if (!h.haveTool('gcsnap')) { t.skip('gcsnap is not built'); return; }
+  const cases = [];
+  const edge = path.join(h.OUT, 'edge.gclog');
+  fs.writeFileSync(edge, [
+    'a 2 edge cases 0', 't 1 App.Twice', 't 2 App.Twice', 't 3 App.Empty',
+    'o 10 1 20 18 99', 'o 18 2 30 18', 'o 20 9 40', 'o 28 3 0', 'o 30 1 50',
+    'r 10 1 0', 'r 30 3 2', 'r 28 1 0', 'c edge cases 0', ''].join('\n'));
+  cases.push(['edge', edge]);
+  if (h.haveTool('gcsnap-agent')) cases.push(['mock', h.mockDump('mock:objects=20000,seed=3', 'mock.gclog')]);
+  else t.skip('the mock heap (gcsnap-agent is not built)');
+  const wpfapp = h.sharedFixture('wpfapp.gclog');
+  if (wpfapp) cases.push(['wpfapp', wpfapp]);
+  else t.skip('wpfapp.gclog (no shared fixtures; GS_SHARED_DIR)');
+
+  const browser = await h.launch({ remoteDebugging: true, viewport: { width: 1400, height: 900 } });
+  const blank = browser.context.pages()[0] || await browser.context.newPage();
+  await blank.goto('about:blank');
+  const targets = await h.getJson(`http://127.0.0.1:${browser.port}/json/list`);
+  const target = targets.find((x) => x.type === 'page' && x.url === 'about:blank');
+  if (!t.ok(target, 'a page for DevTools to attach to', JSON.stringify(targets))) return;
+
+  for (const [name, dump] of cases) {
+    const started = Date.now();
+    const snapshot = path.join(h.OUT, `${name}.heapsnapshot`);
+    h.gcsnap('export', '--format', 'heapsnapshot', '-o', snapshot, dump);
+    const sum = h.gcsnapJson('summary', '--json', '--top', '0', dump);
+    const facts = scanFirstSection(fs.readFileSync(dump, 'utf8'));
+    t.equal([sum.sections.length, facts.objects, facts.bytes], [1, sum.objects, sum.bytes], `${name}: one section, read alike`);
+    // (DevTools lists no object of size 0 in a class.)
+    const dom = h.gcsnapJson('dominators', '--json', dump).sections[0].top_objects.filter((o) => o.shallow > 0)
+      .slice(0, TOP_OBJECTS);
+    const wanted = dom.map((o) => [o.type, facts.devtoolsId(o.id)]);
+    const shown = await loadInDevTools(t, browser, target, name, snapshot, wanted);
+    if (!shown) continue;
+    t.note(`${name}: DevTools shows "${shown.header}", sidebar "${shown.subtitle}"; nodeCount ${shown.model.nodeCount}, ` +
+      `totalSize ${shown.model.totalSize}, ${shown.model.rows.length} Summary rows of ${shown.model.objects} objects, ` +
+      `retained ${shown.model.top.map(([n, r]) => `${n} ${r}`).join(', ')} ` +
+      `(gcsnap: ${sum.objects} objects, ${sum.bytes} bytes, ${sum.by_type.length} types; ${facts.zeroSize} of size 0, ` +
+      `${facts.missing} placeholders) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+
+    // What DevTools should show, from summary --json.
+    const expected = new Map();
+    for (const r of sum.by_type) {
+      const count = r.count - (facts.zeroByType.get(r.type) || 0);
+      if (count > 0) expected.set(r.type, [count, r.bytes]);
+    }
+    const listed = sum.objects - facts.zeroSize;
+
+    const m = /^([\d,]+) objects? \((.+)\)$/.exec(shown.header);
+    t.ok(m, `${name}: the Summary header reads "N objects (SIZE)"`, shown.header);
+    if (m) {
+      t.equal(h.parseCount(m[1]), listed, `${name}: the Summary header counts every object of the dump with a size`);
+      t.ok(sizeMatches(m[2], sum.bytes), `${name}: the Summary header's size is the dump's bytes, rounded`, `${m[2]} vs ${sum.bytes}`);
+      t.equal(shown.subtitle, `(${m[2]})`, `${name}: the sidebar shows the same size`);
+    }
+    t.ok(shown.rows.length > 0, `${name}: the Summary grid shows rows`);
+    t.equal(shown.rows.map(([type, count, size]) => [type, count, sizeMatches(size, (expected.get(type) || [])[1]) || size]),
+      shown.rows.map(([type]) => [type, (expected.get(type) || ['not in summary --json'])[0], true]),
+      `${name}: each Summary row shown has its type's count and shallow size`);
+
+    t.equal(shown.model.totalSize, sum.bytes, `${name}: DevTools' total size is the dump's bytes`);
+    t.equal(shown.model.statisticsTotal, sum.bytes, `${name}: the Statistics total is the dump's bytes`);
+    t.equal(shown.model.objects, listed, `${name}: the Summary rows add up to the objects with a size`);
+    t.equal(shown.model.rows.sort(byName), [...expected].map(([type, v]) => [type, ...v]).sort(byName),
+      `${name}: every Summary row is a type of summary --json --top 0 with its count and bytes`);
+    t.equal(shown.model.nodeCount, sum.objects + facts.missing + SYNTHETIC_NODES,
+      `${name}: DevTools' nodes are the objects, the placeholders and ${SYNTHETIC_NODES} synthetic nodes`);
+    const reachable = sum.bytes - sum.unreachable_bytes;
+    const retains = [['(GC roots)', reachable], ['(unreachable objects)', sum.unreachable_bytes]];
+    t.equal(shown.containment.map(([node, retained]) => [node, sizeMatches(retained, new Map(retains).get(node)) || retained]).sort(byName),
+      retains.map(([node]) => [node, true]),
+      `${name}: Containment shows "(GC roots)" retaining the reachable bytes, "(unreachable objects)" the others`);
+    t.equal(shown.model.top.sort(byName), retains,
+      `${name}: the root holds "(GC roots)" retaining exactly the reachable bytes, "(unreachable objects)" the unreachable ones`);
+    t.equal(shown.model.retained, dom.map((o) => [o.type, facts.devtoolsId(o.id), o.retained]),
+      `${name}: the retained sizes of the first ${dom.length} objects of dominators --json are DevTools' too`);
+    t.equal(shown.errors, [], `${name}: DevTools reports no error`);
+  }
+  await browser.close();
+});
+
+function byName(a, b) {
+  return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
+
+// "4.1 MB", "802 kB", "224 B" (DevTools' decimal units) against bytes, within
+// the rounding of the digits shown.
+function sizeMatches(text, bytes) {
+  const m = /^([\d.,]+)\s*(B|kB|MB|GB)$/.exec(text.replace(/[\u00a0\u202f]/g, ' '));
+  if (!m) return false;
+  const unit = { B: 1, kB: 1e3, MB: 1e6, GB: 1e9 }[m[2]];
+  const digits = m[1].replace(/,/g, '');
+  const decimals = digits.includes('.') ? digits.split('.')[1].length : 0;
+  return Math.abs(Number(digits) * unit - bytes) <= 0.5 * unit * 10 ** -decimals + 1e-9;
+}
+
+// What summary --json does not say: objects of size 0 (by type name), and
+// the distinct objects referenced or rooted but absent, in the first section.
+function scanFirstSection(text) {
+  const names = new Map(), defined = new Set(), targets = new Set(), zero = [];
+  let objects = 0, bytes = 0, inSection = false;
+  for (const line of text.split(/\r?\n/)) {
+    const f = line.trim().split(/\s+/);
+    if (f[0] === 'a') { if (objects || inSection) break; inSection = true; continue; }
+    if (f[0] === 'c') break;
+    if (f[0] === 't') names.set(f[1].toLowerCase(), /^\s*t\s+\S+\s+(.*?)\s*$/.exec(line)[1]);
+    if (f[0] === 'o') {
+      objects++;
+      bytes += parseInt(f[3], 16);
+      defined.add(BigInt('0x' + f[1]));
+      if (parseInt(f[3], 16) === 0) zero.push(f[2].toLowerCase());
+      for (const ref of f.slice(4)) targets.add(BigInt('0x' + ref));
+    }
+    if (f[0] === 'r') targets.add(BigInt('0x' + f[1]));
+  }
+  const zeroByType = new Map();
+  for (const type of zero) {
+    const name = names.get(type) ?? `?${BigInt('0x' + type).toString(16)}`;
+    zeroByType.set(name, (zeroByType.get(name) || 0) + 1);
+  }
+  let missing = 0;
+  for (const id of targets) if (!defined.has(id)) missing++;
+  // DevTools IDs: the exporter numbers object nodes 2 * (9 + rank) + 1, rank
+  // being the object's place among the section's IDs in increasing order.
+  const sorted = [...defined].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const devtoolsId = (hex) => 2 * (SYNTHETIC_NODES + sorted.indexOf(BigInt('0x' + hex))) + 1;
+  return { objects, bytes, zeroSize: zero.length, zeroByType, missing, devtoolsId };
+}
+
+// Opens DevTools on the Memory panel, loads the file through "Load profile",
+// selects the snapshot and returns what it shows.
+async function loadInDevTools(t, browser, target, name, file, wanted) {
+  const dt = await browser.context.newPage();
+  const errors = h.watch(dt);
+  const ws = `127.0.0.1:${browser.port}/devtools/page/${target.id}`;
+  await dt.goto(`devtools://devtools/bundled/devtools_app.html?ws=${ws}&panel=heap-profiler`);
+  await dt.locator('input[type=file]').first().setInputFiles(file, { timeout: 30000 });
+  const item = dt.locator('li.heap-snapshot-sidebar-tree-item', { has: dt.locator('.title', { hasText: new RegExp(`^${name}$`) }) });
+  const subtitle = item.locator('.subtitle');
+  // Loaded when the title shows the size; DevTools reports a snapshot it
+  // cannot read as an error on its page, so stop waiting at the first one.
+  const sized = subtitle.filter({ hasText: /^\(\s*[\d.,]+\s*(B|kB|MB|GB)\s*\)$/ });
+  let loaded = false;
+  for (const end = Date.now() + 60000; !loaded && !errors.length && Date.now() < end;) {
+    loaded = await sized.waitFor({ timeout: 250 }).then(() => true, () => false);
+  }
+  if (!t.ok(loaded, `${name}: DevTools loads the snapshot`, errors.join('\n'))) {
+    await h.screenshot(dt, `devtools-${name}-failed`);
+    return null;
+  }
+  await item.locator('.title').click();
+  const header = dt.locator('.toolbar-text', { hasText: / objects? \(/ });
+  const ready = await header.waitFor({ timeout: 30000 }).then(() => true, () => false);
+  const rowsShown = await dt.locator('tr.data-grid-data-grid-node td.object-column').first()
+    .waitFor({ timeout: 30000 }).then(() => true, () => false);
+  if (!t.ok(ready && rowsShown, `${name}: DevTools shows the Summary of the snapshot`)) {
+    await h.screenshot(dt, `devtools-${name}-failed`);
+    return null;
+  }
+  await h.screenshot(dt, `devtools-${name}-summary`);
+  const shown = {
+    header: (await header.textContent()).replace(/[\u00a0\u202f]/g, ' ').trim(),
+    subtitle: (await subtitle.textContent()).replace(/[\u00a0\u202f]/g, ' ').trim(),
+    errors,
+  };
+  // The Summary rows in view: type, count (×N, none for 1), shallow size
+  // (rounded as DevTools shows sizes; exact below 1000 B).
+  shown.rows = await dt.locator('tr.data-grid-data-grid-node').evaluateAll((rows) => rows
+    .filter((r) => r.querySelector('td.object-column'))
+    .map((r) => {
+      const first = r.querySelector('td.object-column');
+      const count = first.querySelector('.objects-count');
+      const name = [...first.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE).map((n) => n.textContent).join('');
+      const size = r.querySelectorAll('td.numeric-column')[1].querySelector('span[title]').title;
+      return [name, count ? count.textContent : "×1", size];
+    }));
+  shown.rows = shown.rows.map(([type, count, size]) => [type, h.parseCount(count.replace('×', '')),
+    size.replace(/[\u00a0\u202f]/g, ' ')]);
+  // The snapshot as DevTools' worker holds it, through the panel's view.
+  shown.model = await dt.evaluate(async ([title, wanted]) => {
+    const profiler = await import('./panels/profiler/profiler.js');
+    const view = profiler.HeapProfilerPanel.HeapProfilerPanel.instance().visibleView;
+    if (!view || !view.profile || view.profile.title !== title) return { error: 'no view of the snapshot' };
+    const proxy = view.profile.snapshotProxy;
+    const aggregates = await proxy.aggregatesWithFilter({});
+    const rows = Object.values(aggregates).map((a) => [a.name, a.count, a.self]);
+    const statistics = await proxy.getStatistics();
+    // The root's children with their exact retained sizes.
+    const edges = proxy.createEdgesProvider(proxy.rootNodeIndex);
+    const range = await edges.serializeItemsRange(0, 10);
+    edges.dispose();
+    const top = range.items.map((e) => [e.node.name, e.node.retainedSize]);
+    // Retained sizes of chosen objects, found among the instances of their class.
+    const keyOf = new Map(Object.entries(aggregates).map(([key, a]) => [a.name, key]));
+    const retained = [];
+    for (const [type, id] of wanted) {
+      const key = keyOf.get(type);
+      if (key === undefined) { retained.push([type, id, 'no such class']); continue; }
+      const nodes = proxy.createNodesProviderForClass(key, {});
+      const items = (await nodes.serializeItemsRange(0, aggregates[key].count)).items;
+      nodes.dispose();
+      const node = items.find((n) => n.id === id);
+      retained.push([type, id, node ? node.retainedSize : null]);
+    }
+    return { nodeCount: proxy.nodeCount, totalSize: proxy.totalSize, statisticsTotal: statistics.total,
+      rows, objects: rows.reduce((n, r) => n + r[1], 0), top, retained };
+  }, [name, wanted]);
+  if (shown.model.error) t.ok(false, `${name}: DevTools' model of the snapshot`, shown.model.error);
+  // The Containment view: the root holds "(GC roots)" and "(unreachable
+  // objects)"; [name, retained size as shown] of each.
+  const perspective = dt.locator('select[aria-label="Perspective"]');
+  await perspective.selectOption({ label: 'Containment' });
+  const top = dt.locator('tr.data-grid-data-grid-node', { hasText: '(GC roots)' });
+  shown.containment = await top.first().waitFor({ timeout: 10000 }).then(() => dt.locator('tr.data-grid-data-grid-node')
+    .evaluateAll((rows) => rows.filter((r) => r.querySelector('td.object-column')).map((r) => [
+      r.querySelector('td.object-column').textContent.replace(/^\[\d+\]::/, '').replace(/@\d+$/, ''),
+      r.querySelectorAll('td.numeric-column')[2].querySelector('span[title]').title.replace(/[\u00a0\u202f]/g, ' ')])),
+  () => []);
+  await h.screenshot(dt, `devtools-${name}-containment`);
+  // The Statistics view, for the picture.
+  await perspective.selectOption({ label: 'Statistics' });
+  await dt.waitForTimeout(300);
+  await h.screenshot(dt, `devtools-${name}-statistics`);
+  await dt.close();
+  return shown;
+}
