@@ -3,7 +3,8 @@
 #
 #   build/release  -Werror, optimised: unit, runtime, agent, CLI and benchmark tests
 #   build/asan     -Werror, AddressSanitizer + UndefinedBehaviorSanitizer: the same tests
-#   build/fuzz     clang + libFuzzer: each fuzz target for GS_FUZZ_SECONDS (default 60)
+#   build/fuzz     clang + libFuzzer: each fuzz target for GS_FUZZ_SECONDS (default 60),
+#                  two at a time (tests/fuzz/README.md)
 #   build/arm      cross: the agent for ARMv5TE Linux, its tests under qemu-arm
 #   build/win      cross: the Win32 agent (mingw-w64), its tests under wine64
 #                  (both stream to the release tree's gcsnapd; toolchains/README.md)
@@ -16,7 +17,7 @@
 # Exits non-zero when any configure, build or test step fails.
 set -u
 
-usage() { sed -n '2,16s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,17s/^# \{0,1\}//p' "$0"; }
 
 quick=0
 for arg in "$@"; do
@@ -124,7 +125,8 @@ else
   build_and_test asan all -j "$JOBS" -- \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGS_WERROR=ON -DGS_SANITIZE=ON -DGS_FUZZ=OFF
   if command -v clang >/dev/null 2>&1; then
-    build_and_test fuzz fuzz_targets -L fuzz -- \
+    # Two targets at a time: each runs on one core for GS_FUZZ_SECONDS.
+    build_and_test fuzz fuzz_targets -L fuzz -j "$JOBS" -- \
       -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGS_WERROR=ON \
       -DGS_SANITIZE=OFF -DGS_FUZZ=ON -DGS_FUZZ_SECONDS="$FUZZ_SECONDS"
   else

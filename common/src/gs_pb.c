@@ -143,6 +143,7 @@ int gs_pb_read_varint(const uint8_t **pp, const uint8_t *end, uint64_t *v) {
   unsigned shift;
   for (shift = 0; shift < 64; shift += 7) {
     if (p >= end) return GS_EFORMAT;
+    if (shift == 63 && *p > 1) return GS_EFORMAT;   /* bits past 64 */
     x |= (uint64_t)(*p & 0x7f) << shift;
     if (!(*p++ & 0x80)) {
       *pp = p;
@@ -167,11 +168,18 @@ static int pb_fixed(gs_pb_reader *r, gs_pb_field *f, size_t n) {
   return GS_OK;
 }
 
+/* Keys and lengths are 32-bit values: like protobuf-c, refuse them in more
+ * than 5 bytes, so both decoders accept the same messages. */
+static int pb_read_varint32(gs_pb_reader *r, uint64_t *v) {
+  const uint8_t *start = r->p;
+  return gs_pb_read_varint(&r->p, r->end, v) || r->p - start > 5 ? GS_EFORMAT : GS_OK;
+}
+
 int gs_pb_next(gs_pb_reader *r, gs_pb_field *f) {
   uint64_t key, len;
   memset(f, 0, sizeof *f);
   if (r->p >= r->end) return GS_EOF;
-  if (gs_pb_read_varint(&r->p, r->end, &key))
+  if (pb_read_varint32(r, &key))
     return pb_fail(r, "truncated or overlong field key");
   if ((key >> 3) == 0 || (key >> 3) > GS_PB_FIELD_MAX)
     return pb_fail(r, "field number out of range");
@@ -187,7 +195,7 @@ int gs_pb_next(gs_pb_reader *r, gs_pb_field *f) {
   case GS_PB_FIXED32:
     return pb_fixed(r, f, 4);
   case GS_PB_LEN:
-    if (gs_pb_read_varint(&r->p, r->end, &len))
+    if (pb_read_varint32(r, &len))
       return pb_fail(r, "truncated or overlong length");
     if (len > (uint64_t)(r->end - r->p)) return pb_fail(r, "length past the end of the message");
     f->data = r->p;
