@@ -24,11 +24,16 @@ protobuf-compiler   protoc --decode checks the messages of the agent in tests
 libsqlite3-dev      catalog of devices and snapshots in the collector
 libh2o-dev          HTTP API of the collector (h2o on the same libuv loop)
 libcurl4-openssl-dev the gcsnap CLI talks to the HTTP API of the collector
+libssl-dev          OpenSSL: device keys in gcsnapd and gcsnap keys (CSPRNG, SHA-256, HMAC), the API token digest and TLS
+openssl             the openssl command makes the test certificates of gcsnapd's HTTPS (tests/collector)
 python3             test scripts (tests/agent, tests/cli)
 python3-networkx    dominators are checked against networkx (tests/analysis)
 zstd                command-line zstd, to check compressed output in tests
-nodejs              node --check parses the script of the HTML report (tests/cli)
+nodejs              node --check parses the script of the HTML report (tests/cli); runs the browser tests (tests/browser)
+npm                 installs the pinned playwright-core of the browser tests into the build tree (tests/browser)
+chromium            the headless browser of the browser tests: the HTML report, the DevTools export (tests/browser)
 curl                HTTP API tests of the collector (tests/collector)
+iproute2            ip netns and tc for the network fault test (tests/e2e, e2e_netfault)
 ca-certificates     lets apt reach HTTPS mirrors on a minimal image
 gcc-arm-linux-gnueabi cross compiler for ARMv5TE soft float, the nearest Debian target to CE devices (tests/cross)
 libc6-dev-armel-cross C library and headers of that ARM target
@@ -38,6 +43,8 @@ wine64              runs the Win32 agent and its tests (tests/cross)
 libcmocka-dev:armel cmocka for the ARM target, so the unit tests of common/ run under qemu-arm
 lld                 links the Windows CE API guard against CE's exports only (toolchains/arm-wince.cmake)
 llvm                llvm-dlltool makes that guard's import libraries, llvm-readobj checks its PE file
+cppcheck            static checks of the C code (tests/static)
+clang-tidy          static checks of the C code (tests/static)
 LIST
 )
 
@@ -62,7 +69,19 @@ is_installed() {
     *) status=$(dpkg-query -W -f='${Status}' "$1:$(dpkg --print-architecture)" 2>/dev/null ||
                 dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) ;;
   esac
-  [ "$status" = "install ok installed" ]
+  [ "$status" = "install ok installed" ] || is_provided "$1"
+}
+
+# A name that an installed package provides counts as installed: some nodejs
+# builds include npm, provide it and conflict with Debian's npm package.
+is_provided() {
+  case $1 in *:*) return 1 ;; esac
+  dpkg-query -W -f='${Status}\t${Provides}\n' 2>/dev/null | awk -F'\t' -v p="$1" '
+    $1 == "install ok installed" {
+      n = split($2, a, /, */)
+      for (i = 1; i <= n; i++) { sub(/ .*/, "", a[i]); if (a[i] == p) found = 1 }
+    }
+    END { exit !found }'
 }
 
 names=$(printf '%s\n' "$PACKAGES" | awk 'NF { printf "%s%s", sep, $1; sep = " " }')

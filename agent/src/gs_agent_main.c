@@ -12,6 +12,7 @@
 #include "gs_knob.h"
 #include "gs_port.h"
 #include "gs_session.h"
+#include "gs_sha256.h"
 #include "gs_sink.h"
 #include "gs_sources.h"
 #include "gs_spool.h"
@@ -26,7 +27,8 @@ enum {
   EXIT_DONE = 0,
   EXIT_CAPTURE = 1,         /* the source failed: heap not captured */
   EXIT_USAGE = 2,
-  EXIT_OUTPUT = 3           /* the dump could not be written */
+  EXIT_OUTPUT = 3,          /* the dump could not be written */
+  EXIT_REFUSED = 4          /* --once: the collector refused the device's key */
 };
 
 #define AGENT_CONNECT_TIMEOUT_MS 10000u
@@ -43,6 +45,9 @@ typedef struct agent_args {
   const char *connect;      /* HOST:PORT as given */
   char host[256], port[32];
   const char *device_id, *app_name;
+  const char *key_file, *key_hex;   /* --key-file, --key */
+  uint8_t key[GS_WIRE_KEY_BYTES];
+  int has_key;
   int once;
   unsigned connect_timeout_ms, retry_max_ms;
   const char *session_only;   /* an option given that only --connect takes */
@@ -65,6 +70,7 @@ static void agent_usage(FILE *f) {
   fprintf(f,
     "usage: " AGENT_NAME " --source SPEC --out FILE|- [--stable-ids] [--clock MS] [--json]\n"
     "       " AGENT_NAME " --source SPEC --connect HOST[:PORT] --device-id ID [--app NAME]\n"
+    "                    [--key-file PATH | --key HEX]\n"
     "                    [--once] [--stable-ids] [--clock MS] [--json]\n"
     "                    [--connect-timeout S] [--retry-max S]\n"
     "                    [--every DURATION] [--trigger heap-growth=P%%|heap-bytes=SIZE]...\n"
@@ -104,6 +110,12 @@ static void agent_usage(FILE *f) {
     "                 doubling up to --retry-max, with jitter; it runs until\n"
     "                 it is stopped\n"
     "  --device-id ID this device's name at the collector (required)\n"
+    "  --key-file PATH  the device key (64 hex digits, from 'gcsnap keys add'\n"
+    "                 on the collector's host): proves the device to a\n"
+    "                 collector that asks. Keep the file readable by the\n"
+    "                 agent only. A refused key is tried again after 60 s\n"
+    "  --key HEX      the key itself: less safe, as other users of the device\n"
+    "                 may see the command line\n"
     "  --app NAME     the application's name in the hello (default: the\n"
     "                 source's name)\n"
     "  --once         connect, send one snapshot unasked, wait for the\n"
@@ -158,7 +170,8 @@ static void agent_usage(FILE *f) {
     "Exit status: 0 the snapshot was written, 1 the heap could not be captured\n"
     "(the source failed), 2 usage error, 3 the dump could not be written.\n"
     "With --once: 0 the collector stored the snapshot, 1 it refused it, the\n"
-    "capture failed or the link dropped, 2 usage error, 3 could not connect.\n"
+    "capture failed or the link dropped, 2 usage error, 3 could not connect,\n"
+    "4 the collector refused the device's key (or wants one and none was given).\n"
     "Without --once the agent runs until it is stopped; it exits with 2 for a\n"
     "usage error and 3 when the --spool folder cannot be created or read.\n");
 }
@@ -176,7 +189,7 @@ static int agent_usage_error(const char *fmt, const char *arg) {
 static const char *agent_value(int argc, char **argv, int *i, const char *name, int *missing) {
   const char *arg = argv[*i];
   size_t n = strlen(name);
-  if (strncmp(arg, name, n) != 0) return NULL;
+  if (!arg || strncmp(arg, name, n) != 0) return NULL;
   if (arg[n] == '=') return arg + n + 1;
   if (arg[n] != '\0') return NULL;
   if (*i + 1 >= argc) {
@@ -316,6 +329,56 @@ static int agent_parse_trigger(const char *val, agent_args *a) {
                            " heap-bytes=SIZE)", val);
 }
 
+/* 64 hex digits, with blanks (a newline) around them, into a->key. */
+static int agent_parse_key(const char *text, size_t len, agent_args *a, const char *what) {
+  size_t i, n = 0;
+  while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' ' ||
+                 text[len - 1] == '\t'))
+    len--;
+  while (len && (*text == ' ' || *text == '\t')) text++, len--;
+  for (i = 0; i < len && n < 2 * GS_WIRE_KEY_BYTES; i++, n++) {
+    char c = text[i];
+    unsigned v = c >= '0' && c <= '9' ? (unsigned)(c - '0')
+               : c >= 'a' && c <= 'f' ? (unsigned)(c - 'a' + 10)
+               : c >= 'A' && c <= 'F' ? (unsigned)(c - 'A' + 10) : 16u;
+    if (v == 16u) break;
+    if (n % 2 == 0) a->key[n / 2] = (uint8_t)(v << 4);
+    else a->key[n / 2] |= (uint8_t)v;
+  }
+  if (i != len || n != 2 * GS_WIRE_KEY_BYTES) {
+    gs_sha256_wipe(a->key, sizeof a->key);
+    return agent_usage_error("%s: a device key is 64 hex digits (from 'gcsnap keys add')", what);
+  }
+  a->has_key = 1;
+  return EXIT_DONE;
+}
+
+/* Reads --key-file through the port layer (no more than a key's worth). */
+static int agent_read_key_file(agent_args *a) {
+  gs_port_file *f = NULL;
+  char text[160];
+  size_t len = 0, got = 1;
+  int rc;
+  if (gs_port_file_open(&f, a->key_file)) {
+    fprintf(stderr, AGENT_NAME ": --key-file: cannot open '%s': %s\n", a->key_file,
+            gs_port_error_text());
+    return EXIT_USAGE;
+  }
+  while (got && len < sizeof text)
+    if (gs_port_file_read(f, text + len, sizeof text - len, &got)) {
+      fprintf(stderr, AGENT_NAME ": --key-file: cannot read '%s': %s\n", a->key_file,
+              gs_port_error_text());
+      gs_port_file_close(f);
+      return EXIT_USAGE;
+    } else {
+      len += got;
+    }
+  gs_port_file_close(f);
+  rc = agent_parse_key(text, len, a, "--key-file");
+  gs_sha256_wipe(text, sizeof text);
+  return rc;
+}
+
 /* HOST, HOST:PORT or [ADDR]:PORT into a->host and a->port. */
 static int agent_parse_connect(agent_args *a) {
   const char *v = a->connect, *host = v, *colon, *end;
@@ -356,6 +419,11 @@ static int agent_check_mode(agent_args *a) {
       return agent_usage_error("%s", "--connect needs --device-id");
     if (a->once && a->own_only) return agent_usage_error("--once and %s exclude each other",
                                                          a->own_only);
+    if (a->key_file && a->key_hex)
+      return agent_usage_error("%s", "--key-file and --key exclude each other");
+    if (a->key_file && agent_read_key_file(a) != EXIT_DONE) return EXIT_USAGE;
+    if (a->key_hex && agent_parse_key(a->key_hex, strlen(a->key_hex), a, "--key") != EXIT_DONE)
+      return EXIT_USAGE;
     return agent_parse_connect(a);
   }
   if (a->session_only) return agent_usage_error("%s needs --connect", a->session_only);
@@ -407,6 +475,12 @@ static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
     } else if ((val = agent_value(argc, argv, &i, "--device-id", &missing))) {
       a->device_id = val;
       a->session_only = "--device-id";
+    } else if ((val = agent_value(argc, argv, &i, "--key-file", &missing))) {
+      a->key_file = val;
+      a->session_only = "--key-file";
+    } else if ((val = agent_value(argc, argv, &i, "--key", &missing))) {
+      a->key_hex = val;
+      a->session_only = "--key";
     } else if ((val = agent_value(argc, argv, &i, "--app", &missing))) {
       a->app_name = val;
       a->session_only = "--app";
@@ -483,7 +557,7 @@ static int agent_capture(const agent_args *a, gs_source *src, gs_sink *sink) {
   gs_walk_stats st;
   uint64_t t0 = gs_port_time_us();
   int err;
-  if ((err = gs_walk(src, sink, &a->walk, &st))) {
+  if (gs_walk(src, sink, &a->walk, &st) != GS_OK) {
     fprintf(stderr, AGENT_NAME ": %s\n", st.error);
     return agent_exit_of(st.failed);
   }
@@ -517,6 +591,7 @@ static int agent_session(const agent_args *a, gs_source *src) {
   o.host = a->host;
   o.port = a->port;
   o.device_id = a->device_id;
+  o.key = a->has_key ? a->key : NULL;
   o.app_name = a->app_name ? a->app_name : src->ops->name;
   o.connect_timeout_ms = a->connect_timeout_ms;
   o.retry_max_ms = a->retry_max_ms < GS_SESSION_BACKOFF_MS ? GS_SESSION_BACKOFF_MS
@@ -556,8 +631,9 @@ int main(int argc, char **argv) {
   }
   if (a.connect) {
     rc = agent_session(&a, src);
+    gs_sha256_wipe(a.key, sizeof a.key);
     src->ops->free(src);
-    return rc;
+    return rc == GS_SESSION_REFUSED ? EXIT_REFUSED : rc;
   }
   if (gs_sink_file_new(&sink, a.out, err, sizeof err)) {
     fprintf(stderr, AGENT_NAME ": %s\n", err);

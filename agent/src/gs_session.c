@@ -9,6 +9,7 @@
 #include "gs_link.h"
 #include "gs_port.h"
 #include "gs_session.h"
+#include "gs_sha256.h"
 #include "gs_sink.h"
 #include "gs_spool.h"
 #include "gs_wire.h"
@@ -38,6 +39,7 @@ typedef struct session {
   uint64_t inflight, inflight_deadline;
   uint64_t failing;             /* the snapshot whose uploads broke the link */
   unsigned failures;
+  int refused;                  /* the last handshake failed on the key */
 } session;
 
 const char *gs_session_architecture(void) {
@@ -143,6 +145,69 @@ static int session_send_hello(session *s) {
   return gs_link_flush(s->link);
 }
 
+/* proof = K XOR HMAC-SHA-256(SHA-256(K), M), M binding the nonce, the
+ * protocol version and the device ID (proto/gcsnap.proto, AuthProof). */
+static void session_proof(session *s, const uint8_t *nonce, uint8_t proof[GS_WIRE_PROOF_BYTES]) {
+  static const char scheme[] = GS_WIRE_AUTH_SCHEME;   /* its NUL is part of M */
+  const uint8_t *key = s->opt->key;
+  uint8_t verifier[GS_SHA256_BYTES], mac[GS_SHA256_BYTES], version[4];
+  gs_hmac_sha256_ctx h;
+  unsigned i;
+  version[0] = (uint8_t)(GS_WIRE_PROTOCOL_VERSION >> 24);
+  version[1] = (uint8_t)(GS_WIRE_PROTOCOL_VERSION >> 16);
+  version[2] = (uint8_t)(GS_WIRE_PROTOCOL_VERSION >> 8);
+  version[3] = (uint8_t)GS_WIRE_PROTOCOL_VERSION;
+  gs_sha256(key, GS_WIRE_KEY_BYTES, verifier);
+  gs_hmac_sha256_init(&h, verifier, sizeof verifier);
+  gs_hmac_sha256_update(&h, scheme, sizeof scheme);
+  gs_hmac_sha256_update(&h, nonce, GS_WIRE_NONCE_BYTES);
+  gs_hmac_sha256_update(&h, version, sizeof version);
+  gs_hmac_sha256_update(&h, s->opt->device_id, strlen(s->opt->device_id));
+  gs_hmac_sha256_final(&h, mac);
+  for (i = 0; i < GS_WIRE_PROOF_BYTES; i++) proof[i] = (uint8_t)(key[i] ^ mac[i]);
+  gs_sha256_wipe(verifier, sizeof verifier);
+  gs_sha256_wipe(mac, sizeof mac);
+}
+
+/* Answers AuthChallenge. STEP_OK when the proof went out, STEP_REFUSED
+ * when the agent cannot answer, STEP_LINK when the link failed. */
+static int session_answer_challenge(session *s, const gs_wire_control *m) {
+  /* Small: this is inlined into session_connect, and a stack frame above
+   * 4 KiB needs the stack probe (__chkstk) that CE builds do not link. */
+  uint8_t buf[GS_WIRE_PROOF_BYTES + 32], proof[GS_WIRE_PROOF_BYTES];
+  const uint8_t *frame;
+  size_t len;
+  int err;
+  if (!s->opt->key) {
+    fprintf(stderr, AGENT_NAME ": the collector requires a key for device %s: give"
+            " --key-file (made with 'gcsnap keys add %s' on the collector's host)\n",
+            s->opt->device_id, s->opt->device_id);
+    fflush(stderr);
+    s->refused = 1;
+    return STEP_REFUSED;
+  }
+  if (m->challenge.nonce_len != GS_WIRE_NONCE_BYTES ||
+      m->challenge.scheme_len != sizeof GS_WIRE_AUTH_SCHEME - 1 ||
+      memcmp(m->challenge.scheme, GS_WIRE_AUTH_SCHEME, m->challenge.scheme_len) != 0) {
+    session_send_error(s, GS_WIRE_E_UNSUPPORTED, "unknown key proof scheme", 0);
+    session_log("the collector asks for a key proof this agent does not know (%s)%s",
+                GS_WIRE_AUTH_SCHEME " expected", "");
+    s->refused = 1;
+    return STEP_REFUSED;
+  }
+  session_proof(s, m->challenge.nonce, proof);
+  err = gs_wire_write_auth_proof(buf, sizeof buf, proof, &frame, &len);
+  gs_sha256_wipe(proof, sizeof proof);
+  if (!err) err = gs_link_send(s->link, frame, len);
+  gs_sha256_wipe(buf, sizeof buf);
+  if (!err) err = gs_link_flush(s->link);
+  if (err) {
+    session_log("%s%s", gs_link_error(s->link), "");
+    return STEP_LINK;
+  }
+  return STEP_OK;
+}
+
 /* ---- messages ---- */
 
 static void session_log_error(const gs_wire_control *m) {
@@ -198,8 +263,9 @@ static int session_connect(session *s) {
   gs_wire_control m;
   uint64_t deadline;
   char err[320];
-  int rc;
+  int rc, challenged = 0;
 
+  s->refused = 0;
   if (gs_link_open(&s->link, o->host, o->port, o->connect_timeout_ms, err, sizeof err)) {
     session_log("%s%s", err, "");
     return STEP_LINK;
@@ -218,7 +284,14 @@ static int session_connect(session *s) {
     if ((rc = session_recv(s, &m, (int)((deadline - now) / 1000u) + 1))) return rc;
     switch (m.body) {
     case GS_WIRE_NONE: case GS_WIRE_PING: continue;
-    case GS_WIRE_ERROR: session_log_error(&m); return STEP_REFUSED;
+    case GS_WIRE_ERROR:
+      session_log_error(&m);
+      if (m.error.code == GS_WIRE_E_AUTH) s->refused = 1;
+      return STEP_REFUSED;
+    case GS_WIRE_AUTH_CHALLENGE:
+      if (challenged++) return session_unexpected(s, &m, "after a key proof");
+      if ((rc = session_answer_challenge(s, &m))) return rc;
+      continue;
     case GS_WIRE_WELCOME: break;
     default: return session_unexpected(s, &m, "before Welcome");
     }
@@ -227,9 +300,11 @@ static int session_connect(session *s) {
               (unsigned)m.welcome.protocol_version, GS_WIRE_PROTOCOL_VERSION);
       return STEP_REFUSED;
     }
-    fprintf(stderr, AGENT_NAME ": connected to %s:%s (collector %.*s) as device %s\n",
+    fprintf(stderr, AGENT_NAME ": connected to %s:%s (collector %.*s) as device %s%s\n",
             o->host, o->port, (int)m.welcome.collector_version_len,
-            m.welcome.collector_version ? m.welcome.collector_version : "?", o->device_id);
+            m.welcome.collector_version ? m.welcome.collector_version : "?", o->device_id,
+            challenged ? ", key accepted" : o->key ? " (the collector did not ask for the key)"
+                                                   : "");
     fflush(stderr);
     return STEP_OK;
   }
@@ -369,6 +444,9 @@ static unsigned session_backoff(session *s, unsigned backoff) {
 /* The link is gone: close it and plan the next attempt. */
 static void session_drop_link(session *s) {
   unsigned delay = session_backoff(s, s->backoff);
+  if (s->refused)
+    delay = GS_SESSION_REFUSED_MS +
+            (unsigned)(session_random(s) % (GS_SESSION_REFUSED_MS / 4 + 1));
   if (s->inflight) {
     /* Not acknowledged: it stays spooled and goes again. */
     if (s->failing == s->inflight) s->failures++;
@@ -456,7 +534,7 @@ static int session_capture_spool(session *s, const char *trigger) {
 
 /* A capture the agent decided on (trigger or schedule). */
 static void session_capture_own(session *s, const char *trigger) {
-  uint64_t snapshot_id;
+  uint64_t snapshot_id = 0;
   int sent;
   if (s->opt->spool) {
     if (session_capture_spool(s, trigger) == GS_OK) session_rebase(s);
@@ -699,7 +777,8 @@ gs_session_result gs_session_run(gs_source *src, const gs_session_options *opt) 
     gs_session_result r;
     int rc = session_connect(&s);
     if (rc == STEP_OK) r = session_once(&s);
-    else r = rc == STEP_REFUSED ? GS_SESSION_FAILED : GS_SESSION_UNREACHABLE;
+    else if (rc == STEP_REFUSED) r = s.refused ? GS_SESSION_REFUSED : GS_SESSION_FAILED;
+    else r = GS_SESSION_UNREACHABLE;
     gs_link_close(s.link);
     return r;
   }

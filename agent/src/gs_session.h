@@ -14,7 +14,11 @@
  * unasked (request 0, tagged with what made it) or, with a spool, written
  * to the spool first and sent from there, oldest first, one at a time: a
  * spooled snapshot leaves the spool only when the collector acknowledged
- * it, so a collector that is down or a link that drops loses nothing. */
+ * it, so a collector that is down or a link that drops loses nothing.
+ *
+ * When the collector answers Hello with AuthChallenge, the agent proves it
+ * holds the device key (proto/README.md); a collector that refuses the key
+ * (Error auth) is tried again only after GS_SESSION_REFUSED_MS. */
 #ifndef GS_SESSION_H
 #define GS_SESSION_H
 
@@ -31,6 +35,11 @@
 /* A spooled snapshot the collector could not store for now (disk, busy,
  * stopping) is offered again after this long. */
 #define GS_SESSION_RETRY_MS 5000u
+/* After the collector refused the device's key (or asked for one the
+ * agent lacks), the next attempt waits this long, plus up to a quarter
+ * more: a wrong key does not fix itself, so retrying fast only fills the
+ * collector's log. */
+#define GS_SESSION_REFUSED_MS 60000u
 /* A spooled snapshot whose upload broke the link this many times running
  * is taken for damaged and dropped, so that it cannot block the spool. */
 #define GS_SESSION_UPLOAD_TRIES 5u
@@ -41,6 +50,7 @@ typedef struct gs_session_options {
   const char *host, *port;
   const char *device_id;
   const char *app_name;
+  const uint8_t *key;           /* the device key (GS_WIRE_KEY_BYTES), or NULL */
   unsigned connect_timeout_ms;
   unsigned retry_max_ms;
   int once;
@@ -62,7 +72,8 @@ typedef struct gs_session_options {
 typedef enum gs_session_result {
   GS_SESSION_STORED = 0,        /* the collector acknowledged the snapshot */
   GS_SESSION_FAILED = 1,        /* refused, the capture failed or the link dropped */
-  GS_SESSION_UNREACHABLE = 3    /* could not connect */
+  GS_SESSION_UNREACHABLE = 3,   /* could not connect */
+  GS_SESSION_REFUSED = 4        /* the collector refused the device's key, or wants one */
 } gs_session_result;
 
 gs_session_result gs_session_run(gs_source *src, const gs_session_options *opt);

@@ -3,6 +3,8 @@
  * Error reports name the collector's URL, since the most common failure is
  * asking the wrong one or one that is not running, and quote the API's own
  * message for refusals, which says exactly what was wrong. */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -10,6 +12,83 @@
 #include "gs_client.h"
 #include "gs_output.h"
 #include "gs_error.h"
+#include "gs_table.h"
+
+/* A token is one line of visible ASCII: it goes into a header as it is. */
+static int check_token(const char *token, const char *from) {
+  const char *p;
+  if (!*token || strlen(token) > GS_TOKEN_MAX) {
+    fprintf(stderr, "gcsnap: the token in %s must be 1 to %d characters\n", from, GS_TOKEN_MAX);
+    return GS_EXIT_USAGE;
+  }
+  for (p = token; *p; p++)
+    if (*p <= ' ' || *p > '~') {
+      fprintf(stderr, "gcsnap: the token in %s must be visible ASCII characters (no blanks)\n",
+              from);
+      return GS_EXIT_USAGE;
+    }
+  return GS_EXIT_OK;
+}
+
+/* The first line of path, without its line end ("" when too long). */
+static int read_token(const char *path, char *token, size_t cap) {
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    fprintf(stderr, "gcsnap: cannot open --token-file '%s': %s\n", path, strerror(errno));
+    return GS_EXIT_USAGE;
+  }
+  if (!fgets(token, (int)cap, f)) token[0] = '\0';
+  fclose(f);
+  if (strlen(token) == cap - 1 && !strchr(token, '\n')) token[0] = '\0';
+  token[strcspn(token, "\r\n")] = '\0';
+  return GS_EXIT_OK;
+}
+
+/* The value of a global option at argv[*i] ("--name VALUE" or
+ * "--name=VALUE"), or NULL when argv[*i] is not that option; *missing is
+ * set when its value is. */
+static const char *global_value(int argc, char **argv, int *i, const char *name, int *missing) {
+  size_t n = strlen(name);
+  if (!argv[*i] || strncmp(argv[*i], name, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != '\0') return NULL;
+  if (*i + 1 >= argc) { *missing = 1; return NULL; }
+  return argv[++*i];
+}
+
+int gs_client_global_options(int *argc, char **argv) {
+  static char token[GS_TOKEN_MAX + 2];
+  const char *token_file = NULL, *cacert = NULL, *env, *v;
+  int i, out = 1, missing = 0, code;
+  for (i = 1; i < *argc; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if ((v = global_value(*argc, argv, &i, "--token-file", &missing))) token_file = v;
+    else if ((v = global_value(*argc, argv, &i, "--cacert", &missing))) cacert = v;
+    else if (!missing) argv[out++] = argv[i];
+    if (missing) {
+      fprintf(stderr, "gcsnap: option '%s' needs a value\n", argv[i]);
+      return GS_EXIT_USAGE;
+    }
+  }
+  while (i < *argc) argv[out++] = argv[i++];
+  argv[out] = NULL;
+  *argc = out;
+  if (token_file) {
+    if ((code = read_token(token_file, token, sizeof token)) != GS_EXIT_OK ||
+        (code = check_token(token, token_file)) != GS_EXIT_OK)
+      return code;
+    gs_http_set_token(token);
+  } else if ((env = getenv(GS_TOKEN_ENV)) && *env) {
+    if ((code = check_token(env, "$" GS_TOKEN_ENV)) != GS_EXIT_OK) return code;
+    gs_http_set_token(env);
+  }
+  if (cacert && !*cacert) {
+    fprintf(stderr, "gcsnap: --cacert needs a file\n");
+    return GS_EXIT_USAGE;
+  }
+  if (cacert) gs_http_set_cacert(cacert);
+  return GS_EXIT_OK;
+}
 
 const char *gs_client_url(const char *option) {
   static char url[1024];
@@ -40,15 +119,25 @@ static int refused(const char *cmd, const char *url, const gs_http_reply *r) {
   const char *message = gs_client_str(r->json, "message");
   const char *reason = gs_client_str(r->json, "reason");
   char excerpt[128];
+  /* What the collector says may quote an agent (a failed capture's
+   * reason): escaped for the terminal like the tables. */
   if (!code || !message) {
     body_excerpt(r, excerpt, sizeof excerpt);
-    fprintf(stderr, "gcsnap %s: the collector at %s answered HTTP %ld%s%s\n", cmd, url,
-            r->status, excerpt[0] ? ": " : " with no error message", excerpt);
+    fprintf(stderr, "gcsnap %s: the collector at %s answered HTTP %ld%s", cmd, url,
+            r->status, excerpt[0] ? ": " : " with no error message");
+    gs_table_fputs(excerpt, stderr);
+    fputc('\n', stderr);
     return GS_EXIT_USAGE;
   }
-  fprintf(stderr, "gcsnap %s: %s", cmd, message);
-  if (reason && !strstr(message, reason)) fprintf(stderr, ": %s", reason);
-  fprintf(stderr, " (HTTP %ld, %s)\n", r->status, code);
+  fprintf(stderr, "gcsnap %s: ", cmd);
+  gs_table_fputs(message, stderr);
+  if (reason && !strstr(message, reason)) {
+    fputs(": ", stderr);
+    gs_table_fputs(reason, stderr);
+  }
+  fprintf(stderr, " (HTTP %ld, ", r->status);
+  gs_table_fputs(code, stderr);
+  fputs(")\n", stderr);
   /* A request the collector calls malformed is a usage error like any other. */
   return r->status == 400 ? GS_EXIT_USAGE : GS_EXIT_INVALID;
 }
@@ -116,9 +205,9 @@ void gs_client_fmt_time(char *buf, size_t cap, const json_t *o, const char *key)
 void gs_client_fmt_bytes(char *buf, size_t cap, uint64_t bytes) {
   static const char *const units[] = {"KB", "MB", "GB", "TB"};
   double v = (double)bytes;
-  int u = -1;
+  int u = 0;
   if (bytes < 1000) { snprintf(buf, cap, "%llu B", (unsigned long long)bytes); return; }
-  while (v >= 1000 && u < 3) { v /= 1000; u++; }
+  for (v /= 1000; v >= 1000 && u < 3; u++) v /= 1000;
   snprintf(buf, cap, "%.1f %s", v, units[u]);
 }
 

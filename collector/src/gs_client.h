@@ -18,6 +18,15 @@
 
 #define GS_DEFAULT_COLLECTOR "http://127.0.0.1:7411"
 #define GS_COLLECTOR_ENV "GCSNAP_COLLECTOR"
+#define GS_TOKEN_ENV "GCSNAP_TOKEN"
+#define GS_TOKEN_MAX 1024
+
+/* Takes the global options out of argv (up to a "--"), wherever they are:
+ * --token-file PATH (the collector's API token: the file's first line;
+ * else $GCSNAP_TOKEN) and --cacert FILE (PEM CA certificates for an
+ * https:// collector), and hands them to gs_http. *argc is updated.
+ * Returns GS_EXIT_OK, or GS_EXIT_USAGE after printing why. */
+int gs_client_global_options(int *argc, char **argv);
 
 /* The base URL, without a trailing slash: option if not NULL, else the
  * environment, else the default. Points into static storage. */

@@ -14,6 +14,7 @@
 #include "gs_heapstats.h"
 #include "gs_json.h"
 #include "gs_summary.h"
+#include "gs_table.h"
 
 #define DEFAULT_TOP 20
 
@@ -107,10 +108,13 @@ static double share(uint64_t part, uint64_t whole) {
   return whole ? (double)part * 100.0 / (double)whole : 0.0;
 }
 
+/* Type names come from the dump: escaped for the terminal (gs_table.h). */
 static void print_type_row(int wc, int wb, uint64_t count, uint64_t bytes,
                            uint64_t total, const char *name) {
-  printf("  %*llu  %*llu  %5.1f%%  %s\n", wc, (unsigned long long)count, wb,
-         (unsigned long long)bytes, share(bytes, total), name);
+  printf("  %*llu  %*llu  %5.1f%%  ", wc, (unsigned long long)count, wb,
+         (unsigned long long)bytes, share(bytes, total));
+  if (gs_table_fputs(name, stdout) != GS_OK) fputs("?", stdout);
+  putchar('\n');
 }
 
 static int print_types(const gs_heapstats *s, uint64_t top) {
@@ -144,8 +148,10 @@ static int print_text(const gs_summary *sum, uint64_t top) {
          sum->nsections == 1 ? "" : "s");
   for (i = 0; i < sum->nsections; i++) {
     const gs_heapstats *s = &sum->sections[i];
-    printf("\nSection %zu: %s (line %llu, timestamp %llx)\n", i + 1, s->name,
-           (unsigned long long)s->line, (unsigned long long)s->timestamp);
+    printf("\nSection %zu: ", i + 1);
+    if (gs_table_fputs(s->name, stdout) != GS_OK) return GS_ENOMEM;
+    printf(" (line %llu, timestamp %llx)\n", (unsigned long long)s->line,
+           (unsigned long long)s->timestamp);
     print_counts(s);
     if (print_types(s, top)) return GS_ENOMEM;
   }

@@ -4,7 +4,10 @@
  * the commands make one or two calls each, so connection reuse would buy
  * nothing. A connection that cannot be made fails in seconds rather than
  * hang a script; a download has no overall deadline (snapshots can be
- * large) but gives up when the data stops flowing. */
+ * large) but gives up when the data stops flowing.
+ *
+ * Every call carries the token and trusts the CA file set by the global
+ * options (gs_client.c); https:// certificates are always verified. */
 #include <stdlib.h>
 #include <string.h>
 #include <curl/curl.h>
@@ -27,6 +30,12 @@ typedef struct transfer {
   void *ctx;
   size_t cap;
 } transfer;
+
+static const char *bearer_token;   /* gs_http_set_token */
+static const char *ca_file;        /* gs_http_set_cacert */
+
+void gs_http_set_token(const char *token) { bearer_token = token; }
+void gs_http_set_cacert(const char *path) { ca_file = path; }
 
 static void global_cleanup(void) { curl_global_cleanup(); }
 
@@ -89,12 +98,31 @@ static CURL *new_handle(const char *url, transfer *t, char *errbuf) {
   curl_easy_setopt(c, CURLOPT_USERAGENT, "gcsnap/" GS_VERSION);
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
-  /* The collector speaks plain HTTP on a local port; never follow a
-   * redirect elsewhere or go through a proxy meant for the internet. */
+  /* The collector speaks HTTP, or HTTPS with its own certificate; never
+   * follow a redirect elsewhere (the token would go along) or go through a
+   * proxy meant for the internet. */
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(c, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
+  if (ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
   t->curl = c;
   return c;
+}
+
+/* The Authorization header, as curl takes it; NULL without a token or
+ * when out of memory (*oom set). */
+static struct curl_slist *auth_header(int *oom) {
+  struct curl_slist *list;
+  size_t n;
+  char *h;
+  *oom = 0;
+  if (!bearer_token) return NULL;
+  n = strlen(bearer_token) + sizeof "Authorization: Bearer ";
+  if (!(h = malloc(n))) { *oom = 1; return NULL; }
+  snprintf(h, n, "Authorization: Bearer %s", bearer_token);
+  list = curl_slist_append(NULL, h);
+  free(h);
+  if (!list) *oom = 1;
+  return list;
 }
 
 static int perform(const char *base, const char *path, transfer *t,
@@ -105,11 +133,18 @@ static int perform(const char *base, const char *path, transfer *t,
   char *url = malloc(n);
   CURL *c;
   CURLcode rc;
-  int err = GS_OK;
+  struct curl_slist *headers;
+  int err = GS_OK, oom;
   memset(r, 0, sizeof *r);
   if (!url || global_init() != GS_OK) { free(url); return GS_ENOMEM; }
   snprintf(url, n, "%s%s", base, path);
-  if (!(c = new_handle(url, t, errbuf))) { free(url); return GS_ENOMEM; }
+  headers = auth_header(&oom);
+  if (oom || !(c = new_handle(url, t, errbuf))) {
+    curl_slist_free_all(headers);
+    free(url);
+    return GS_ENOMEM;
+  }
+  if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   setup(c, arg);
   rc = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
@@ -118,6 +153,7 @@ static int perform(const char *base, const char *path, transfer *t,
   else if (rc != CURLE_OK)
     err = fail(r, "cannot write the output", "");
   curl_easy_cleanup(c);
+  curl_slist_free_all(headers);
   free(url);
   if (err == GS_OK && r->body) r->json = json_loadb(r->body, r->body_len, 0, NULL);
   return err;

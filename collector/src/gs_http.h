@@ -34,6 +34,13 @@ int gs_http_download(const char *base, const char *path, gs_write_fn fn, void *c
                      gs_http_reply *r);
 void gs_http_reply_free(gs_http_reply *r);
 
+/* For every later call: the bearer token to send ("Authorization: Bearer
+ * TOKEN"; NULL for none) and the CA certificates (PEM file) that an
+ * https:// collector's certificate must chain to (NULL: the system's).
+ * The strings are not copied. */
+void gs_http_set_token(const char *token);
+void gs_http_set_cacert(const char *path);
+
 /* s percent-encoded for a URL path segment or query value; free() it. */
 char *gs_http_escape(const char *s);
 

@@ -1,10 +1,12 @@
 /* gs_main.c - entry point of the gcsnap command-line tool.
  *
- * Only dispatches: global options (--help, --version) and the command name
- * are handled here; each command parses its own options. */
+ * Only dispatches: global options (--help, --version, and the collector's
+ * --token-file and --cacert, which may come anywhere before a "--") and
+ * the command name are handled here; each command parses its own options. */
 #include <stdio.h>
 #include <string.h>
 #include "gs_cli.h"
+#include "gs_client.h"
 
 typedef struct command {
   const char *name;
@@ -28,6 +30,7 @@ static const command commands[] = {
   {"fetch", gs_cmd_fetch, "download a stored snapshot into a file"},
   {"schedule", gs_cmd_schedule, "add, list or remove the collector's periodic captures"},
   {"replay", gs_cmd_replay, "play a recorded agent session (.gcstream) to a collector"},
+  {"keys", gs_cmd_keys, "add, list or remove the device keys agents prove themselves with"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -45,12 +48,20 @@ static void print_usage(FILE *out) {
     fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
   fputs("\n"
         "Run 'gcsnap COMMAND --help' for the options of a command.\n"
+        "\n"
+        "Global options, for the commands that talk to the collector:\n"
+        "  --token-file PATH  send the token in PATH (its first line) as\n"
+        "                     'Authorization: Bearer TOKEN'; else $" GS_TOKEN_ENV "\n"
+        "  --cacert FILE      CA certificates (PEM) for an https:// collector\n"
+        "\n"
         "Exit status: 0 success, 1 invalid input or the collector refused or\n"
         "failed the operation, 2 usage or I/O error or no collector to talk to.\n", out);
 }
 
 int main(int argc, char **argv) {
   size_t i;
+  int code = gs_client_global_options(&argc, argv);
+  if (code != GS_EXIT_OK) return code;
   if (argc < 2) {
     print_usage(stderr);
     return GS_EXIT_USAGE;

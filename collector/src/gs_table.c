@@ -1,8 +1,61 @@
-/* gs_table.c - text tables for the commands that list things. */
+/* gs_table.c - text tables for the commands that list things, and the
+ * escaping of names for the terminal. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
 #include "gs_table.h"
+#include "gs_text.h"
+
+/* The code point of the n-byte UTF-8 sequence at p (n from gs_utf8_len). */
+static unsigned long code_point(const unsigned char *p, size_t n) {
+  unsigned long c = n == 1 ? p[0] : p[0] & (0x7fu >> n);
+  size_t i;
+  for (i = 1; i < n; i++) c = (c << 6) | (p[i] & 0x3fu);
+  return c;
+}
+
+/* Whether a well-formed character is one a terminal acts on, or one that
+ * makes the text shown differ from its order in the line. */
+static int is_unsafe(unsigned long c) {
+  return c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x202a && c <= 0x202e) ||
+         (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
+}
+
+char *gs_table_escape(const char *s) {
+  static const char hex[] = "0123456789abcdef";
+  const unsigned char *p = (const unsigned char *)s, *e = p + strlen(s);
+  char *out = malloc((size_t)(e - p) * 4 + 1), *q = out;
+  if (!out) return NULL;
+  while (p < e) {
+    size_t n = gs_utf8_len(p, e), i;
+    if (n == 0 || is_unsafe(code_point(p, n))) {
+      if (n == 0) n = 1;
+      for (i = 0; i < n; i++) {
+        *q++ = '\\';
+        *q++ = 'x';
+        *q++ = hex[p[i] >> 4];
+        *q++ = hex[p[i] & 15];
+      }
+    } else if (*p == '\\') {
+      *q++ = '\\';
+      *q++ = '\\';
+    } else {
+      memcpy(q, p, n);
+      q += n;
+    }
+    p += n;
+  }
+  *q = '\0';
+  return out;
+}
+
+int gs_table_fputs(const char *s, FILE *out) {
+  char *e = gs_table_escape(s);
+  if (!e) return GS_ENOMEM;
+  fputs(e, out);
+  free(e);
+  return GS_OK;
+}
 
 void gs_table_init(gs_table *t, size_t ncols, const char *const *heads, const char *align) {
   memset(t, 0, sizeof *t);
@@ -12,12 +65,7 @@ void gs_table_init(gs_table *t, size_t ncols, const char *const *heads, const ch
 }
 
 static char *copy(const char *s) {
-  size_t n;
-  char *p;
-  if (!s) s = "-";
-  n = strlen(s) + 1;
-  if ((p = malloc(n))) memcpy(p, s, n);
-  return p;
+  return gs_table_escape(s ? s : "-");
 }
 
 int gs_table_add(gs_table *t, const char *const *cells) {

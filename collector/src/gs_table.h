@@ -2,7 +2,12 @@
  *
  * Rows are added as strings; columns are as wide as their widest cell, so
  * the whole table is kept until it is printed. Numbers are right-aligned,
- * text left-aligned; the last column is not padded. */
+ * text left-aligned; the last column is not padded.
+ *
+ * Cells often hold names from a dump or from the collector (type names,
+ * device IDs), which anyone could have written: they are escaped for the
+ * terminal (gs_table_escape), so that a name cannot move the cursor,
+ * change colours or rewrite what was printed before. */
 #ifndef GS_TABLE_H
 #define GS_TABLE_H
 
@@ -23,5 +28,14 @@ int gs_table_add(gs_table *t, const char *const *cells);
 /* Returns GS_OK or GS_ENOMEM. */
 int gs_table_print(const gs_table *t, FILE *out);
 void gs_table_free(gs_table *t);
+
+/* s as it may be shown on a terminal: control characters (C0, DEL, and C1
+ * in UTF-8), bytes that are not UTF-8, and the bidirectional and line
+ * separator marks (U+202A-U+202E, U+2066-U+2069, U+2028, U+2029) as \xNN
+ * per byte, and '\\' as "\\\\"; other text as it is. Returns a malloc'd
+ * string, or NULL when out of memory. */
+char *gs_table_escape(const char *s);
+/* Writes s escaped as above; returns GS_OK or GS_ENOMEM. */
+int gs_table_fputs(const char *s, FILE *out);
 
 #endif

@@ -50,6 +50,13 @@ int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
     *code = "busy";
     return GS_EINVAL;
   }
+  /* No capture the store has no room for: refused before the agent walks
+   * its heap (the message is gsd_store_error()). */
+  if (gsd_store_check_space(srv->store, srv->cfg->min_free_bytes) != GS_OK) {
+    gsd_log_warn("capture of %s refused: %s", device_id, gsd_store_error(srv->store));
+    *code = "disk_full";
+    return GS_ELIMIT;
+  }
   if (!(cap = calloc(1, sizeof *cap))) {
     *code = "internal";
     return GS_ENOMEM;

@@ -2,26 +2,41 @@
  * daemon's libuv loop.
  *
  * h2o is the HTTP library: it parses requests, keeps connections alive,
- * speaks HTTP/1.1 and HTTP/2, serves files, and has TLS for later; Debian
- * builds it on libuv, so it shares the loop of the agent sessions. One
- * handler on "/" routes the API's few paths itself.
+ * speaks HTTP/1.1 and HTTP/2, serves files, and does TLS with OpenSSL;
+ * Debian builds it on libuv, so it shares the loop of the agent sessions.
+ * One handler on "/" routes the API's few paths itself.
  *
  * A capture request with wait=1 is answered later: the request is parked
  * as a waiter (allocated in the request's pool, so that it is unlinked if
  * the connection goes away first) until the capture ends or its deadline
- * passes. */
+ * passes.
+ *
+ * Access: with a token configured, every /api request must carry
+ * "Authorization: Bearer TOKEN" or is answered 401. The token is compared
+ * by its SHA-256 digest with CRYPTO_memcmp, so neither its bytes nor its
+ * length show in the time an answer takes. With --http-tls-cert and
+ * --http-tls-key the listener speaks TLS (1.2 or later) through h2o's
+ * OpenSSL support, HTTP/2 or HTTP/1.1 as ALPN agrees. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <strings.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/sha.h>
+#include <openssl/ssl.h>
 #include "h2o.h"
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_json.h"
 #include "gs_units.h"
+#include "gsd_console.h"
 #include "gsd_log.h"
 #include "gsd_server.h"
+#include "gsd_types.h"
+#include "gsd_request.h"
 
 #define DEFAULT_WAIT_S 120
 #define MAX_WAIT_S 3600
@@ -52,6 +67,9 @@ struct gsd_http {
   int listening, ticking, ctx_ready;
   waiter *waiters;
   size_t connections;
+  SSL_CTX *ssl_ctx;                       /* NULL for plain HTTP */
+  int has_token;
+  unsigned char token_digest[SHA256_DIGEST_LENGTH];
 };
 
 /* ---- responses ------------------------------------------------------------ */
@@ -62,6 +80,7 @@ static const char *reason_of(int status) {
   case 201: return "Created";
   case 202: return "Accepted";
   case 400: return "Bad Request";
+  case 401: return "Unauthorized";
   case 404: return "Not Found";
   case 405: return "Method Not Allowed";
   case 409: return "Conflict";
@@ -69,6 +88,7 @@ static const char *reason_of(int status) {
   case 502: return "Bad Gateway";
   case 503: return "Service Unavailable";
   case 504: return "Gateway Timeout";
+  case 507: return "Insufficient Storage";
   default: return "Internal Server Error";
   }
 }
@@ -118,103 +138,26 @@ int gsd_http_respond_error(h2o_req_t *req, int status, const char *code, const c
   return respond_json(req, status, error_body(code, message));
 }
 
-/* ---- request parsing -------------------------------------------------------- */
-
-static int hexval(int c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-/* Percent-decodes s[0..n) into out; '+' is a space in a query. Returns 0,
- * or -1 for bad escapes, NUL bytes or a result that does not fit. */
-static int decode(const char *s, size_t n, int query, char *out, size_t cap) {
-  size_t i, o = 0;
-  for (i = 0; i < n; i++) {
-    int c = (unsigned char)s[i];
-    if (c == '%') {
-      int hi, lo;
-      if (i + 2 >= n) return -1;
-      hi = hexval(s[i + 1]);
-      lo = hexval(s[i + 2]);
-      if (hi < 0 || lo < 0) return -1;
-      c = hi * 16 + lo;
-      i += 2;
-    } else if (c == '+' && query) {
-      c = ' ';
-    }
-    if (c == 0 || o + 1 >= cap) return -1;
-    out[o++] = (char)c;
-  }
-  out[o] = '\0';
-  return 0;
-}
+/* ---- request parsing (gsd_request.c) ------------------------------------------- */
 
 /* The value of key in the query string; 1 when found, 0 when absent, -1
  * when malformed. */
 static int query_get(const h2o_req_t *req, const char *key, char *out, size_t cap) {
-  const char *p, *end;
-  size_t klen = strlen(key);
-  if (req->query_at == SIZE_MAX) return 0;
-  p = req->path.base + req->query_at + 1;
-  end = req->path.base + req->path.len;
-  while (p < end) {
-    const char *amp = memchr(p, '&', (size_t)(end - p)), *eq;
-    if (!amp) amp = end;
-    eq = memchr(p, '=', (size_t)(amp - p));
-    if ((size_t)((eq ? eq : amp) - p) == klen && memcmp(p, key, klen) == 0) {
-      if (!eq) { out[0] = '\0'; return 1; }
-      return decode(eq + 1, (size_t)(amp - eq - 1), 1, out, cap) ? -1 : 1;
-    }
-    p = amp + 1;
-  }
-  return 0;
+  return gsd_request_query(req->path.base, req->path.len, req->query_at, key, out, cap);
 }
 
-static int parse_u64(const char *s, uint64_t max, uint64_t *v) {
-  uint64_t x = 0;
-  if (!*s) return -1;
-  for (; *s; s++) {
-    if (*s < '0' || *s > '9' || x > (max - (uint64_t)(*s - '0')) / 10) return -1;
-    x = x * 10 + (uint64_t)(*s - '0');
-  }
-  *v = x;
-  return 0;
-}
+static int parse_u64(const char *s, uint64_t max, uint64_t *v) { return gsd_request_u64(s, max, v); }
 
 /* A flag in the query: "1", "true" or "yes" (or no value) sets it. */
 static int query_flag(const h2o_req_t *req, const char *key, int *on) {
-  char v[16];
-  int rc = query_get(req, key, v, sizeof v);
-  *on = 0;
-  if (rc < 0) return -1;
-  if (rc == 0) return 0;
-  if (!v[0] || !strcmp(v, "1") || !strcmp(v, "true") || !strcmp(v, "yes")) *on = 1;
-  else if (strcmp(v, "0") && strcmp(v, "false") && strcmp(v, "no")) return -1;
-  return 0;
+  return gsd_request_flag(req->path.base, req->path.len, req->query_at, key, on);
 }
 
-#define MAX_SEGMENTS 6
+#define MAX_SEGMENTS GSD_REQUEST_MAX_SEGMENTS
 
 /* Splits the path (without the query) into percent-decoded segments. */
-static int split_path(const h2o_req_t *req, char seg[][256], int *nseg) {
-  size_t len = req->query_at == SIZE_MAX ? req->path.len : req->query_at;
-  const char *p = req->path.base, *end = p + len;
-  int n = 0;
-  if (p == end || *p != '/') return -1;
-  while (p < end) {
-    const char *slash;
-    p++;
-    slash = memchr(p, '/', (size_t)(end - p));
-    if (!slash) slash = end;
-    if (slash == p && slash == end) break;          /* a trailing slash */
-    if (n == MAX_SEGMENTS || decode(p, (size_t)(slash - p), 0, seg[n], 256)) return -1;
-    n++;
-    p = slash;
-  }
-  *nseg = n;
-  return 0;
+static int split_path(const h2o_req_t *req, char seg[][GSD_REQUEST_SEGMENT_MAX], int *nseg) {
+  return gsd_request_split(req->path.base, req->path.len, req->query_at, seg, nseg);
 }
 
 /* ---- routes ------------------------------------------------------------------ */
@@ -277,12 +220,7 @@ static int get_snapshots(gsd_http *http, h2o_req_t *req) {
   return respond_json(req, 200, o);
 }
 
-static int parse_id(const char *text, int64_t *id) {
-  uint64_t v;
-  if (parse_u64(text, INT64_MAX, &v) || v == 0) return -1;
-  *id = (int64_t)v;
-  return 0;
-}
+static int parse_id(const char *text, int64_t *id) { return gsd_request_id(text, id); }
 
 static int get_snapshot(gsd_http *http, h2o_req_t *req, const char *id_text) {
   json_t *o;
@@ -493,6 +431,8 @@ static int post_capture(gsd_http *http, h2o_req_t *req, const char *device_id) {
       return gsd_http_respond_error(req, 409, "not_connected", "device %s is not connected", device_id);
     if (!strcmp(code, "busy"))
       return gsd_http_respond_error(req, 409, "busy", "device %s is already capturing", device_id);
+    if (!strcmp(code, "disk_full"))
+      return gsd_http_respond_error(req, 507, "disk_full", "%s", gsd_store_error(http->srv->store));
     return gsd_http_respond_error(req, 500, "internal", "cannot send the capture request");
   }
   if (wait) return wait_for(http, req, cap, secs);
@@ -614,6 +554,37 @@ static int get_trend(gsd_http *http, h2o_req_t *req, const char *device_id) {
   return rc;
 }
 
+/* GET /api/snapshots/ID/types: the whole histogram a page at a time
+ * (gsd_types.c). */
+static int get_types(gsd_http *http, h2o_req_t *req, const char *id_text) {
+  char offset[32], limit[32], sort[16] = "bytes", order[8] = "", *path;
+  gsd_types_query q;
+  json_t *o = NULL;
+  int rc, has_filter;
+  memset(&q, 0, sizeof q);
+  has_filter = query_get(req, "filter", q.filter, sizeof q.filter);
+  if (query_count(req, "offset", "0", offset, sizeof offset) || query_count(req, "limit", "100", limit, sizeof limit) ||
+      has_filter < 0 || query_get(req, "sort", sort, sizeof sort) < 0 || query_get(req, "order", order, sizeof order) < 0 ||
+      (strcmp(sort, "bytes") && strcmp(sort, "count") && strcmp(sort, "name")) ||
+      (order[0] && strcmp(order, "asc") && strcmp(order, "desc")))
+    return gsd_http_respond_error(req, 400, "bad_request", "offset and limit take counts, sort bytes, count "
+                                  "or name, order asc or desc, filter up to 255 bytes");
+  parse_u64(offset, UINT32_MAX, &q.offset);
+  parse_u64(limit, UINT32_MAX, &q.limit);
+  q.sort = !strcmp(sort, "name") ? GSD_TYPES_BY_NAME : !strcmp(sort, "count") ? GSD_TYPES_BY_COUNT : GSD_TYPES_BY_BYTES;
+  q.descending = order[0] ? !strcmp(order, "desc") : q.sort != GSD_TYPES_BY_NAME;
+  if (parse_id(id_text, &q.snapshot_id)) return gsd_http_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
+  rc = gsd_store_get_snapshot(http->srv->store, q.snapshot_id, 0, &o, &path);
+  if (rc == GS_EOF) return gsd_http_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
+  if (rc != GS_OK) return gsd_http_respond_error(req, 500, "internal", "%s", gsd_store_error(http->srv->store));
+  q.crc32 = (uint32_t)json_integer_value(json_object_get(o, "crc32"));
+  json_decref(o);
+  if (!path) return gsd_http_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
+  rc = gsd_types_answer(http->srv, req, path, &q);
+  free(path);
+  return rc;
+}
+
 /* ---- schedules ------------------------------------------------------------------ */
 
 /* A parameter of POST /api/schedules: from the JSON body when it has it
@@ -720,10 +691,46 @@ static int is_method(const h2o_req_t *req, const char *m) {
   return req->method.len == strlen(m) && memcmp(req->method.base, m, req->method.len) == 0;
 }
 
+/* Everything outside /api is the web console's (gsd_console.c). */
+static int is_api_path(const h2o_req_t *req) {
+  size_t len = req->query_at == SIZE_MAX ? req->path.len : req->query_at;
+  return len >= 4 && !memcmp(req->path.base, "/api", 4) && (len == 4 || req->path.base[4] == '/');
+}
+
+/* ---- access ------------------------------------------------------------------------ */
+
+/* Whether the request carries the token: "Bearer" (any case), blanks, the
+ * token. Digests of equal length are compared, in constant time. */
+static int has_token(const gsd_http *http, const h2o_req_t *req) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1);
+  const char *token;
+  size_t len;
+  if (i < 0 || !gsd_request_bearer(req->headers.entries[i].value.base,
+                                   req->headers.entries[i].value.len, &token, &len))
+    return 0;
+  SHA256((const unsigned char *)token, len, digest);
+  return CRYPTO_memcmp(digest, http->token_digest, sizeof digest) == 0;
+}
+
+/* 0 when the request may go on; else it is answered 401 and 1 returned. */
+static int refuse_unauthorized(const gsd_http *http, h2o_req_t *req) {
+  if (!http->has_token || has_token(http, req)) return 0;
+  gsd_log_info("http: %.*s %.*s refused: no valid bearer token", (int)req->method.len,
+               req->method.base, (int)req->path.len, req->path.base);
+  h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_WWW_AUTHENTICATE, NULL,
+                 H2O_STRLIT("Bearer realm=\"gcsnapd\""));
+  gsd_http_respond_error(req, 401, "unauthorized", "this collector needs 'Authorization: "
+                         "Bearer TOKEN' (gcsnap --token-file FILE or $GCSNAP_TOKEN)");
+  return 1;
+}
+
 static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   gsd_http *http = ((api_handler *)self)->http;
-  char seg[MAX_SEGMENTS][256];
+  char seg[MAX_SEGMENTS][GSD_REQUEST_SEGMENT_MAX];
   int n = 0, get = is_method(req, "GET"), post = is_method(req, "POST");
+  if (!is_api_path(req)) return gsd_console_serve(req);
+  if (refuse_unauthorized(http, req)) return 0;
   if (split_path(req, seg, &n) || n < 2 || strcmp(seg[0], "api"))
     return gsd_http_respond_error(req, 404, "not_found", "no such resource");
   gsd_log_debug("http: %.*s %.*s", (int)req->method.len, req->method.base, (int)req->path.len,
@@ -741,6 +748,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     return get_dominators(http, req, seg[2]);
   if (n == 4 && !strcmp(seg[1], "snapshots") && !strcmp(seg[3], "paths") && get)
     return get_paths(http, req, seg[2]);
+  if (n == 4 && !strcmp(seg[1], "snapshots") && !strcmp(seg[3], "types") && get)
+    return get_types(http, req, seg[2]);
   if (n == 2 && !strcmp(seg[1], "diff") && get) return get_diff(http, req);
   if (n == 4 && !strcmp(seg[1], "devices") && !strcmp(seg[3], "trend") && get)
     return get_trend(http, req, seg[2]);
@@ -794,6 +803,37 @@ static int listen_on(gsd_http *http, const char *addr, char *bound, size_t cap) 
   return gsd_listen(http->srv->loop, &http->listener, addr, on_accept, bound, cap);
 }
 
+/* The OpenSSL errors queued by a failed call, after what; the queue is
+ * emptied. */
+static int tls_fail(char *err, size_t cap, const char *what, const char *file) {
+  char detail[256] = "";
+  unsigned long e, last = 0;
+  while ((e = ERR_get_error()) != 0) last = e;
+  if (last) ERR_error_string_n(last, detail, sizeof detail);
+  snprintf(err, cap, "%s '%s'%s%s", what, file, detail[0] ? ": " : "", detail);
+  return GS_EINVAL;
+}
+
+/* The listener's TLS: the certificate chain and key of the settings,
+ * TLS 1.2 or later, and ALPN offering h2 and http/1.1. */
+static int tls_setup(gsd_http *http, const gsd_config *cfg, char *err, size_t cap) {
+  SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+  if (!ctx) return tls_fail(err, cap, "cannot set up TLS for", cfg->http_tls_cert);
+  http->ssl_ctx = ctx;
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  if (SSL_CTX_use_certificate_chain_file(ctx, cfg->http_tls_cert) != 1)
+    return tls_fail(err, cap, "cannot load the TLS certificate", cfg->http_tls_cert);
+  if (SSL_CTX_use_PrivateKey_file(ctx, cfg->http_tls_key, SSL_FILETYPE_PEM) != 1)
+    return tls_fail(err, cap, "cannot load the TLS private key", cfg->http_tls_key);
+  if (SSL_CTX_check_private_key(ctx) != 1)
+    return tls_fail(err, cap, "the TLS private key does not match the certificate",
+                    cfg->http_tls_cert);
+  h2o_ssl_register_alpn_protocols(ctx, h2o_alpn_protocols);
+  http->accept_ctx.ssl_ctx = ctx;
+  return GS_OK;
+}
+
 int gsd_http_start(gsd_server *srv, const char *addr, char *bound, size_t cap) {
   gsd_http *http = calloc(1, sizeof *http);
   h2o_hostconf_t *host;
@@ -817,6 +857,13 @@ int gsd_http_start(gsd_server *srv, const char *addr, char *bound, size_t cap) {
   http->accept_ctx.hosts = http->config.hosts;
   uv_timer_init(srv->loop, &http->tick);
   http->tick.data = http;
+  if (srv->cfg->http_token[0]) {
+    SHA256((const unsigned char *)srv->cfg->http_token, strlen(srv->cfg->http_token),
+           http->token_digest);
+    http->has_token = 1;
+  }
+  if (srv->cfg->http_tls_cert[0] && tls_setup(http, srv->cfg, bound, cap) != GS_OK)
+    return GS_EINVAL;
   return listen_on(http, addr, bound, cap);
 }
 
@@ -847,5 +894,7 @@ void gsd_http_free(gsd_http *http) {
    * process is ending anyway. */
   if (http->ctx_ready) return;
   h2o_config_dispose(&http->config);
+  SSL_CTX_free(http->ssl_ctx);
+  OPENSSL_cleanse(http->token_digest, sizeof http->token_digest);
   free(http);
 }

@@ -10,7 +10,11 @@
  * The summary of a stored snapshot comes from "gcsnap summary --json" run
  * as a child process: it builds the heap's graph, whose memory goes back to
  * the system when the child exits instead of staying in the collector, and
- * the catalog holds exactly what the command prints. */
+ * the catalog holds exactly what the command prints. A small snapshot is
+ * summarized here instead, with the same code (gs_summary) and the same
+ * JSON: its graph is small and short-lived, while starting the child costs
+ * tens of milliseconds, which a fleet captured every few seconds cannot
+ * afford. */
 #include <errno.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -18,12 +22,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <jansson.h>
 #include "gs_crc32.h"
 #include "gs_error.h"
+#include "gs_file.h"
+#include "gs_summary.h"
 #include "gs_text.h"
 #include "gs_validate.h"
 #include "gs_wire.h"
@@ -34,6 +42,10 @@ extern char **environ;
 
 #define ZSTD_LEVEL 3          /* as "gcsnap convert" */
 #define SUMMARY_TOP 20        /* as "gcsnap summary" by default */
+/* Files up to this size on disk are summarized in this process: for a mock
+ * heap (12 bytes per object in zstd) about 20,000 objects, a graph of about
+ * a megabyte for a few milliseconds, less than starting the child takes. */
+#define GSD_SUMMARY_IN_PROCESS_BYTES (256u << 10)
 #define MAX_SUMMARY (64u << 20)
 
 struct gsd_ingest {
@@ -52,6 +64,8 @@ struct gsd_ingest {
   char write_error[200];
   char first_error[256];
   gsd_ingest_counts c;
+  gsd_ingest_limits lim;
+  uint64_t space_check_at;   /* file_bytes at which free space is checked next */
   /* the object whose references go on in the next ObjectBatch */
   int pending;
   uint64_t pend_id, pend_type, pend_size;
@@ -81,10 +95,33 @@ static int fault(gsd_fault *f, unsigned code, int fatal, const char *fmt, ...) {
 
 /* ---- output: CRC, count, zstd, file ----------------------------------- */
 
+/* Nothing more will be written: the file goes now, not at the end of the
+ * stream, so that a full disk gets its space back at once. */
 static void write_failed(gsd_ingest *ig, const char *what, const char *why) {
   if (ig->write_failed) return;
   ig->write_failed = 1;
   snprintf(ig->write_error, sizeof ig->write_error, "%s: %s", what, why);
+  if (ig->fd >= 0 && !ig->committed) {
+    close(ig->fd);
+    ig->fd = -1;
+    unlink(ig->tmp_path);
+  }
+}
+
+/* Below the free space to keep, the snapshot stops being written. */
+static int check_space(gsd_ingest *ig) {
+  struct statvfs v;
+  uint64_t avail;
+  char why[160];
+  ig->space_check_at = ig->c.file_bytes + GSD_INGEST_SPACE_CHECK;
+  if (!ig->lim.min_free_bytes || fstatvfs(ig->fd, &v) != 0) return GS_OK;
+  avail = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+  if (avail >= ig->lim.min_free_bytes) return GS_OK;
+  snprintf(why, sizeof why, "the store's filesystem has %llu bytes free, below the minimum"
+           " of %llu (--min-free-bytes)",
+           (unsigned long long)avail, (unsigned long long)ig->lim.min_free_bytes);
+  write_failed(ig, "disk full", why);
+  return GS_EIO;
 }
 
 static int write_all(gsd_ingest *ig, const void *buf, size_t len) {
@@ -93,17 +130,21 @@ static int write_all(gsd_ingest *ig, const void *buf, size_t len) {
     ssize_t n = write(ig->fd, p, len);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      write_failed(ig, "cannot write the snapshot file", strerror(errno));
+      int e = errno;
+      write_failed(ig, e == ENOSPC || e == EDQUOT ? "disk full: cannot write the snapshot file"
+                                                  : "cannot write the snapshot file", strerror(e));
       return GS_EIO;
     }
     p += n;
     len -= (size_t)n;
     ig->c.file_bytes += (uint64_t)n;
   }
+  if (ig->c.file_bytes >= ig->space_check_at) return check_space(ig);
   return GS_OK;
 }
 
 static int compress(gsd_ingest *ig, ZSTD_inBuffer *in, ZSTD_EndDirective mode) {
+  if (!ig->cctx) return GS_OK;          /* the frame was ended with the stream */
   for (;;) {
     ZSTD_outBuffer out = {ig->zbuf, ig->zbuf_cap, 0};
     size_t left = ZSTD_compressStream2(ig->cctx, &out, in, mode);
@@ -210,6 +251,10 @@ static int emit_object(gsd_ingest *ig, uint64_t id, uint64_t type, uint64_t size
 static int add_refs(gsd_ingest *ig, uint64_t id, const int64_t *deltas, size_t n,
                     gsd_fault *f) {
   size_t i;
+  if (ig->lim.max_references && n > ig->lim.max_references - ig->c.references - ig->nrefs)
+    return fault(f, GS_WIRE_E_INVALID, 1,
+                 "the snapshot has more than %llu references, the collector's limit"
+                 " (--max-references)", (unsigned long long)ig->lim.max_references);
   if (n > GSD_INGEST_MAX_OBJECT_REFS - ig->nrefs)
     return fault(f, GS_WIRE_E_PROTOCOL, 1,
                  "object %llx has more than %u references, the collector's limit",
@@ -263,9 +308,24 @@ static int on_objects(gsd_ingest *ig, const Gcsnap__ObjectBatch *b, gsd_fault *f
       return GS_OK;
     }
     ig->pending = 0;
+    if (ig->lim.max_objects && ig->c.objects >= ig->lim.max_objects)
+      return fault(f, GS_WIRE_E_INVALID, 1,
+                   "the snapshot has more than %llu objects, the collector's limit"
+                   " (--max-objects)", (unsigned long long)ig->lim.max_objects);
     emit_object(ig, id, b->type_ids[i], b->sizes[i]);
   }
   return GS_OK;
+}
+
+/* The reader refuses a root kind above 5, so the validator never sees one:
+ * the same error here, or the stored text would not read back. */
+static void check_root_kind(gsd_ingest *ig, unsigned kind) {
+  gs_diag d;
+  if (kind < GS_ROOT_KINDS) return;
+  d.code = GS_D_ROOT_KIND;
+  d.line = ig->c.records + 1;
+  snprintf(d.message, sizeof d.message, "root kind %x is outside 0-5", kind);
+  gs_validator_report(ig->validator, &d);
 }
 
 static int on_roots(gsd_ingest *ig, const Gcsnap__RootBatch *b, gsd_fault *f) {
@@ -291,9 +351,21 @@ static int on_roots(gsd_ingest *ig, const Gcsnap__RootBatch *b, gsd_fault *f) {
       rec.has_container = 1;
       rec.type = b->containers[c++];
     }
+    if (!ig->check_only) check_root_kind(ig, rec.root_kind);
     emit(ig, &rec);
   }
   return GS_OK;
+}
+
+/* The reader refuses a type record whose name is empty or blanks only
+ * ("t ID" and nothing after): the same error here. */
+static void check_type_name(gsd_ingest *ig, const char *name) {
+  gs_diag d;
+  if (name && name[strspn(name, " \t")] != '\0') return;
+  d.code = GS_D_MISSING_FIELD;
+  d.line = ig->c.records + 1;
+  snprintf(d.message, sizeof d.message, "type name is missing");
+  gs_validator_report(ig->validator, &d);
 }
 
 static int on_types(gsd_ingest *ig, const Gcsnap__TypeBatch *b, gsd_fault *f) {
@@ -301,8 +373,10 @@ static int on_types(gsd_ingest *ig, const Gcsnap__TypeBatch *b, gsd_fault *f) {
   if (b->n_ids != b->n_names)
     return fault(f, GS_WIRE_E_PROTOCOL, 1, "TypeBatch %llu: %zu IDs, but %zu names",
                  (unsigned long long)b->seq, b->n_ids, b->n_names);
-  for (i = 0; i < b->n_ids; i++)
+  for (i = 0; i < b->n_ids; i++) {
+    if (!ig->check_only) check_type_name(ig, b->names[i]);
     emit_named(ig, GS_REC_TYPE, b->ids[i], b->names[i], 0, "type name");
+  }
   return GS_OK;
 }
 
@@ -326,6 +400,23 @@ static int count_mismatch(gsd_fault *f, const char *what, uint64_t said, uint64_
                (unsigned long long)said, what, (unsigned long long)got);
 }
 
+/* The stream is whole and will be stored: the zstd frame is ended now and
+ * the compressor, writer and validator freed, so that a snapshot waiting
+ * for its sync and summary holds a few bytes rather than megabytes (a
+ * fleet captured at once queues hundreds of them). */
+static void end_output(gsd_ingest *ig) {
+  ZSTD_inBuffer in = {NULL, 0, 0};
+  if (compress(ig, &in, ZSTD_e_end) != GS_OK) return;
+  ZSTD_freeCCtx(ig->cctx);
+  ig->cctx = NULL;
+  free(ig->zbuf);
+  ig->zbuf = NULL;
+  gs_writer_free(ig->writer);
+  ig->writer = NULL;
+  gs_validator_free(ig->validator);
+  ig->validator = NULL;
+}
+
 static int on_end(gsd_ingest *ig, const Gcsnap__SnapshotEnd *e, gsd_fault *f) {
   const gsd_ingest_counts *c = &ig->c;
   ig->ended = 1;
@@ -347,6 +438,8 @@ static int on_end(gsd_ingest *ig, const Gcsnap__SnapshotEnd *e, gsd_fault *f) {
   if (c->errors)
     return fault(f, GS_WIRE_E_INVALID, 0, "invalid snapshot: %llu validation errors; first: %s",
                  (unsigned long long)c->errors, ig->first_error);
+  if (ig->write_failed) return fault(f, GS_WIRE_E_STORAGE, 0, "%s", ig->write_error);
+  end_output(ig);
   if (ig->write_failed) return fault(f, GS_WIRE_E_STORAGE, 0, "%s", ig->write_error);
   return GS_OK;
 }
@@ -386,9 +479,17 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
   }
 }
 
+void gsd_ingest_set_limits(gsd_ingest *ig, const gsd_ingest_limits *lim) {
+  ig->lim = *lim;
+  ig->space_check_at = 0;   /* the first write checks */
+}
+
 int gsd_ingest_ended(const gsd_ingest *ig) { return ig->ended; }
 const gsd_ingest_counts *gsd_ingest_stats(const gsd_ingest *ig) { return &ig->c; }
 const char *gsd_ingest_first_error(const gsd_ingest *ig) { return ig->first_error; }
+const char *gsd_ingest_write_error(const gsd_ingest *ig) {
+  return ig->write_failed ? ig->write_error : NULL;
+}
 
 /* ---- life cycle -------------------------------------------------------- */
 
@@ -462,14 +563,19 @@ static int sync_folder_of(const char *path) {
 int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t cap) {
   ZSTD_inBuffer in = {NULL, 0, 0};
   int rc;
+  if (ig->write_failed) {
+    snprintf(err, cap, "%s", ig->write_error);
+    return GS_EIO;
+  }
   if (ig->check_only || ig->fd < 0) {
     snprintf(err, cap, "nothing to commit");
     return GS_EINVAL;
   }
-  if (!ig->write_failed) compress(ig, &in, ZSTD_e_end);
+  compress(ig, &in, ZSTD_e_end);
   if (!ig->write_failed && fsync(ig->fd) != 0)
-    write_failed(ig, "cannot sync the snapshot file", strerror(errno));
-  rc = close(ig->fd);
+    write_failed(ig, errno == ENOSPC || errno == EDQUOT ? "disk full: cannot sync the snapshot file"
+                                                        : "cannot sync the snapshot file", strerror(errno));
+  rc = ig->fd >= 0 ? close(ig->fd) : 0;
   ig->fd = -1;
   if (!ig->write_failed && rc != 0)
     write_failed(ig, "cannot write the snapshot file", strerror(errno));
@@ -539,29 +645,72 @@ static int run_child(char *const argv[], char **out, size_t *len, int *status) {
   return *out ? GS_OK : GS_ENOMEM;
 }
 
-int gsd_ingest_summarize(const char *gcsnap, const char *path, const char *shown_name, char **json,
-                         gsd_snapshot_end *e, char *err, size_t cap) {
+/* The summary's object made in this process, as the child would print it;
+ * NULL with err set on failure. */
+static json_t *summary_here(const char *path, char *err, size_t cap) {
+  gs_summary sum;
+  gs_file *f = NULL;
+  gs_reader *r = NULL;
+  gs_diag d = {0};
+  json_t *o = NULL;
+  int rc = gs_summary_init(&sum, path);
+  if (rc == GS_OK && (rc = gs_file_open(&f, path, err, cap)) != GS_OK) {
+    gs_summary_free(&sum);
+    return NULL;
+  }
+  if (rc == GS_OK && (rc = gs_file_new_reader(f, &r)) == GS_OK &&
+      (rc = gs_summary_load(&sum, r, &d)) == GS_OK && !(o = gs_summary_json(&sum, SUMMARY_TOP)))
+    rc = GS_ENOMEM;
+  if (rc == GS_EFORMAT)
+    snprintf(err, cap, "summary failed: line %llu: %s", (unsigned long long)d.line, d.message);
+  else if (rc == GS_EIO && f && gs_file_error(f)[0])
+    snprintf(err, cap, "summary failed: %s", gs_file_error(f));
+  else if (rc != GS_OK)
+    snprintf(err, cap, "summary failed: %s", gs_strerror(rc));
+  gs_reader_free(r);
+  gs_file_close(f);
+  gs_summary_free(&sum);
+  return o;
+}
+
+/* The summary's object printed by "gcsnap summary --json" in a child
+ * process; NULL with err set and *rc the error on failure. */
+static json_t *summary_child(const char *gcsnap, const char *path, int *rc, char *err,
+                             size_t cap) {
   char top[16];
   char *argv[] = {(char *)gcsnap, "summary", "--json", "--top", top, (char *)path, NULL};
   char *out;
   size_t len;
-  int status, rc;
+  int status;
   json_t *o = NULL;
-  *json = NULL;
   snprintf(top, sizeof top, "%d", SUMMARY_TOP);
-  if ((rc = run_child(argv, &out, &len, &status)) != GS_OK) {
-    snprintf(err, cap, "cannot run %s: %s", gcsnap, rc == GS_ENOMEM ? "out of memory" : strerror(errno));
+  if ((*rc = run_child(argv, &out, &len, &status)) != GS_OK) {
+    snprintf(err, cap, "cannot run %s: %s", gcsnap, *rc == GS_ENOMEM ? "out of memory" : strerror(errno));
     free(out);
-    return rc;
+    return NULL;
   }
   if (status != 0 || !(o = json_loads(out, 0, NULL)) || !json_is_object(o)) {
     size_t line = strcspn(out, "\n");
     snprintf(err, cap, "%s summary failed: %.*s", gcsnap, (int)(line > 200 ? 200 : line), out);
     json_decref(o);
-    free(out);
-    return GS_EIO;
+    o = NULL;
+    *rc = GS_EIO;
   }
   free(out);
+  return o;
+}
+
+int gsd_ingest_summarize(const char *gcsnap, const char *path, const char *shown_name, char **json,
+                         gsd_snapshot_end *e, char *err, size_t cap) {
+  struct stat st;
+  int rc = GS_OK;
+  json_t *o;
+  *json = NULL;
+  if (stat(path, &st) == 0 && (uint64_t)st.st_size <= GSD_SUMMARY_IN_PROCESS_BYTES) {
+    if (!(o = summary_here(path, err, cap))) return GS_EIO;
+  } else if (!(o = summary_child(gcsnap, path, &rc, err, cap))) {
+    return rc;
+  }
   figures_of(o, e);
   if (json_object_set_new(o, "file", json_string(shown_name)) ||
       !(*json = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10)))) {

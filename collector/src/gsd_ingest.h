@@ -18,13 +18,29 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gcsnap.pb-c.h"
+#include "gs_reader.h"
 #include "gsd_store.h"
 
 /* An object with more references than this fails the stream: its line
- * alone would pass the record reader's 64 MiB default. */
-#define GSD_INGEST_MAX_OBJECT_REFS (1u << 23)
+ * (up to 17 bytes per reference, after a 54-byte head) could pass the record
+ * reader's 64 MiB default, and the stored file would not read back. */
+#define GSD_INGEST_MAX_OBJECT_REFS ((GS_READER_DEFAULT_MAX_LINE - 64u) / 17u)
 
 typedef struct gsd_ingest gsd_ingest;
+
+/* What one snapshot may take (gcsnapd's --max-objects, --max-references,
+ * --min-free-bytes); 0 for no limit. More objects or references than the
+ * limit fail the stream (code GS_WIRE_E_INVALID, fatal: the session ends,
+ * so the rest is not sent for nothing). Free space on the file's
+ * filesystem is checked every GSD_INGEST_SPACE_CHECK bytes written: below
+ * min_free_bytes, or on a write error (ENOSPC), the file is removed at
+ * once and the snapshot fails at SnapshotEnd (GS_WIRE_E_STORAGE, which
+ * agents retry later). */
+typedef struct gsd_ingest_limits {
+  uint64_t max_objects, max_references, min_free_bytes;
+} gsd_ingest_limits;
+
+#define GSD_INGEST_SPACE_CHECK (1u << 20)
 
 /* Why a stream failed: a GS_WIRE_E_* code, a reason for the log, the
  * catalog and the agent, and whether the session must end (the stream
@@ -51,6 +67,8 @@ typedef struct gsd_ingest_counts {
  * stream is only checked (sequence and structure), nothing is validated or
  * written: for a snapshot already stored. */
 int gsd_ingest_new(gsd_ingest **ig, const char *tmp_path, char *err, size_t cap);
+/* Sets the limits (none until called). */
+void gsd_ingest_set_limits(gsd_ingest *ig, const gsd_ingest_limits *lim);
 /* Frees; removes the temporary file unless it was committed. */
 void gsd_ingest_free(gsd_ingest *ig);
 
@@ -60,6 +78,9 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
 int gsd_ingest_ended(const gsd_ingest *ig);
 
 const gsd_ingest_counts *gsd_ingest_stats(const gsd_ingest *ig);
+/* Why the file is no longer being written (disk full, a write error), or
+ * NULL while it is; the stream still fails only at SnapshotEnd. */
+const char *gsd_ingest_write_error(const gsd_ingest *ig);
 /* "line N: [code] message" of the first validation error, or "". */
 const char *gsd_ingest_first_error(const gsd_ingest *ig);
 
@@ -71,7 +92,8 @@ int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t 
 /* The summary of a stored snapshot, as the gcsnap tool at path gcsnap
  * prints it with "summary --json" (shown_name in its "file"): JSON text in
  * *json (malloc'd) and the figures in e. Runs gcsnap as a child process and
- * waits for it (thread-safe; for the thread pool). */
+ * waits for it, or for a small file makes the same JSON in this process
+ * (thread-safe; for the thread pool). */
 int gsd_ingest_summarize(const char *gcsnap, const char *path, const char *shown_name, char **json,
                          gsd_snapshot_end *e, char *err, size_t cap);
 

@@ -1,9 +1,16 @@
 /* gsd_log.h - the collector daemon's log: one line per event on stderr.
  *
  * Each line has a UTC timestamp with milliseconds and a level; lines below
- * the configured level are dropped before they are formatted. */
+ * the configured level are dropped before they are formatted. A line holds
+ * printable ASCII only: the message is escaped by gsd_log_escape. */
 #ifndef GSD_LOG_H
 #define GSD_LOG_H
+
+#include <stddef.h>
+
+/* Longest log line, without its line end: the message (at most 1023
+ * bytes before escaping) fits escaped after the time and level. */
+#define GSD_LOG_LINE_MAX 4200
 
 typedef enum gsd_log_level {
   GSD_LOG_ERROR, GSD_LOG_WARN, GSD_LOG_INFO, GSD_LOG_DEBUG
@@ -13,6 +20,11 @@ void gsd_log_set_level(gsd_log_level level);
 int gsd_log_enabled(gsd_log_level level);
 /* "error", "warn", "info" or "debug"; returns GS_OK or GS_EINVAL. */
 int gsd_log_parse_level(const char *name, gsd_log_level *level);
+
+/* Copies text into out (cap bytes, NUL included) with every byte outside
+ * printable ASCII written as \xNN, and '"' and '\\' preceded by '\\'. Stops
+ * before an escape that would not fit; returns the length written. */
+size_t gsd_log_escape(char *out, size_t cap, const char *text);
 
 void gsd_log(gsd_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -4,7 +4,11 @@
  * the listeners close, every session ends (a snapshot being received is
  * recorded as failed and its temporary file removed; one being synced
  * finishes first), waiting HTTP requests are answered, and the loop runs
- * until the connections are gone (at most DRAIN_MAX_MS). */
+ * until the connections are gone (at most DRAIN_MAX_MS).
+ *
+ * Exposure: the agent port answers beyond loopback only when the catalog
+ * holds agent keys, and the HTTP API only with a token (gsd_config.c);
+ * --insecure lifts both. A refused setting exits 2, like a bad flag. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,13 +65,37 @@ static void on_signal(uv_signal_t *h, int signum) {
   stop(h->data, signum == SIGINT ? "SIGINT" : "SIGTERM");
 }
 
+/* Agents may connect from beyond loopback only when they must prove who
+ * they are (keys in the catalog, or --require-keys), unless --insecure
+ * says otherwise. */
+static int check_agent_exposure(gsd_server *srv, const gsd_config *cfg) {
+  uint64_t keys = 0;
+  if (gsd_config_is_loopback(cfg->listen) || cfg->require_keys) return GS_OK;
+  if (gsd_store_key_count(srv->store, &keys) != GS_OK) {
+    gsd_log_error("agent keys: %s", gsd_store_error(srv->store));
+    return GS_EIO;
+  }
+  if (keys > 0) return GS_OK;
+  if (!cfg->insecure) {
+    gsd_log_error("refusing to listen for agents on %s, beyond loopback, with no agent keys "
+                  "in the catalog: add them with 'gcsnap keys add DEVICE' (or give "
+                  "--insecure to allow it)", cfg->listen);
+    return GS_EINVAL;
+  }
+  gsd_log_warn("listening for agents on %s without agent keys (--insecure): any host that "
+               "reaches it can send snapshots", cfg->listen);
+  return GS_OK;
+}
+
 static int start(daemon_state *d, const gsd_config *cfg) {
   gsd_server *srv = &d->srv;
   char err[600], bound[300];
+  int rc;
   if (gsd_store_open(&srv->store, cfg->store, err, sizeof err) != GS_OK) {
     gsd_log_error("%s", err);
     return GS_EIO;
   }
+  if ((rc = check_agent_exposure(srv, cfg)) != GS_OK) return rc;
   srv->next_request_id = gsd_store_max_request_id(srv->store) + 1;
   if (gsd_schedules_start(srv, err, sizeof err) != GS_OK) {
     gsd_log_error("schedules: %s", err);
@@ -78,11 +106,14 @@ static int start(daemon_state *d, const gsd_config *cfg) {
     return GS_EIO;
   }
   gsd_log_info("listening for agents on %s", bound);
-  if (gsd_http_start(srv, cfg->http, bound, sizeof bound) != GS_OK) {
+  if ((rc = gsd_http_start(srv, cfg->http, bound, sizeof bound)) != GS_OK) {
     gsd_log_error("HTTP API: %s", bound);
-    return GS_EIO;
+    return rc == GS_EINVAL ? GS_EINVAL : GS_EIO;    /* EINVAL: a bad certificate or key */
   }
-  gsd_log_info("HTTP API on http://%s/api/", bound);
+  gsd_log_info("HTTP API on %s://%s/api/", cfg->http_tls_cert[0] ? "https" : "http", bound);
+  if (!cfg->http_token[0] && !gsd_config_is_loopback(cfg->http))
+    gsd_log_warn("HTTP API on %s without a token (--insecure): any host that reaches it can "
+                 "read snapshots and ask for captures", bound);
   gsd_log_info("store %s", cfg->store);
   if (cfg->record[0]) {
     if (mkdir(cfg->record, 0777) != 0 && errno != EEXIST) {
@@ -128,5 +159,5 @@ int main(int argc, char **argv) {
   gsd_store_close(srv->store);
   if (uv_loop_close(&loop) != 0) gsd_log_debug("loop closed with handles open");
   if (rc == GS_OK) gsd_log_info("stopped");
-  return rc == GS_OK ? 0 : 1;
+  return rc == GS_OK ? 0 : rc == GS_EINVAL ? 2 : 1;
 }

@@ -80,7 +80,9 @@ int gsd_session_describe(const gsd_session *s, json_t *device);
 /* ---- captures (gsd_capture.c) ---- */
 
 /* Asks the device for a capture. Returns GS_OK with *cap, or an error with
- * *code: "not_found", "not_connected", "busy" or "internal". */
+ * *code: "not_found", "not_connected", "busy", "disk_full" (the store has
+ * less free space than --min-free-bytes; gsd_store_error() says how much)
+ * or "internal". */
 int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
                       gsd_capture **cap, const char **code);
 gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id);

@@ -10,12 +10,23 @@
  * state, seq gap or repeat, counts or CRC mismatch) is answered with Error,
  * logged with the device and the reason, and ends this session only; a
  * snapshot it cuts short is recorded as failed and its temporary file goes.
+ * So do the limits: a Hello later than --hello-timeout, silence longer
+ * than --idle-timeout (idle agents are pinged first, so only one that
+ * answers nothing is cut), a snapshot over --max-objects or
+ * --max-references (gsd_ingest.c), and a connection over --max-sessions or
+ * --max-sessions-per-address, which is told why (Error 9) and closed.
  *
  * Frames are read into one buffer per session that grows to the largest
  * frame seen (at most the maximum frame plus its prefix). While a stored
  * snapshot is synced and summarized on the thread pool (FINISHING) the
  * session stops reading, so whatever the agent sends next waits in the
  * socket: the loop never buffers more than one frame per session.
+ *
+ * A device with a key proves it before Welcome (proto/README.md): Hello
+ * is answered with AuthChallenge, whose AuthProof must come within the
+ * Hello timeout; until then the session stays in HELLO, unnamed to the
+ * rest of the server. Once one device has a key (or with --require-keys),
+ * a device without one is refused.
  *
  * With --record, every frame a session takes from its Hello on is also
  * written to DIR/<device>-<session>.gcstream with the time it was taken
@@ -28,19 +39,22 @@
 #include <unistd.h>
 #include "gcsnap.pb-c.h"
 #include "gs_error.h"
+#include "gs_sha256.h"
 #include "gs_text.h"
+#include "gs_units.h"
 #include "gs_stream.h"
 #include "gs_wire.h"
+#include "gsd_auth.h"
 #include "gsd_ingest.h"
 #include "gsd_log.h"
 #include "gsd_server.h"
 
 #define FRAME_BUF_MIN (64u << 10)
 #define FRAME_BUF_MAX (GS_WIRE_MAX_FRAME + GS_WIRE_PREFIX_MAX)
-#define MAX_SESSIONS 1024
-#define HELLO_TIMEOUT_MS 10000     /* from connect to Hello */
+/* The session limits and timeouts are settings (gsd_config.h): sessions
+ * in all and per address, Hello timeout, idle timeout. */
 #define START_TIMEOUT_MS 60000     /* from CaptureRequest to SnapshotBegin */
-#define STALL_TIMEOUT_MS 60000     /* silence while receiving a snapshot */
+#define MAX_REFUSED 64             /* refused connections told why at once */
 #define LINGER_MS 2000             /* after our Error, for the agent to read it */
 #define MAX_WRITE_QUEUE (1u << 20) /* bytes queued to an agent that does not read */
 
@@ -62,9 +76,22 @@ struct gsd_session {
   gsd_session *prev, *next;
   session_state state;
   char address[64];
+  char ip[INET6_ADDRSTRLEN];                 /* address without the port */
+  int refused;                               /* over a session limit: closing */
+  uint64_t accepted_ms, last_rx_ms;          /* uv_now() at accept, at the last bytes */
+  int pinged;                                /* keepalive Ping sent since last_rx_ms */
+  int write_warned;                          /* the snapshot's write failure is logged */
   char device_id[GSD_DEVICE_ID_MAX + 1];    /* "" until Hello */
   time_t connected_since;
   int64_t session_id;                        /* catalog row; 0 until Hello */
+  /* the handshake: the Hello frame, kept until Welcome, and the challenge */
+  const uint8_t *frame;                      /* the frame being dispatched */
+  size_t frame_len;
+  uint8_t *hello;
+  size_t hello_len;
+  int challenged;                            /* AuthChallenge sent, proof awaited */
+  uint8_t nonce[GS_WIRE_NONCE_BYTES];
+  uint8_t verifier[GSD_AUTH_VERIFIER_BYTES];
   /* received bytes not yet taken as frames */
   uint8_t *buf;
   size_t len, cap, need;
@@ -186,6 +213,17 @@ static void send_welcome(gsd_session *s) {
   send_env(s, &env);
 }
 
+static void send_challenge(gsd_session *s) {
+  Gcsnap__Envelope env = GCSNAP__ENVELOPE__INIT;
+  Gcsnap__AuthChallenge c = GCSNAP__AUTH_CHALLENGE__INIT;
+  c.nonce.data = s->nonce;
+  c.nonce.len = sizeof s->nonce;
+  c.scheme = (char *)GS_WIRE_AUTH_SCHEME;
+  env.body_case = GCSNAP__ENVELOPE__BODY_AUTH_CHALLENGE;
+  env.auth_challenge = &c;
+  send_env(s, &env);
+}
+
 static void send_pong(gsd_session *s, uint64_t nonce) {
   Gcsnap__Envelope env = GCSNAP__ENVELOPE__INIT;
   Gcsnap__Ping p = GCSNAP__PING__INIT;
@@ -196,46 +234,95 @@ static void send_pong(gsd_session *s, uint64_t nonce) {
   send_env(s, &env);
 }
 
+static void send_ping(gsd_session *s) {
+  Gcsnap__Envelope env = GCSNAP__ENVELOPE__INIT;
+  Gcsnap__Ping p = GCSNAP__PING__INIT;
+  p.nonce = s->last_rx_ms;
+  env.body_case = GCSNAP__ENVELOPE__BODY_PING;
+  env.ping = &p;
+  send_env(s, &env);
+}
+
 /* ---- timer ------------------------------------------------------------- */
 
 static void end_capture(gsd_session *s, const char *reason);
 static void close_now(gsd_session *s);
+static void arm_timer(gsd_session *s);
+
+/* Between snapshots a silent agent is pinged after a third of the idle
+ * timeout: one that answers (every gcsnap agent does, and pings on its
+ * own after 30 s) is never cut for waiting for a capture request. */
+static uint64_t keepalive_ms(const gsd_session *s) {
+  return s->srv->cfg->idle_timeout_ms / 3;
+}
+
+static const char *duration(char *buf, size_t cap, uint64_t ms) {
+  gs_units_format_duration(buf, cap, ms);
+  return buf;
+}
 
 static void on_timer(uv_timer_t *t) {
   gsd_session *s = t->data;
+  const gsd_config *cfg = s->srv->cfg;
+  uint64_t now = uv_now(s->srv->loop), silent = now - s->last_rx_ms;
+  char d[32];
   switch (s->state) {
   case ST_HELLO:
-    abort_session(s, GS_WIRE_E_TIMEOUT, "no Hello within %d s", HELLO_TIMEOUT_MS / 1000);
-    break;
+    abort_session(s, GS_WIRE_E_TIMEOUT, "timeout: no Hello within %s",
+                  duration(d, sizeof d, cfg->hello_timeout_ms));
+    return;
   case ST_IDLE:
-    gsd_log_warn("device %s: no SnapshotBegin within %d s of the capture request",
-                 s->device_id, START_TIMEOUT_MS / 1000);
-    end_capture(s, "the agent did not start the snapshot in time");
+    if (s->capture && s->capture->state == GSD_CAPTURE_REQUESTED &&
+        now - s->capture->requested_ms >= START_TIMEOUT_MS) {
+      gsd_log_warn("device %s: no SnapshotBegin within %d s of the capture request",
+                   s->device_id, START_TIMEOUT_MS / 1000);
+      end_capture(s, "the agent did not start the snapshot in time");
+    }
+    if (silent >= cfg->idle_timeout_ms) {
+      abort_session(s, GS_WIRE_E_TIMEOUT, "timeout: nothing received for %s, Ping unanswered",
+                    duration(d, sizeof d, cfg->idle_timeout_ms));
+      return;
+    }
+    if (!s->pinged && silent >= keepalive_ms(s)) {
+      s->pinged = 1;
+      send_ping(s);
+    }
     break;
   case ST_RECEIVING:
-    abort_session(s, GS_WIRE_E_TIMEOUT, "no data for %d s during a snapshot",
-                  STALL_TIMEOUT_MS / 1000);
+    if (silent >= cfg->idle_timeout_ms) {
+      abort_session(s, GS_WIRE_E_TIMEOUT, "timeout: no data for %s during a snapshot",
+                    duration(d, sizeof d, cfg->idle_timeout_ms));
+      return;
+    }
     break;
   case ST_CLOSING:
     close_now(s);
-    break;
+    return;
   case ST_FINISHING:
-    break;
+    return;
   }
+  if (s->state == ST_IDLE || s->state == ST_RECEIVING) arm_timer(s);
 }
 
-/* What the session waits for decides its deadline. */
+/* What the session waits for decides its deadline. Bytes received do not
+ * re-arm the timer: it fires at the deadline reckoned from the last bytes
+ * then, and is set again for what is left. */
 static void arm_timer(gsd_session *s) {
-  uint64_t ms = 0;
+  const gsd_config *cfg = s->srv->cfg;
+  uint64_t now = uv_now(s->srv->loop), due = 0, ms = 0;
   switch (s->state) {
-  case ST_HELLO: ms = HELLO_TIMEOUT_MS; break;
+  case ST_HELLO: due = s->accepted_ms + cfg->hello_timeout_ms; break;
   case ST_IDLE:
-    if (s->capture && s->capture->state == GSD_CAPTURE_REQUESTED) ms = START_TIMEOUT_MS;
+    due = s->last_rx_ms + (s->pinged ? cfg->idle_timeout_ms : keepalive_ms(s));
+    if (s->capture && s->capture->state == GSD_CAPTURE_REQUESTED &&
+        s->capture->requested_ms + START_TIMEOUT_MS < due)
+      due = s->capture->requested_ms + START_TIMEOUT_MS;
     break;
-  case ST_RECEIVING: ms = STALL_TIMEOUT_MS; break;
-  case ST_CLOSING: ms = s->srv->stopping ? 1 : LINGER_MS; break;
+  case ST_RECEIVING: due = s->last_rx_ms + cfg->idle_timeout_ms; break;
+  case ST_CLOSING: due = now + (s->srv->stopping ? 1 : LINGER_MS); break;
   case ST_FINISHING: break;
   }
+  if (due) ms = due > now ? due - now : 1;
   if (ms) uv_timer_start(&s->timer, on_timer, ms, 0);
   else uv_timer_stop(&s->timer);
 }
@@ -273,6 +360,7 @@ static void forget_snapshot(gsd_session *s) {
   s->snapshot_id = 0;
   s->duplicate_of = 0;
   s->deferred.code = 0;
+  s->write_warned = 0;
 }
 
 /* The snapshot being received will not be stored: its row says why. */
@@ -312,8 +400,10 @@ static void stop_recording(gsd_session *s) {
   s->rec = NULL;
 }
 
-/* Opens DIR/<device>-<session>.gcstream; the Hello being handled is its
- * first frame. A recording that cannot be written is given up, not the
+static void record_frame(gsd_session *s, const uint8_t *frame, size_t len);
+
+/* Opens DIR/<device>-<session>.gcstream; the Hello kept from the
+ * handshake is its first frame. A recording that cannot be written is given up, not the
  * session. */
 static void start_recording(gsd_session *s) {
   const char *dir = s->srv->cfg->record;
@@ -334,6 +424,9 @@ static void start_recording(gsd_session *s) {
       gsd_log_warn("device %s: cannot record the session into %s: %s", s->device_id, path,
                    strerror(errno));
       stop_recording(s);
+    } else {
+      /* The Hello is the first frame; an AuthProof is never recorded. */
+      record_frame(s, s->hello, s->hello_len);
     }
     free(path);
   }
@@ -353,6 +446,8 @@ static void on_handle_closed(uv_handle_t *h) {
   if (--s->open_handles > 0) return;
   stop_recording(s);
   unlink_session(s);
+  free(s->hello);
+  gs_sha256_wipe(s->verifier, sizeof s->verifier);
   free(s->buf);
   free(s);
 }
@@ -497,6 +592,9 @@ static void finish_done(uv_work_t *w, int status) {
     fail_snapshot(s, reason);
   }
   free_job(job);
+  /* The agent waited for us: its silence meanwhile does not count. */
+  s->last_rx_ms = uv_now(s->srv->loop);
+  s->pinged = 0;
   arm_timer(s);
   if (s->stop_after_job || s->srv->stopping) {
     abort_session(s, GS_WIRE_E_SHUTDOWN, "the collector is stopping");
@@ -543,10 +641,60 @@ static int is_text(const char *p, size_t len) {
   return 1;
 }
 
+/* Whether the device must prove its key: GS_OK when it need not (no
+ * key anywhere and keys not required), GS_EOF when AuthChallenge went out,
+ * an error when the session was refused. */
+static int challenge(gsd_session *s) {
+  gsd_store *store = s->srv->store;
+  uint64_t keys = 0;
+  int rc = gsd_store_key_verifier(store, s->device_id, s->verifier, sizeof s->verifier);
+  if (rc == GS_EOF && (rc = gsd_store_key_count(store, &keys)) == GS_OK) {
+    if (keys == 0 && !s->srv->cfg->require_keys) return GS_OK;
+    abort_session(s, GS_WIRE_E_AUTH, "device '%s' has no key at this collector (add one with"
+                  " 'gcsnap keys add' on the collector's host)", s->device_id);
+    return GS_EINVAL;
+  }
+  if (rc == GS_OK && (rc = gsd_auth_nonce(s->nonce)) != GS_OK)
+    gsd_log_error("device %s: no random bytes for the challenge", s->device_id);
+  else if (rc != GS_OK)
+    gsd_log_error("%s", gsd_store_error(store));
+  if (rc != GS_OK) {
+    abort_session(s, GS_WIRE_E_STORAGE, "the collector cannot check the device's key");
+    return rc;
+  }
+  s->challenged = 1;
+  send_challenge(s);
+  gsd_log_debug("device %s (%s): challenge sent", s->device_id, s->address);
+  return GS_EOF;
+}
+
+static void admit(gsd_session *s, const Gcsnap__Hello *h);
+
+/* The answer to the challenge, checked against the Hello it followed. */
+static void on_proof(gsd_session *s, const Gcsnap__AuthProof *p) {
+  Gcsnap__Hello *h;
+  Gcsnap__Envelope *env = gcsnap__envelope__unpack(NULL, s->hello_len, s->hello);
+  int ok;
+  if (!env || env->body_case != GCSNAP__ENVELOPE__BODY_HELLO) {
+    if (env) gcsnap__envelope__free_unpacked(env, NULL);
+    abort_session(s, GS_WIRE_E_STORAGE, "out of memory");
+    return;
+  }
+  h = env->hello;
+  ok = gsd_auth_check(s->verifier, s->nonce, h->protocol_version, s->device_id,
+                      p->proof.data, p->proof.len);
+  /* One proof per nonce: whatever it was, this one is spent. */
+  gs_sha256_wipe(s->nonce, sizeof s->nonce);
+  gs_sha256_wipe(s->verifier, sizeof s->verifier);
+  s->challenged = 0;
+  if (ok) admit(s, h);
+  else abort_session(s, GS_WIRE_E_AUTH, "wrong key for device '%s'", s->device_id);
+  gcsnap__envelope__free_unpacked(env, NULL);
+}
+
 static void on_hello(gsd_session *s, const Gcsnap__Hello *h) {
   const char *id = h->device_id ? h->device_id : "";
   size_t len = strlen(id);
-  gsd_device_info d;
   if (h->protocol_version != GS_WIRE_PROTOCOL_VERSION) {
     abort_session(s, GS_WIRE_E_VERSION, "protocol version %u is not supported (this collector "
                   "speaks %u)", h->protocol_version, GS_WIRE_PROTOCOL_VERSION);
@@ -563,6 +711,19 @@ static void on_hello(gsd_session *s, const Gcsnap__Hello *h) {
   }
   /* Named from here on in the log; gsd_session_find() skips this state. */
   memcpy(s->device_id, id, len + 1);
+  if (!(s->hello = malloc(s->frame_len ? s->frame_len : 1))) {
+    abort_session(s, GS_WIRE_E_STORAGE, "out of memory");
+    return;
+  }
+  memcpy(s->hello, s->frame, s->frame_len);
+  s->hello_len = s->frame_len;
+  if (challenge(s) == GS_OK) admit(s, h);
+}
+
+/* The device passed (or needs no key): it is connected. */
+static void admit(gsd_session *s, const Gcsnap__Hello *h) {
+  const char *id = s->device_id;
+  gsd_device_info d;
   if (gsd_session_find(s->srv, id)) {
     abort_session(s, GS_WIRE_E_DEVICE, "device %s is already connected", id);
     return;
@@ -583,8 +744,19 @@ static void on_hello(gsd_session *s, const Gcsnap__Hello *h) {
   arm_timer(s);
   send_welcome(s);
   start_recording(s);
+  free(s->hello);
+  s->hello = NULL;
   gsd_log_info("device %s connected from %s (agent %s, %s, %s)", s->device_id, s->address,
                h->agent_version, h->app_name, h->architecture);
+}
+
+static void set_limits(gsd_session *s) {
+  const gsd_config *cfg = s->srv->cfg;
+  gsd_ingest_limits lim;
+  lim.max_objects = cfg->max_objects;
+  lim.max_references = cfg->max_references;
+  lim.min_free_bytes = cfg->min_free_bytes;
+  gsd_ingest_set_limits(s->ingest, &lim);
 }
 
 /* Starts receiving; a snapshot stored before is only checked, and one that
@@ -626,10 +798,16 @@ static void on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fram
       snprintf(err, sizeof err, "%s", gsd_store_error(srv->store));
       gsd_log_error("%s", err);
       s->snapshot_id = 0;
+    } else if (gsd_store_check_space(srv->store, srv->cfg->min_free_bytes) != GS_OK) {
+      /* Received and checked, not written: failed at its end. */
+      snprintf(err, sizeof err, "%s", gsd_store_error(srv->store));
+      gsd_log_warn("device %s: snapshot %lld will not be stored: %s", s->device_id,
+                   (long long)s->snapshot_id, err);
     } else if (!(tmp = gsd_store_tmp_path(srv->store, s->device_id, s->snapshot_id))) {
       snprintf(err, sizeof err, "out of memory");
     } else if (gsd_ingest_new(&s->ingest, tmp, err, sizeof err) == GS_OK) {
       free(tmp);
+      set_limits(s);
       gsd_log_debug("device %s: receiving snapshot %lld (agent snapshot %llu, request %llu)",
                     s->device_id, (long long)s->snapshot_id,
                     (unsigned long long)b->snapshot_id, (unsigned long long)b->request_id);
@@ -647,6 +825,8 @@ static void on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fram
     gsd_capture_streaming(s->capture, s->duplicate_of);
   if (gsd_ingest_new(&s->ingest, NULL, err, sizeof err) != GS_OK)
     abort_session(s, GS_WIRE_E_STORAGE, "out of memory");
+  else
+    set_limits(s);
 }
 
 static void on_agent_error(gsd_session *s, const Gcsnap__Error *e) {
@@ -678,6 +858,12 @@ static void on_data(gsd_session *s, const Gcsnap__Envelope *env) {
     arm_timer(s);
     return;
   }
+  if (!s->write_warned && gsd_ingest_write_error(s->ingest)) {
+    /* Told now, when the space goes back; the agent hears it at SnapshotEnd. */
+    s->write_warned = 1;
+    gsd_log_warn("device %s: snapshot %lld is no longer written (its file is removed): %s",
+                 s->device_id, (long long)s->snapshot_id, gsd_ingest_write_error(s->ingest));
+  }
   if (!gsd_ingest_ended(s->ingest)) return;
   if (s->deferred.code) {
     gsd_fault d = s->deferred;
@@ -700,7 +886,7 @@ static const char *body_name(unsigned body) {
   static const char *const names[] = {
     "an empty frame", "Hello", "Welcome", "CaptureRequest", "SnapshotBegin", "SectionBegin",
     "TypeBatch", "ObjectBatch", "RootBatch", "GenerationRanges", "SectionEnd", "SnapshotEnd",
-    "Ack", "Error", "Ping",
+    "Ack", "Error", "Ping", "AuthChallenge", "AuthProof",
   };
   return body < sizeof names / sizeof names[0] ? names[body] : "an unknown message";
 }
@@ -709,8 +895,11 @@ static void dispatch(gsd_session *s, const Gcsnap__Envelope *env, size_t frame_b
   unsigned body = env->body_case;
   switch (s->state) {
   case ST_HELLO:
-    if (body == GCSNAP__ENVELOPE__BODY_HELLO) on_hello(s, env->hello);
-    else abort_session(s, GS_WIRE_E_PROTOCOL, "expected Hello, got %s", body_name(body));
+    if (body == GCSNAP__ENVELOPE__BODY_HELLO && !s->challenged) on_hello(s, env->hello);
+    else if (body == GCSNAP__ENVELOPE__BODY_AUTH_PROOF && s->challenged)
+      on_proof(s, env->auth_proof);
+    else abort_session(s, GS_WIRE_E_PROTOCOL, "expected %s, got %s",
+                       s->challenged ? "AuthProof" : "Hello", body_name(body));
     return;
   case ST_IDLE:
     if (body == GCSNAP__ENVELOPE__BODY_SNAPSHOT_BEGIN) on_begin(s, env->snapshot_begin, frame_bytes);
@@ -759,9 +948,10 @@ static void on_frame(gsd_session *s, const uint8_t *data, size_t len, size_t fra
     abort_session(s, GS_WIRE_E_PROTOCOL, "undecodable frame of %zu bytes", len);
     return;
   }
+  s->frame = data;
+  s->frame_len = len;
   dispatch(s, env, frame_bytes);
-  /* The Hello that started the recording is its first frame. */
-  if (!recording && s->rec) record_frame(s, data, len);
+  s->frame = NULL;
   gcsnap__envelope__free_unpacked(env, NULL);
 }
 
@@ -832,7 +1022,10 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b) {
   }
   if (s->state == ST_CLOSING) return;
   s->len += (size_t)nread;
-  if (s->state == ST_RECEIVING) arm_timer(s);
+  if (nread > 0) {
+    s->last_rx_ms = uv_now(s->srv->loop);
+    s->pinged = 0;
+  }
   process(s);
 }
 
@@ -847,18 +1040,45 @@ static void peer_address(gsd_session *s) {
     if (ss.ss_family == AF_INET6) {
       uv_ip6_name((struct sockaddr_in6 *)&ss, ip, sizeof ip);
       port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+      snprintf(s->ip, sizeof s->ip, "%s", ip);
       snprintf(s->address, sizeof s->address, "[%s]:%d", ip, port);
       return;
     }
     uv_ip4_name((struct sockaddr_in *)&ss, ip, sizeof ip);
     port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
   }
+  snprintf(s->ip, sizeof s->ip, "%s", ip);
   snprintf(s->address, sizeof s->address, "%s:%d", ip, port);
+}
+
+/* Why a new connection from s->ip is over a session limit, or NULL. Refused
+ * connections on their way out do not count. */
+static const char *over_limit(gsd_session *s, char *why, size_t cap, size_t *refused) {
+  const gsd_config *cfg = s->srv->cfg;
+  const gsd_session *o;
+  uint64_t all = 0, same = 0;
+  *refused = 0;
+  for (o = s->srv->sessions; o; o = o->next) {
+    if (o->refused) { ++*refused; continue; }
+    all++;
+    same += strcmp(o->ip, s->ip) == 0;
+  }
+  if (all >= cfg->max_sessions)
+    snprintf(why, cap, "the collector has %llu sessions, its limit (--max-sessions)",
+             (unsigned long long)all);
+  else if (same >= cfg->max_sessions_per_address)
+    snprintf(why, cap, "%llu sessions from %s already, the limit per address"
+             " (--max-sessions-per-address)", (unsigned long long)same, s->ip);
+  else
+    return NULL;
+  return why;
 }
 
 static void on_connection(uv_stream_t *listener, int status) {
   gsd_server *srv = listener->data;
   gsd_session *s;
+  char why[200];
+  size_t refused;
   if (status < 0) {
     gsd_log_warn("agent listener: %s", uv_strerror(status));
     return;
@@ -874,10 +1094,16 @@ static void on_connection(uv_stream_t *listener, int status) {
     return;
   }
   peer_address(s);
-  if (srv->nsessions >= MAX_SESSIONS) {
-    gsd_log_warn("refusing the connection from %s: %d sessions already", s->address, MAX_SESSIONS);
-    close_now(s);
-    return;
+  s->accepted_ms = s->last_rx_ms = uv_now(srv->loop);
+  if (over_limit(s, why, sizeof why, &refused)) {
+    /* Told with Error 9 (busy), so that the agent logs why and retries
+     * later; past MAX_REFUSED being told, closed without a word. */
+    if (refused >= MAX_REFUSED) {
+      gsd_log_warn("refusing the connection from %s: %s", s->address, why);
+      close_now(s);
+      return;
+    }
+    s->refused = 1;
   }
   uv_tcp_nodelay(&s->tcp, 1);
   uv_tcp_keepalive(&s->tcp, 1, 30);
@@ -889,6 +1115,7 @@ static void on_connection(uv_stream_t *listener, int status) {
   gsd_log_debug("connection from %s", s->address);
   arm_timer(s);
   resume_reading(s);
+  if (s->refused) abort_session(s, GS_WIRE_E_BUSY, "connection refused: %s", why);
 }
 
 int gsd_sessions_listen(gsd_server *srv, const char *addr, char *bound, size_t cap) {

@@ -5,12 +5,15 @@
  * row that says "complete" is on disk once its transaction returns (the
  * file it names was synced and renamed before). Unsigned 64-bit values are
  * kept in SQLite's signed integers bit for bit. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 #include <sqlite3.h>
@@ -23,6 +26,16 @@ struct gsd_store {
   char *dir;
   char error[512];
 };
+
+/* Device keys: the verifier SHA-256(K) of each device's key K, never K
+ * (gsd_auth.h). */
+#define KEYS_SCHEMA \
+  "CREATE TABLE IF NOT EXISTS device_keys(" \
+  "  device_id TEXT PRIMARY KEY, verifier BLOB NOT NULL, created INTEGER NOT NULL);"
+
+/* How long a statement waits for another connection's write (gcsnap keys
+ * while gcsnapd runs) before it fails with "database is locked". */
+#define BUSY_TIMEOUT_MS 5000
 
 static const char schema[] =
   "PRAGMA journal_mode=WAL;"
@@ -63,7 +76,8 @@ static const char schema[] =
   "CREATE TABLE IF NOT EXISTS schedule_runs("
   "  schedule_id INTEGER NOT NULL, device_id TEXT NOT NULL, last_ms INTEGER NOT NULL,"
   "  PRIMARY KEY(schedule_id, device_id));"
-  "CREATE TABLE IF NOT EXISTS removals(path TEXT PRIMARY KEY);";
+  "CREATE TABLE IF NOT EXISTS removals(path TEXT PRIMARY KEY);"
+  KEYS_SCHEMA;
 
 /* Columns added to tables of an older catalog. */
 static const struct { const char *table, *column, *type; } added_columns[] = {
@@ -126,6 +140,38 @@ char *gsd_store_tmp_path(const gsd_store *s, const char *device_id, int64_t id) 
   return path_of(s, device_id, id, ".tmp");
 }
 
+/* ---- free space -------------------------------------------------------- */
+
+int gsd_store_free_bytes(gsd_store *s, uint64_t *free_bytes) {
+  struct statvfs v;
+  char *path = malloc(strlen(s->dir) + sizeof "/snapshots");
+  int rc;
+  if (!path) return fail(s, "out of memory");
+  sprintf(path, "%s/snapshots", s->dir);
+  rc = statvfs(path, &v);
+  if (rc != 0) {
+    fail(s, "cannot read the free space of '%s': %s", path, strerror(errno));
+    free(path);
+    return GS_EIO;
+  }
+  free(path);
+  /* What an unprivileged writer may use: the reserve for root is no room
+   * for snapshots. */
+  *free_bytes = (uint64_t)v.f_bavail * (uint64_t)v.f_frsize;
+  return GS_OK;
+}
+
+int gsd_store_check_space(gsd_store *s, uint64_t min_free) {
+  uint64_t avail = 0;
+  int rc;
+  if (min_free == 0) return GS_OK;
+  if ((rc = gsd_store_free_bytes(s, &avail)) != GS_OK) return rc;
+  if (avail >= min_free) return GS_OK;
+  fail(s, "disk full: the store's filesystem has %llu bytes free, below the minimum of %llu"
+       " (--min-free-bytes)", (unsigned long long)avail, (unsigned long long)min_free);
+  return GS_ELIMIT;
+}
+
 static int make_dir(gsd_store *s, const char *path) {
   if (mkdir(path, 0777) == 0 || errno == EEXIST) return GS_OK;
   return fail(s, "cannot create folder '%s': %s", path, strerror(errno));
@@ -180,21 +226,71 @@ static int exec(gsd_store *s, const char *sql, const char *what) {
   return GS_EIO;
 }
 
+/* run_stmt() for a row that need not reach the disk before the next synced
+ * commit: WAL without a sync, which a process crash cannot undo (only a
+ * power loss can). Every sync on the loop thread costs milliseconds, and
+ * syncs are what limits a fleet captured every few seconds. */
+static int run_unsynced(gsd_store *s, sqlite3_stmt *st, const char *what) {
+  int rc;
+  exec(s, "PRAGMA synchronous=NORMAL", "sync setting");
+  rc = run_stmt(s, st, what);
+  exec(s, "PRAGMA synchronous=FULL", "sync setting");
+  return rc;
+}
+
 /* ---- open ------------------------------------------------------------ */
 
-/* Rows left "receiving" by a collector that stopped without ending them. */
+/* Temporary snapshot files of a collector that stopped: none is being
+ * written while the store opens. Those of rows left "receiving" are also
+ * removed by recover(); this finds those whose row a power loss took (the
+ * row is written unsynced, gsd_store_snapshot_begin). */
+static void sweep_tmp(gsd_store *s) {
+  static const char suffix[] = ".gclog.zst.tmp";
+  size_t n = strlen(s->dir) + 16, len;
+  char *top = malloc(n), *path;
+  DIR *d, *dev;
+  struct dirent *e, *f;
+  if (!top) return;
+  snprintf(top, n, "%s/snapshots", s->dir);
+  if (!(d = opendir(top))) { free(top); return; }
+  while ((e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    if (!(path = malloc(n + strlen(e->d_name) + 2))) break;
+    snprintf(path, n + strlen(e->d_name) + 2, "%s/%s", top, e->d_name);
+    if ((dev = opendir(path))) {
+      while ((f = readdir(dev))) {
+        len = strlen(f->d_name);
+        if (len > sizeof suffix - 1 && strcmp(f->d_name + len - (sizeof suffix - 1), suffix) == 0)
+          unlinkat(dirfd(dev), f->d_name, 0);
+      }
+      closedir(dev);
+    }
+    free(path);
+  }
+  closedir(d);
+  free(top);
+}
+
+/* Rows left "receiving" by a collector that stopped without ending them.
+ * Their file may already have its final name: the file is renamed before
+ * its summary is made and its row committed, so a crash in between leaves
+ * a whole file that no complete row names. Both names go. */
 static int recover(gsd_store *s) {
   sqlite3_stmt *st = prepare(s, "SELECT id, device_id FROM snapshots WHERE status = 'receiving'");
   int rc;
   if (!st) return GS_EIO;
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    char *tmp = gsd_store_tmp_path(s, (const char *)sqlite3_column_text(st, 1),
-                                   sqlite3_column_int64(st, 0));
+    const char *dev = (const char *)sqlite3_column_text(st, 1);
+    int64_t id = sqlite3_column_int64(st, 0);
+    char *tmp = gsd_store_tmp_path(s, dev, id), *final = gsd_store_snapshot_path(s, dev, id);
     if (tmp) unlink(tmp);
+    if (final) unlink(final);
     free(tmp);
+    free(final);
   }
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return db_fail(s, "recover");
+  sweep_tmp(s);
   return exec(s,
               "UPDATE snapshots SET status = 'failed', finished = strftime('%s','now'),"
               " reason = 'the collector stopped while receiving it' WHERE status = 'receiving';"
@@ -264,6 +360,7 @@ int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
   snprintf(path, n, "%s/catalog.db", dir);
   if (rc == GS_OK && sqlite3_open(path, &s->db) != SQLITE_OK)
     rc = db_fail(s, "open");
+  if (rc == GS_OK) sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
   if (rc == GS_OK && (rc = exec(s, schema, "create tables")) == GS_OK &&
       (rc = migrate(s)) == GS_OK && (rc = recover(s)) == GS_OK)
     rc = drain_removals(s);
@@ -371,7 +468,11 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
   bind_u64(st, 8, b->clock_ms);
   if (b->schedule_id) sqlite3_bind_int64(st, 9, b->schedule_id);
   else sqlite3_bind_null(st, 9);
-  if ((rc = run_stmt(s, st, "record snapshot")) != GS_OK) return rc;
+  /* Not synced: the row matters only until the snapshot ends, and the sync
+   * of that end (or of any later commit) takes it to disk too. A power loss
+   * may lose the row; the open then finds its temporary file with no row
+   * (sweep_tmp). */
+  if ((rc = run_unsynced(s, st, "record snapshot")) != GS_OK) return rc;
   *id = sqlite3_last_insert_rowid(s->db);
   return GS_OK;
 }
@@ -593,7 +694,8 @@ int gsd_store_schedule_ran(gsd_store *s, int64_t schedule_id, const char *device
   sqlite3_bind_int64(st, 1, schedule_id);
   bind_text(st, 2, device_id);
   sqlite3_bind_int64(st, 3, ms);
-  return run_stmt(s, st, "record schedule run");
+  /* A run lost with a power loss is asked again, once. */
+  return run_unsynced(s, st, "record schedule run");
 }
 
 /* ---- retention ------------------------------------------------------- */
@@ -836,4 +938,122 @@ int gsd_store_device_known(gsd_store *s, const char *device_id) {
   sqlite3_finalize(st);
   if (step == SQLITE_ROW) return GS_OK;
   return step == SQLITE_DONE ? GS_EOF : db_fail(s, "find device");
+}
+
+/* ---- device keys ----------------------------------------------------- */
+
+int gsd_store_keys_open(gsd_store **out, const char *dir, int create, char *err, size_t cap) {
+  gsd_store *s = calloc(1, sizeof *s);
+  size_t n = strlen(dir) + 32;
+  char *path = malloc(n);
+  struct stat st;
+  int rc = GS_OK;
+  *out = NULL;
+  if (!s || !path || !(s->dir = malloc(strlen(dir) + 1))) {
+    snprintf(err, cap, "out of memory");
+    free(path);
+    gsd_store_close(s);
+    return GS_ENOMEM;
+  }
+  strcpy(s->dir, dir);
+  snprintf(path, n, "%s/catalog.db", dir);
+  if (create) rc = make_dir(s, dir);
+  else if (stat(path, &st) != 0) rc = fail(s, "no catalog at '%s'", path);
+  if (rc == GS_OK && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                     NULL) != SQLITE_OK)
+    rc = db_fail(s, "open");
+  if (rc == GS_OK) {
+    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+    rc = exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;" KEYS_SCHEMA, "create tables");
+  }
+  free(path);
+  if (rc != GS_OK) {
+    snprintf(err, cap, "store '%s': %s", dir, s->error);
+    gsd_store_close(s);
+    return rc;
+  }
+  *out = s;
+  return GS_OK;
+}
+
+int gsd_store_key_count(gsd_store *s, uint64_t *n) {
+  sqlite3_stmt *st = prepare(s, "SELECT count(*) FROM device_keys");
+  int step;
+  *n = 0;
+  if (!st) return GS_EIO;
+  step = sqlite3_step(st);
+  if (step == SQLITE_ROW) *n = (uint64_t)sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return step == SQLITE_ROW ? GS_OK : db_fail(s, "count keys");
+}
+
+int gsd_store_key_verifier(gsd_store *s, const char *device_id, uint8_t *verifier, size_t len) {
+  sqlite3_stmt *st = prepare(s, "SELECT verifier FROM device_keys WHERE device_id = ?");
+  int step, rc;
+  if (!st) return GS_EIO;
+  bind_text(st, 1, device_id);
+  step = sqlite3_step(st);
+  if (step == SQLITE_ROW && (size_t)sqlite3_column_bytes(st, 0) == len) {
+    memcpy(verifier, sqlite3_column_blob(st, 0), len);
+    rc = GS_OK;
+  } else if (step == SQLITE_ROW) {
+    rc = fail(s, "catalog: the key of device '%s' is damaged", device_id);
+  } else {
+    rc = step == SQLITE_DONE ? GS_EOF : db_fail(s, "find key");
+  }
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int gsd_store_key_set(gsd_store *s, const char *device_id, const uint8_t *verifier, size_t len,
+                      int replace) {
+  sqlite3_stmt *st = prepare(s, replace
+      ? "INSERT OR REPLACE INTO device_keys(device_id, verifier, created) VALUES (?, ?, ?)"
+      : "INSERT OR IGNORE INTO device_keys(device_id, verifier, created) VALUES (?, ?, ?)");
+  int rc;
+  if (!st) return GS_EIO;
+  bind_text(st, 1, device_id);
+  sqlite3_bind_blob(st, 2, verifier, (int)len, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 3, now_s());
+  if ((rc = run_stmt(s, st, "store key")) != GS_OK) return rc;
+  if (sqlite3_changes(s->db) == 0) {
+    fail(s, "device '%s' already has a key", device_id);
+    return GS_EINVAL;
+  }
+  return GS_OK;
+}
+
+int gsd_store_key_remove(gsd_store *s, const char *device_id) {
+  sqlite3_stmt *st = prepare(s, "DELETE FROM device_keys WHERE device_id = ?");
+  int rc;
+  if (!st) return GS_EIO;
+  bind_text(st, 1, device_id);
+  if ((rc = run_stmt(s, st, "remove key")) != GS_OK) return rc;
+  return sqlite3_changes(s->db) ? GS_OK : GS_EOF;
+}
+
+int gsd_store_list_keys(gsd_store *s, json_t **out) {
+  sqlite3_stmt *st = prepare(s, "SELECT device_id, created FROM device_keys ORDER BY device_id");
+  json_t *arr = json_array();
+  int rc = GS_OK, step;
+  *out = NULL;
+  if (!st || !arr) {
+    sqlite3_finalize(st);
+    json_decref(arr);
+    return st ? GS_ENOMEM : GS_EIO;
+  }
+  while (rc == GS_OK && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    json_t *o = json_object();
+    if (!o || gs_json_set(o, "device_id", column_json(st, 0)) ||
+        gs_json_set(o, "created", column_json(st, 1)) || json_array_append_new(arr, o))
+      rc = GS_ENOMEM;
+  }
+  if (rc == GS_OK && step != SQLITE_DONE) rc = db_fail(s, "list keys");
+  sqlite3_finalize(st);
+  if (rc != GS_OK) {
+    json_decref(arr);
+    return rc;
+  }
+  *out = arr;
+  return GS_OK;
 }

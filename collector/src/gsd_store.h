@@ -2,7 +2,8 @@
  * the snapshot files.
  *
  *   STORE/catalog.db                          devices, sessions, snapshots,
- *                                             schedules and their last runs
+ *                                             schedules and their last runs,
+ *                                             device key verifiers
  *   STORE/snapshots/<device>/<id>.gclog.zst    one complete snapshot
  *   STORE/snapshots/<device>/<id>.gclog.zst.tmp   one being received
  *
@@ -88,6 +89,14 @@ int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
 char *gsd_store_snapshot_path(const gsd_store *s, const char *device_id, int64_t id);
 char *gsd_store_tmp_path(const gsd_store *s, const char *device_id, int64_t id);
 
+/* Free space where snapshot files go (statvfs of STORE/snapshots, the
+ * blocks an unprivileged writer may use). */
+int gsd_store_free_bytes(gsd_store *s, uint64_t *free_bytes);
+/* GS_OK when that is at least min_free (always, for 0); GS_ELIMIT, with
+ * gsd_store_error() starting "disk full:", when it is less; GS_EIO when it
+ * cannot be read. */
+int gsd_store_check_space(gsd_store *s, uint64_t min_free);
+
 /* The highest request ID in the catalog, so that new ones never repeat. */
 uint64_t gsd_store_max_request_id(gsd_store *s);
 
@@ -150,6 +159,24 @@ int gsd_store_get_snapshot(gsd_store *s, int64_t id, int with_summary, json_t **
 int gsd_store_list_devices(gsd_store *s, json_t **out);
 /* GS_OK when the catalog knows the device, GS_EOF when not. */
 int gsd_store_device_known(gsd_store *s, const char *device_id);
+
+/* ---- device keys (gsd_auth.h) ---- */
+
+/* Opens only the catalog, for the keys, while gcsnapd may be running: no
+ * recovery, no folders; create makes the folder and catalog when missing,
+ * else a missing catalog is GS_EIO. Close with gsd_store_close. */
+int gsd_store_keys_open(gsd_store **s, const char *dir, int create, char *err, size_t cap);
+/* How many devices have a key: with one or more, every device needs one. */
+int gsd_store_key_count(gsd_store *s, uint64_t *n);
+/* GS_OK with the device's verifier (len bytes), GS_EOF when it has no key. */
+int gsd_store_key_verifier(gsd_store *s, const char *device_id, uint8_t *verifier, size_t len);
+/* Stores a verifier; GS_EINVAL when the device has a key and replace is 0. */
+int gsd_store_key_set(gsd_store *s, const char *device_id, const uint8_t *verifier, size_t len,
+                      int replace);
+/* GS_EOF when the device had no key. */
+int gsd_store_key_remove(gsd_store *s, const char *device_id);
+/* [{"device_id": ..., "created": Unix seconds}, ...] by device ID. */
+int gsd_store_list_keys(gsd_store *s, json_t **out);
 
 /* Escapes a device ID into a folder name (see above); returns a malloc'd
  * string. */

@@ -53,12 +53,23 @@ typedef enum gs_wire_body {
   GS_WIRE_SNAPSHOT_END = 11,
   GS_WIRE_ACK = 12,
   GS_WIRE_ERROR = 13,
-  GS_WIRE_PING = 14
+  GS_WIRE_PING = 14,
+  GS_WIRE_AUTH_CHALLENGE = 15,
+  GS_WIRE_AUTH_PROOF = 16
 } gs_wire_body;
 
+/* The device key proof (proto/README.md): AuthChallenge.nonce holds
+ * GS_WIRE_NONCE_BYTES, AuthProof.proof GS_WIRE_PROOF_BYTES. */
+#define GS_WIRE_AUTH_SCHEME "gcsnap-key-1"
+#define GS_WIRE_NONCE_BYTES 32u
+#define GS_WIRE_PROOF_BYTES 32u
+#define GS_WIRE_KEY_BYTES 32u
+
 /* Error.code values. Either side may send Error. The collector sends it in
- * place of Ack when it refuses a snapshot, or before it closes a session
- * that broke the protocol. The agent sends it in place of SnapshotEnd when
+ * place of Ack when it refuses a snapshot, before it closes a session
+ * that broke the protocol, and in place of AuthChallenge or Welcome when
+ * it refuses the device (GS_WIRE_E_AUTH: no key for it, or a wrong proof;
+ * the agent then waits long before it tries again). The agent sends it in place of SnapshotEnd when
  * its capture fails half way (GS_WIRE_E_CAPTURE: the snapshot is cut short
  * and must not be stored as complete), or in place of SnapshotBegin when it
  * cannot start the capture asked for (GS_WIRE_E_CAPTURE, or
@@ -78,9 +89,10 @@ typedef enum gs_wire_error {
   GS_WIRE_E_UNSUPPORTED = 11,   /* an option the agent cannot honour */
   GS_WIRE_E_TIMEOUT = 12,       /* the peer was silent too long */
   GS_WIRE_E_SHUTDOWN = 13,      /* the collector is stopping */
-  GS_WIRE_E_DEVICE = 14         /* device ID missing or already connected */
+  GS_WIRE_E_DEVICE = 14,        /* device ID missing or already connected */
+  GS_WIRE_E_AUTH = 15           /* no key for the device, or a wrong proof */
 } gs_wire_error;
-#define GS_WIRE_E_COUNT 15
+#define GS_WIRE_E_COUNT 16
 
 /* "protocol", "crc", ...; "unknown" for a code not listed. */
 const char *gs_wire_error_name(unsigned code);
@@ -203,6 +215,8 @@ int gs_wire_write_ping(void *buf, size_t cap, uint64_t nonce, int reply,
                        const uint8_t **frame, size_t *len);
 int gs_wire_write_error(void *buf, size_t cap, unsigned code, const char *message,
                         uint64_t request_id, const uint8_t **frame, size_t *len);
+int gs_wire_write_auth_proof(void *buf, size_t cap, const uint8_t proof[GS_WIRE_PROOF_BYTES],
+                             const uint8_t **frame, size_t *len);
 
 /* A decoded control message; strings point into the frame, not
  * NUL-terminated. Fields absent from the frame are 0. */
@@ -215,10 +229,12 @@ typedef struct gs_wire_control {
   struct { uint32_t code; const char *message; size_t message_len;
            uint64_t request_id; } error;
   struct { uint64_t nonce; int reply; } ping;
+  struct { const uint8_t *nonce; size_t nonce_len;
+           const char *scheme; size_t scheme_len; } challenge;
 } gs_wire_control;
 
 /* Decodes one Envelope (a frame without its prefix). Bodies other than
- * Welcome, CaptureRequest, Ack, Error and Ping are reported by number with
+ * Welcome, CaptureRequest, Ack, Error, Ping and AuthChallenge are reported by number with
  * no fields. GS_EFORMAT, with the reason in err, for malformed input. */
 int gs_wire_decode_control(const uint8_t *env, size_t len, gs_wire_control *m,
                            char *err, size_t errcap);

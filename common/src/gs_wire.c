@@ -24,7 +24,7 @@
 static const char *const wire_error_names[GS_WIRE_E_COUNT] = {
   "none", "protocol", "version", "frame-size", "sequence", "crc", "counts",
   "invalid", "storage", "busy", "capture", "unsupported", "timeout", "shutdown",
-  "device"
+  "device", "auth"
 };
 
 const char *gs_wire_error_name(unsigned code) {
@@ -126,8 +126,9 @@ size_t gs_wire_reader_pending(const gs_wire_reader *r) {
 /* ---- building frames ---- */
 
 /* Room kept before an Envelope's body: the frame prefix, the body's tag
- * (one byte: field numbers are below 16) and its length. */
-#define FRAME_HEAD (GS_WIRE_PREFIX_MAX + 1 + GS_WIRE_PREFIX_MAX)
+ * (one byte for field numbers below 16, two up to 2047) and its length. */
+#define FRAME_TAG_MAX 2u
+#define FRAME_HEAD (GS_WIRE_PREFIX_MAX + FRAME_TAG_MAX + GS_WIRE_PREFIX_MAX)
 
 /* Starts a frame in buf: the Envelope's body is written after the room
  * its head needs, which frame_close fills. */
@@ -144,16 +145,17 @@ static void frame_open(gs_pb *w, void *buf, size_t cap) {
  * prefix, tag and length, each as short as it can be. */
 static int frame_close(gs_pb *w, gs_wire_body body, const uint8_t **frame, size_t *len) {
   uint8_t head[FRAME_HEAD], *start;
-  size_t n, k;
+  size_t n, k, t;
   if (w->overflow || w->len + FRAME_HEAD > GS_WIRE_MAX_FRAME) return GS_ELIMIT;
-  head[GS_WIRE_PREFIX_MAX] = (uint8_t)((unsigned)body << 3 | GS_PB_LEN);
-  k = gs_wire_prefix(head + GS_WIRE_PREFIX_MAX + 1, w->len);
-  n = gs_wire_prefix(head, 1 + k + w->len);
-  memmove(head + n, head + GS_WIRE_PREFIX_MAX, 1 + k);
-  start = w->buf - (n + 1 + k);
-  memcpy(start, head, n + 1 + k);
+  /* The tag is a varint: field << 3 | wire type. */
+  t = gs_wire_prefix(head + GS_WIRE_PREFIX_MAX, (size_t)body << 3 | GS_PB_LEN);
+  k = gs_wire_prefix(head + GS_WIRE_PREFIX_MAX + t, w->len);
+  n = gs_wire_prefix(head, t + k + w->len);
+  memmove(head + n, head + GS_WIRE_PREFIX_MAX, t + k);
+  start = w->buf - (n + t + k);
+  memcpy(start, head, n + t + k);
   *frame = start;
-  *len = n + 1 + k + w->len;
+  *len = n + t + k + w->len;
   return GS_OK;
 }
 
@@ -543,6 +545,14 @@ int gs_wire_write_error(void *buf, size_t cap, unsigned code, const char *messag
   return frame_close(&w, GS_WIRE_ERROR, frame, len);
 }
 
+int gs_wire_write_auth_proof(void *buf, size_t cap, const uint8_t proof[GS_WIRE_PROOF_BYTES],
+                             const uint8_t **frame, size_t *len) {
+  gs_pb w;
+  frame_open(&w, buf, cap);
+  gs_pb_bytes(&w, 1, proof, GS_WIRE_PROOF_BYTES);
+  return frame_close(&w, GS_WIRE_AUTH_PROOF, frame, len);
+}
+
 /* ---- control messages the agent reads ---- */
 
 typedef struct ctl_decoder {
@@ -646,6 +656,19 @@ static int ctl_ping(ctl_decoder *d, const gs_pb_field *f) {
   return ctl_expect(d, "Ping", f, GS_PB_VARINT);
 }
 
+static int ctl_challenge(ctl_decoder *d, const gs_pb_field *f) {
+  switch (f->number) {
+  case 1: d->m->challenge.nonce = f->data;
+    d->m->challenge.nonce_len = f->len;
+    break;
+  case 2: d->m->challenge.scheme = (const char *)f->data;
+    d->m->challenge.scheme_len = f->len;
+    break;
+  default: return GS_OK;
+  }
+  return ctl_expect(d, "AuthChallenge", f, GS_PB_LEN);
+}
+
 int gs_wire_decode_control(const uint8_t *env, size_t len, gs_wire_control *m,
                            char *err, size_t errcap) {
   ctl_decoder d;
@@ -658,7 +681,7 @@ int gs_wire_decode_control(const uint8_t *env, size_t len, gs_wire_control *m,
   d.errcap = errcap;
   gs_pb_reader_init(&r, env, len);
   while ((rc = gs_pb_next(&r, &f)) == GS_OK) {
-    if (f.number > GS_WIRE_PING) continue;
+    if (f.number > GS_WIRE_AUTH_PROOF) continue;
     if ((rc = ctl_expect(&d, "Envelope", &f, GS_PB_LEN))) return rc;
     memset(m, 0, sizeof *m);
     m->body = (gs_wire_body)f.number;
@@ -668,6 +691,7 @@ int gs_wire_decode_control(const uint8_t *env, size_t len, gs_wire_control *m,
     case GS_WIRE_ACK: rc = ctl_walk(&d, "Ack", &f, ctl_ack); break;
     case GS_WIRE_ERROR: rc = ctl_walk(&d, "Error", &f, ctl_error); break;
     case GS_WIRE_PING: rc = ctl_walk(&d, "Ping", &f, ctl_ping); break;
+    case GS_WIRE_AUTH_CHALLENGE: rc = ctl_walk(&d, "AuthChallenge", &f, ctl_challenge); break;
     default: rc = GS_OK; break;
     }
     if (rc) return rc;

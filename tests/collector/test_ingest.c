@@ -233,6 +233,92 @@ static void test_check_only(void **state) {
   gst_frames_free(&frames);
 }
 
+/* Feeds the fixture with limits; GS_OK or the fault. The temporary file
+ * is gone once the ingest is freed, whatever happened. */
+static int feed_limited(fixture *fx, const gsd_ingest_limits *lim, gsd_fault *f,
+                        uint64_t *references) {
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  char err[300];
+  int rc;
+  gst_opts o = {0};
+  o.batch_records = 3;   /* the limit is met inside a batch, not only at its end */
+  encode(GST_FIXTURE_DIR "/canonical/generated.gclog", &o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  gsd_ingest_set_limits(ig, lim);
+  rc = feed(ig, &frames, f);
+  if (references) *references = gsd_ingest_stats(ig)->references;
+  gsd_ingest_free(ig);
+  assert_false(gst_exists(fx->tmp));
+  gst_frames_free(&frames);
+  return rc;
+}
+
+/* --max-objects and --max-references: exactly the limit passes, one less
+ * fails the stream (fatal, code 7) and names the option. */
+static void test_snapshot_limits(void **state) {
+  fixture *fx = *state;
+  gsd_ingest_limits lim = {0, 0, 0};
+  gsd_fault f;
+  uint64_t objects, refs;
+  gst_frames frames;
+  gst_totals t;
+  gst_opts o = {0};
+  encode(GST_FIXTURE_DIR "/canonical/generated.gclog", &o, &frames, &t);
+  gst_frames_free(&frames);
+  objects = t.objects;
+  assert_int_equal(feed_limited(fx, &lim, &f, &refs), GS_OK);
+  assert_true(objects > 1 && refs > 1);
+
+  lim.max_objects = objects;
+  lim.max_references = refs;
+  assert_int_equal(feed_limited(fx, &lim, &f, NULL), GS_OK);
+
+  lim.max_objects = objects - 1;
+  assert_int_equal(feed_limited(fx, &lim, &f, NULL), GS_EFORMAT);
+  assert_int_equal(f.code, GS_WIRE_E_INVALID);
+  assert_true(f.fatal);
+  if (!strstr(f.reason, "(--max-objects)")) fail_msg("reason: %s", f.reason);
+
+  lim.max_objects = objects;
+  lim.max_references = refs - 1;
+  assert_int_equal(feed_limited(fx, &lim, &f, NULL), GS_EFORMAT);
+  assert_int_equal(f.code, GS_WIRE_E_INVALID);
+  assert_true(f.fatal);
+  if (!strstr(f.reason, "(--max-references)")) fail_msg("reason: %s", f.reason);
+}
+
+/* Free space below --min-free-bytes: the file is removed as soon as the
+ * check fails, the stream is still read to its end, and then fails with
+ * code 8 (not fatal: agents offer the snapshot again later). */
+static void test_disk_floor(void **state) {
+  fixture *fx = *state;
+  gsd_ingest_limits lim = {0, 0, UINT64_MAX};
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  gsd_fault f;
+  char err[300];
+  gst_opts o = {0};
+  encode(GST_FIXTURE_DIR "/canonical/generated.gclog", &o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  gsd_ingest_set_limits(ig, &lim);
+  assert_null(gsd_ingest_write_error(ig));
+  assert_int_equal(feed(ig, &frames, &f), GS_EFORMAT);
+  assert_true(gsd_ingest_ended(ig));
+  assert_int_equal(f.code, GS_WIRE_E_STORAGE);
+  assert_false(f.fatal);
+  if (!strstr(f.reason, "disk full") || !strstr(f.reason, "--min-free-bytes"))
+    fail_msg("reason: %s", f.reason);
+  assert_non_null(gsd_ingest_write_error(ig));
+  assert_false(gst_exists(fx->tmp));            /* before the ingest is freed */
+  assert_int_equal(gsd_ingest_commit(ig, fx->final, err, sizeof err), GS_EIO);
+  assert_false(gst_exists(fx->final));
+  gsd_ingest_free(ig);
+  gst_frames_free(&frames);
+}
+
 /* The summary stored with a snapshot is gcsnap summary's. */
 static void test_summary(void **state) {
   fixture *fx = *state;
@@ -267,6 +353,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_count_mismatch, setup, teardown),
     cmocka_unit_test_setup_teardown(test_invalid_content, setup, teardown),
     cmocka_unit_test_setup_teardown(test_check_only, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_snapshot_limits, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_disk_floor, setup, teardown),
     cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
   };
   if (argc > 1 && strcmp(argv[1], "wpfapp") == 0) {

@@ -115,7 +115,7 @@ def wait_until(what, pred, timeout=20, step=0.05):
 class Collector:
     """gcsnapd on free ports with its store in a folder of the test."""
 
-    def __init__(self, procs, gcsnapd, work, name="gcsnapd"):
+    def __init__(self, procs, gcsnapd, work, name="gcsnapd", extra=()):
         self.procs = procs
         self.store = os.path.join(work, name + "-store")
         self.log = os.path.join(work, name + ".log")
@@ -126,7 +126,7 @@ class Collector:
             self.url = "http://127.0.0.1:%d" % self.http_port
             self.proc = procs.start([gcsnapd, "--listen", "127.0.0.1:%d" % self.agent_port,
                                      "--http", "127.0.0.1:%d" % self.http_port,
-                                     "--store", self.store], log=self.log)
+                                     "--store", self.store] + list(extra), log=self.log)
             try:
                 wait_until("the collector's HTTP API", self._up, timeout=15)
                 return

@@ -168,9 +168,10 @@ class Heap:
 # ---- the session -------------------------------------------------------
 
 class FakeAgent:
-    def __init__(self, addr, device_id, timeout=20):
+    def __init__(self, addr, device_id, timeout=20, source=None):
         host, port = addr.rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self.sock = socket.create_connection((host, int(port)), timeout=timeout,
+                                             source_address=(source, 0) if source else None)
         self.buf = b""
         self.device_id = device_id
         hello = (f_uint(1, 1) + f_bytes(2, "fake-0.1") + f_bytes(3, device_id) +
