@@ -17,14 +17,12 @@
  * afford. */
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <jansson.h>
@@ -36,9 +34,8 @@
 #include "gs_validate.h"
 #include "gs_wire.h"
 #include "gs_writer.h"
+#include "gsd_child.h"
 #include "gsd_ingest.h"
-
-extern char **environ;
 
 #define ZSTD_LEVEL 3          /* as "gcsnap convert" */
 #define SUMMARY_TOP 20        /* as "gcsnap summary" by default */
@@ -604,47 +601,6 @@ static void figures_of(const json_t *o, gsd_snapshot_end *e) {
   e->dangling_references = (uint64_t)json_integer_value(json_object_get(o, "dangling_references"));
 }
 
-/* Runs argv with stdout and stderr into one pipe; *out gets what it
- * printed (at most MAX_SUMMARY bytes), *status its exit status (-1 when it
- * could not run or was killed). */
-static int run_child(char *const argv[], char **out, size_t *len, int *status) {
-  posix_spawn_file_actions_t fa;
-  int fds[2], ws, rc;
-  pid_t pid;
-  size_t cap = 65536;
-  ssize_t n;
-  *out = NULL;
-  *len = 0;
-  *status = -1;
-  if (pipe(fds)) return GS_EIO;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (rc) { close(fds[0]); return GS_EIO; }
-  *out = malloc(cap);
-  while (*out) {
-    if (*len + 1 == cap) {
-      char *bigger = cap < MAX_SUMMARY ? realloc(*out, cap * 2) : NULL;
-      if (!bigger) break;
-      *out = bigger;
-      cap *= 2;
-    }
-    n = read(fds[0], *out + *len, cap - 1 - *len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    *len += (size_t)n;
-  }
-  if (*out) (*out)[*len] = 0;
-  close(fds[0]);
-  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
-  if (WIFEXITED(ws)) *status = WEXITSTATUS(ws);
-  return *out ? GS_OK : GS_ENOMEM;
-}
-
 /* The summary's object made in this process, as the child would print it;
  * NULL with err set on failure. */
 static json_t *summary_here(const char *path, char *err, size_t cap) {
@@ -684,7 +640,7 @@ static json_t *summary_child(const char *gcsnap, const char *path, int *rc, char
   int status;
   json_t *o = NULL;
   snprintf(top, sizeof top, "%d", SUMMARY_TOP);
-  if ((*rc = run_child(argv, &out, &len, &status)) != GS_OK) {
+  if ((*rc = gsd_child_run(argv, GSD_CHILD_STDERR_KEEP, MAX_SUMMARY, &out, &len, &status)) != GS_OK) {
     snprintf(err, cap, "cannot run %s: %s", gcsnap, *rc == GS_ENOMEM ? "out of memory" : strerror(errno));
     free(out);
     return NULL;

@@ -11,20 +11,15 @@
  * millisecond. Stored snapshots never change; the cache key is the
  * catalog ID with the file's CRC, so a reused ID is not mistaken. */
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include "h2o.h"
 #include "gs_error.h"
 #include "gs_json.h"
+#include "gsd_child.h"
 #include "gsd_log.h"
 #include "gsd_types.h"
-
-extern char **environ;
 
 #define CACHE_SIZE 8
 #define MAX_OUTPUT (512u << 20)
@@ -70,51 +65,6 @@ static void histogram_free(histogram *h) {
 
 /* ---- loading (thread pool) --------------------------------------------- */
 
-/* Runs argv; *out gets its stdout (NUL-terminated). Its stderr goes to
- * /dev/null: a warning there must not spoil the JSON, and the file was
- * validated when it was stored. */
-static int run_child(char *const argv[], char **out, size_t *len, int *status) {
-  posix_spawn_file_actions_t fa;
-  int fds[2], ws = 0, rc;
-  pid_t pid;
-  size_t cap = 1u << 16;
-  ssize_t n;
-  *out = NULL;
-  *len = 0;
-  *status = -1;
-  if (pipe(fds)) return GS_EIO;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (rc) {
-    close(fds[0]);
-    errno = rc;
-    return GS_EIO;
-  }
-  *out = malloc(cap);
-  while (*out) {
-    if (*len + 1 == cap) {
-      char *bigger = cap < MAX_OUTPUT ? realloc(*out, cap * 2) : NULL;
-      if (!bigger) break;
-      *out = bigger;
-      cap *= 2;
-    }
-    n = read(fds[0], *out + *len, cap - 1 - *len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    *len += (size_t)n;
-  }
-  if (*out) (*out)[*len] = 0;
-  close(fds[0]);
-  while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
-  if (WIFEXITED(ws)) *status = WEXITSTATUS(ws);
-  return *out ? GS_OK : GS_ENOMEM;
-}
-
 static int rows_of(const json_t *summary, histogram *h) {
   const json_t *arr = json_object_get(summary, "by_type"), *row;
   size_t i;
@@ -139,7 +89,7 @@ static void load_work(uv_work_t *w) {
   char *argv[] = {l->gcsnap, "summary", "--json", "--top", "0", l->path, NULL};
   char *out = NULL;
   size_t len;
-  int status, rc = run_child(argv, &out, &len, &status);
+  int status, rc = gsd_child_run(argv, GSD_CHILD_STDERR_DROP, MAX_OUTPUT, &out, &len, &status);
   json_t *o = NULL;
   if (rc != GS_OK) {
     snprintf(l->err, sizeof l->err, "cannot run %s: %s", l->gcsnap,
