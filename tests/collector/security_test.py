@@ -43,20 +43,13 @@ import fake_agent as F         # noqa: E402
 TOKEN = "s3cret-Token_0123456789abcdef"
 
 
-class Env:
+class Env(L.Env):
     def __init__(self, bin_dir, work):
-        self.bin, self.work = bin_dir, work
-        self.gcsnapd = os.path.join(bin_dir, "gcsnapd")
-        self.gcsnap = os.path.join(bin_dir, "gcsnap")
-        self.procs = L.Procs()
-        self.c = L.Checks()
+        super().__init__(bin_dir, work)
         for tool in (self.gcsnapd, self.gcsnap):
             if not os.access(tool, os.X_OK):
                 raise L.Skip("%s is not built" % tool)
         self.token_file = self.write("token", TOKEN + "\n")
-
-    def path(self, name):
-        return os.path.join(self.work, name)
 
     def write(self, name, text):
         p = self.path(name)

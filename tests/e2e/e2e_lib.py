@@ -247,6 +247,27 @@ def log(msg):
     sys.stdout.flush()
 
 
+class Env:
+    """What every suite starts with: the programs of a build, the processes
+    to stop at its end, its checks and its work folder."""
+
+    def __init__(self, bin_dir, work):
+        self.bin = bin_dir
+        self.work = work
+        self.gcsnap = os.path.join(bin_dir, "gcsnap")
+        self.agent = os.path.join(bin_dir, "gcsnap-agent")
+        self.gcsnapd = os.path.join(bin_dir, "gcsnapd")
+        self.procs = Procs()
+        self.c = Checks()
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def need_gcsnapd(self):
+        if not os.access(self.gcsnapd, os.X_OK):
+            raise Skip("gcsnapd is not built")
+
+
 def main(script, suites, make_env):
     """Runs the suite named on the command line: SCRIPT SUITE BIN_DIR WORK_DIR.
     Exit 0 when every check passed, 1 when one failed, SKIP when all skipped."""

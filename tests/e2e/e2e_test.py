@@ -39,22 +39,9 @@ SUMMARY_FIELDS = ("objects", "bytes", "references", "roots", "types", "unreachab
                   "dangling_references")
 
 
-class Env:
-    def __init__(self, bin_dir, work):
-        self.bin = bin_dir
-        self.work = work
-        self.gcsnap = os.path.join(bin_dir, "gcsnap")
-        self.agent = os.path.join(bin_dir, "gcsnap-agent")
-        self.gcsnapd = os.path.join(bin_dir, "gcsnapd")
-        self.procs = L.Procs()
-        self.c = L.Checks()
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
+class Env(L.Env):
     def need_collector(self):
-        if not os.access(self.gcsnapd, os.X_OK):
-            raise L.Skip("gcsnapd is not built")
+        self.need_gcsnapd()
         r = L.run([self.agent, "--help"])
         if "--connect" not in r.stdout:
             raise L.Skip("gcsnap-agent has no --connect")

@@ -60,21 +60,9 @@ STORED = re.compile(r"agent: snapshot (\d+) stored as (\d+)")
 CUT_WORDS = r"cut|closed|disconnect|lost|eof|reset|gone|ended|dropped"
 
 
-class Env:
-    def __init__(self, bin_dir, work):
-        self.work = work
-        self.gcsnap = os.path.join(bin_dir, "gcsnap")
-        self.agent = os.path.join(bin_dir, "gcsnap-agent")
-        self.gcsnapd = os.path.join(bin_dir, "gcsnapd")
-        self.procs = L.Procs()
-        self.c = L.Checks()
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
+class Env(L.Env):
     def need(self):
-        if not os.access(self.gcsnapd, os.X_OK):
-            raise L.Skip("gcsnapd is not built")
+        self.need_gcsnapd()
         if "--spool" not in L.run([self.agent, "--help"]).stdout:
             raise L.Skip("gcsnap-agent has no --connect/--spool")
 

@@ -48,22 +48,9 @@ import fake_agent as F         # noqa: E402
 E_FRAME_SIZE, E_INVALID, E_STORAGE, E_BUSY, E_TIMEOUT = 3, 7, 8, 9, 12
 
 
-class Env:
-    def __init__(self, bin_dir, work):
-        self.bin = bin_dir
-        self.work = work
-        self.gcsnap = os.path.join(bin_dir, "gcsnap")
-        self.agent = os.path.join(bin_dir, "gcsnap-agent")
-        self.gcsnapd = os.path.join(bin_dir, "gcsnapd")
-        self.procs = L.Procs()
-        self.c = L.Checks()
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
+class Env(L.Env):
     def need_collector(self):
-        if not os.access(self.gcsnapd, os.X_OK):
-            raise L.Skip("gcsnapd is not built")
+        self.need_gcsnapd()
 
     def collector(self, *extra, name="gcsnapd"):
         return L.Collector(self.procs, self.gcsnapd, self.work, name=name, extra=extra)

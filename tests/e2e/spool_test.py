@@ -50,20 +50,9 @@ class FixedCollector(L.Collector):
         L.wait_until("the collector's HTTP API", self._up, timeout=15)
 
 
-class Env:
-    def __init__(self, bin_dir, work):
-        self.work = work
-        self.agent = os.path.join(bin_dir, "gcsnap-agent")
-        self.gcsnapd = os.path.join(bin_dir, "gcsnapd")
-        self.procs = L.Procs()
-        self.c = L.Checks()
-
-    def path(self, name):
-        return os.path.join(self.work, name)
-
+class Env(L.Env):
     def need(self):
-        if not os.access(self.gcsnapd, os.X_OK):
-            raise L.Skip("gcsnapd is not built")
+        self.need_gcsnapd()
         if "--spool" not in L.run([self.agent, "--help"]).stdout:
             raise L.Skip("gcsnap-agent has no --spool")
 
