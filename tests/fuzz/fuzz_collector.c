@@ -18,9 +18,9 @@
  * (up to MAX_PASSES times, one more snapshot each): whatever the records,
  * the snapshot then reaches the end of the ingest.
  *
- * What must hold:
- *   - an envelope protobuf-c accepts packs again into bytes that decode to
- *     the same packing;
+ * What must hold (not protobuf-c's own pack/unpack round trip: it keeps an
+ * unknown field numbered 0 and writes back a key it then refuses, and the
+ * collector never packs what it received):
  *   - every refusal has a known GS_WIRE_E_* code and a reason;
  *   - a snapshot the collector accepts (SnapshotEnd answered with Ack) was
  *     stored as a zstd file whose text has the size and CRC-32 SnapshotEnd
@@ -238,31 +238,12 @@ static void dispatch(session *s, Gcsnap__Envelope *env) {
 
 /* ---- frames -------------------------------------------------------------- */
 
-/* protobuf-c's own round trip: what it accepted packs into bytes that
- * unpack and pack the same again. */
-static void check_repack(const Gcsnap__Envelope *env) {
-  size_t n = gcsnap__envelope__get_packed_size(env), m;
-  uint8_t *a = malloc(n ? n : 1), *b;
-  Gcsnap__Envelope *again;
-  FUZZ_CHECK(a != NULL);
-  FUZZ_CHECK(gcsnap__envelope__pack(env, a) == n);
-  FUZZ_CHECK((again = gcsnap__envelope__unpack(NULL, n, a)) != NULL);
-  FUZZ_CHECK(again->body_case == env->body_case);
-  m = gcsnap__envelope__get_packed_size(again);
-  FUZZ_CHECK(m == n && (b = malloc(m ? m : 1)) != NULL);
-  FUZZ_CHECK(gcsnap__envelope__pack(again, b) == m && memcmp(a, b, m) == 0);
-  gcsnap__envelope__free_unpacked(again, NULL);
-  free(a);
-  free(b);
-}
-
 static void on_frame(session *s, const uint8_t *data, size_t len) {
   Gcsnap__Envelope *env = gcsnap__envelope__unpack(NULL, len, data);
   if (!env) {
     s->st = ST_CLOSED;
     return;
   }
-  check_repack(env);
   dispatch(s, env);
   gcsnap__envelope__free_unpacked(env, NULL);
 }
