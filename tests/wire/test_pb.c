@@ -197,6 +197,12 @@ static void test_reader_malformed(void **state) {
   expect_malformed("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01", 12,
                    "truncated or overlong varint");
   expect_malformed("\x80", 1, "truncated or overlong field key");
+  /* Keys and lengths are 32-bit: no more than 5 bytes, as protobuf-c. */
+  expect_malformed("\x88\x80\x80\x80\x80\x00\x01", 7, "truncated or overlong field key");
+  expect_malformed("\x12\x80\x80\x80\x80\x80\x00", 7, "truncated or overlong length");
+  /* A 10th varint byte holds only bit 63. */
+  expect_malformed("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02", 11,
+                   "truncated or overlong varint");
   expect_malformed("\x12\x05" "abc", 5, "length past the end of the message");
   expect_malformed("\x12\xff\xff\xff\xff\x0f", 6, "length past the end of the message");
   expect_malformed("\x00\x00", 2, "field number out of range");
