@@ -30,4 +30,11 @@ if [ ! -f "$prefix/system.reg" ]; then
     fi
   ) 9>"$prefix.lock" || exit 1
 fi
+# A wineserver lingers a few seconds after its last program ends; a program
+# starting just as it goes fails ("recvmsg: Connection reset by peer"). So
+# keep one running for the whole run (tests/run-all.sh stops it with -k);
+# when one runs already, this exits at once.
+server=$(dirname "$wine")/wineserver
+[ -x "$server" ] || server=/usr/lib/wine/wineserver
+[ -x "$server" ] && "$server" -p >/dev/null 2>&1
 exec "$wine" "$@"

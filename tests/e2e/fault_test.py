@@ -577,7 +577,7 @@ def netfault(env, c, net):
     for i, d in enumerate(spoolers):
         env.agent_at(addr, "mock:objects=1500,seed=%d" % (60 + i), d, "--every", "2s",
                      "--spool", env.path("spool-" + d), "--spool-max", "1000",
-                     "--connect-timeout", "3",
+                     "--connect-timeout", "3", "--retry-max", "3",
                      prefix=net.in_ns())
     env.agent_at(addr, "mock:objects=1500,seed=70", asked, "--connect-timeout", "3",
                  prefix=net.in_ns())
@@ -606,7 +606,7 @@ def netfault(env, c, net):
                 return False
         return True
     try:
-        L.wait_until("every spooled snapshot to be delivered", delivered, timeout=30, step=0.5)
+        L.wait_until("every spooled snapshot to be delivered", delivered, timeout=60, step=0.5)
         L.log("%5.1f s: every spooled snapshot delivered" % (time.monotonic() - t0))
     except L.Failure as e:
         c.ok(False, str(e))
