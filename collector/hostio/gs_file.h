@@ -24,6 +24,9 @@ int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got);
 /* A reader on the file; free it before the file. */
 int gs_file_new_reader(gs_file *f, gs_reader **r);
 
+/* The name shown for a path: "<stdin>" for "-". */
+const char *gs_file_display_name(const char *path);
+
 const char *gs_file_name(const gs_file *f);     /* as shown: "<stdin>" for "-" */
 const char *gs_file_error(const gs_file *f);    /* "" when nothing failed */
 int gs_file_is_zstd(const gs_file *f);

@@ -151,7 +151,7 @@ int gs_cmd_convert(int argc, char **argv) {
   if ((code = parse_args(argc, argv, paths, &help)) != GS_EXIT_OK) return code;
   if (help) return gs_cli_help(usage);
   memset(&c, 0, sizeof c);
-  c.in_name = gs_cli_display_name(paths[0]);
+  c.in_name = gs_file_display_name(paths[0]);
   code = open_all(&c, paths[0], paths[1]);
   if (code == GS_EXIT_OK) code = copy_records(&c);
   if (code == GS_EXIT_OK) code = finish_output(&c);

@@ -223,7 +223,7 @@ static int check_one(const validate_opts *opts, const char *path, json_t *report
   file_report rep;
   memset(&rep, 0, sizeof rep);
   rep.opts = opts;
-  rep.name = gs_cli_display_name(path);
+  rep.name = gs_file_display_name(path);
   if (opts->json && !(rep.diagnostics = json_array())) return GS_ENOMEM;
   run_file(&rep, path);
   *all_valid = *all_valid && report_valid(&rep);

@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
-#include "gs_cli.h"
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_progress.h"
@@ -191,7 +190,7 @@ int gs_file_open(gs_file **out, const char *path, char *err, size_t cap) {
   *out = NULL;
   if (!f) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
   f->fd = -1;
-  f->name = gs_cli_display_name(path);
+  f->name = gs_file_display_name(path);
   if ((rc = open_fd(f, path, err, cap)) != GS_OK) goto failed;
   if ((rc = read_peek(f)) != GS_OK) {
     snprintf(err, cap, "%s: %s", f->name, f->error);
@@ -227,6 +226,10 @@ int gs_file_new_reader(gs_file *f, gs_reader **r) {
    * thread, which parses while this one validates or builds the graph. */
   if (f->size >= PARSE_AHEAD_MIN_BYTES) gs_reader_start_thread(*r);
   return GS_OK;
+}
+
+const char *gs_file_display_name(const char *path) {
+  return strcmp(path, "-") == 0 ? "<stdin>" : path;
 }
 
 const char *gs_file_name(const gs_file *f) { return f->name; }

@@ -17,7 +17,6 @@
 
 #define GSD_DEFAULT_LISTEN "127.0.0.1:7410"
 #define GSD_DEFAULT_HTTP "127.0.0.1:7411"
-#define GSD_DEFAULT_STORE "./gcsnap-store"
 /* Default limits (see gsd_config.c's usage and collector/README.md). */
 #define GSD_DEFAULT_MAX_SESSIONS 1024
 #define GSD_DEFAULT_MAX_SESSIONS_PER_ADDRESS 256

@@ -39,10 +39,6 @@ void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d) {
             d->message);
 }
 
-const char *gs_cli_display_name(const char *path) {
-  return strcmp(path, "-") == 0 ? "<stdin>" : path;
-}
-
 int gs_cli_finish(int code) {
   /* A report cut short by a full disk or a closed pipe must not exit 0. */
   if (fflush(stdout) != 0 || ferror(stdout)) {
@@ -94,7 +90,7 @@ int gs_cli_load_summary(const char *path, gs_summary *sum) {
   gs_reader *r;
   gs_diag d;
   int code, err;
-  gs_summary_init(sum, gs_cli_display_name(path));
+  gs_summary_init(sum, gs_file_display_name(path));
   if ((code = gs_cli_open_dump(path, &f, &r)) != GS_EXIT_OK) return code;
   err = gs_summary_load(sum, r, &d);
   gs_file_hide_progress(f);

@@ -17,14 +17,14 @@ static const char policy[] =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
   "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const gsd_console_asset *gsd_console_find(const char *path, size_t len) {
-  const gsd_console_asset *a;
+const gs_asset *gsd_console_find(const char *path, size_t len) {
+  const gs_asset *a;
   if ((len == 1 && path[0] == '/') || (len == 9 && !memcmp(path, "/console/", 9)) ||
       (len == 8 && !memcmp(path, "/console", 8))) {
     path = "/console/index.html";
     len = strlen(path);
   }
-  for (a = gsd_console_assets; a->path; a++)
+  for (a = gs_console_assets; a->path; a++)
     if (strlen(a->path) == len && !memcmp(a->path, path, len)) return a;
   return NULL;
 }
@@ -34,7 +34,7 @@ static void add_header(h2o_req_t *req, const h2o_token_t *token, const char *val
 }
 
 /* The request's If-None-Match names the asset's current ETag. */
-static int still_current(h2o_req_t *req, const gsd_console_asset *a) {
+static int still_current(h2o_req_t *req, const gs_asset *a) {
   ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_IF_NONE_MATCH, -1);
   size_t n = strlen(a->etag);
   const char *p, *end;
@@ -48,7 +48,7 @@ static int still_current(h2o_req_t *req, const gsd_console_asset *a) {
 
 int gsd_console_serve(h2o_req_t *req) {
   size_t len = req->query_at == SIZE_MAX ? req->path.len : req->query_at;
-  const gsd_console_asset *a = gsd_console_find(req->path.base, len);
+  const gs_asset *a = gsd_console_find(req->path.base, len);
   if (!a) return gsd_http_respond_error(req, 404, "not_found", "no such resource");
   if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) &&
       !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))

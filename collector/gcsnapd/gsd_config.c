@@ -12,6 +12,7 @@
 #include "gs_error.h"
 #include "gs_units.h"
 #include "gsd_config.h"
+#include "gsd_store.h"
 
 const char gsd_usage[] =
   "usage: gcsnapd [--listen ADDR:PORT] [--http ADDR:PORT] [--store DIR]\n"

@@ -55,8 +55,6 @@ void gs_cli_error(const char *fmt, ...)
   ;
 /* "FILE:LINE: error [CODE]: message", or "FILE: ..." when line is 0. */
 void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d);
-/* The name shown for a path: "<stdin>" for "-". */
-const char *gs_cli_display_name(const char *path);
 /* Opens the dump at path (plain or zstd; - is stdin) with progress on a
  * terminal. On failure reports it, leaves *f and *r NULL and returns the
  * exit code. */

@@ -24,7 +24,6 @@
 #include "gs_units.h"
 #include "gs_wire.h"
 #include "gsd_auth.h"
-#include "gsd_config.h"
 #include "gsd_store.h"
 
 static const char usage[] =

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "gs_analysis.h"
 #include "gs_args.h"
+#include "gs_file.h"
 #include "gs_cli.h"
 #include "gs_error.h"
 #include "gs_json.h"
@@ -678,7 +679,7 @@ int gs_cmd_report(int argc, char **argv) {
     code = GS_EXIT_USAGE;
   }
   if (!code) code = collect(&ra, data);
-  if (!code) code = write_page(ra.out, gs_cli_display_name(ra.path), data);
+  if (!code) code = write_page(ra.out, gs_file_display_name(ra.path), data);
   json_decref(data);
   free(ra.paths);
   return gs_cli_finish(code);

@@ -25,6 +25,8 @@
 /* Longest device ID accepted, in bytes: escaped (at most 3 bytes each) it
  * stays a valid file name. */
 #define GSD_DEVICE_ID_MAX 80
+/* The store folder of gcsnapd and gcsnap keys when none is given. */
+#define GSD_DEFAULT_STORE "./gcsnap-store"
 
 typedef struct gsd_store gsd_store;
 
