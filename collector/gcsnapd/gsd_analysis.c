@@ -12,6 +12,7 @@
 #include "h2o.h"
 #include "gs_error.h"
 #include "gsd_log.h"
+#include "gsd_respond.h"
 #include "gsd_server.h"
 
 /* Largest answer relayed; --top keeps real answers far below it. */
@@ -63,14 +64,14 @@ static void answer(job *j) {
   j->req = NULL;
   j->ref->j = NULL;
   if (j->too_large) {
-    gsd_http_respond_error(req, 500, "internal", "the answer is larger than %u MB: ask for fewer rows",
+    gsd_respond_error(req, 500, "internal", "the answer is larger than %u MB: ask for fewer rows",
                            MAX_OUTPUT >> 20);
   } else if (j->status == 0) {
-    gsd_http_respond_text(req, 200, j->buf ? j->buf : "{}", j->buf ? j->len : 2);
+    gsd_respond_text(req, 200, j->buf ? j->buf : "{}", j->buf ? j->len : 2);
   } else {
     while (j->message_len && (j->message[j->message_len - 1] == '\n')) j->message_len--;
     j->message[j->message_len] = 0;
-    gsd_http_respond_error(req, j->status == 1 ? 422 : 500, j->status == 1 ? "bad_request" : "internal",
+    gsd_respond_error(req, j->status == 1 ? 422 : 500, j->status == 1 ? "bad_request" : "internal",
                            "%s", j->message_len ? j->message : "the analysis failed");
   }
 }
@@ -140,7 +141,7 @@ int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, const char *const *args) {
   job *j = calloc(1, sizeof *j);
   job_ref *ref;
   int i, rc;
-  if (!j) return gsd_http_respond_error(req, 500, "internal", "out of memory");
+  if (!j) return gsd_respond_error(req, 500, "internal", "out of memory");
   argv[0] = (char *)srv->cfg->gcsnap;
   for (i = 0; i < 14 && args[i]; i++) argv[i + 1] = (char *)args[i];
   argv[i + 1] = NULL;
@@ -163,7 +164,7 @@ int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, const char *const *args) {
     gsd_log_error("analysis: cannot run %s: %s", argv[0], uv_strerror(rc));
     uv_close((uv_handle_t *)&j->out, on_closed);
     uv_close((uv_handle_t *)&j->err, on_closed);
-    return gsd_http_respond_error(req, 500, "internal", "cannot run the analysis tool %s: %s",
+    return gsd_respond_error(req, 500, "internal", "cannot run the analysis tool %s: %s",
                                   argv[0], uv_strerror(rc));
   }
   j->open_handles = 3;

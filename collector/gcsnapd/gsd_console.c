@@ -11,6 +11,7 @@
 #include <string.h>
 #include "h2o.h"
 #include "gsd_console.h"
+#include "gsd_respond.h"
 #include "gsd_server.h"
 
 static const char policy[] =
@@ -49,10 +50,10 @@ static int still_current(h2o_req_t *req, const gs_asset *a) {
 int gsd_console_serve(h2o_req_t *req) {
   size_t len = req->query_at == SIZE_MAX ? req->path.len : req->query_at;
   const gs_asset *a = gsd_console_find(req->path.base, len);
-  if (!a) return gsd_http_respond_error(req, 404, "not_found", "no such resource");
+  if (!a) return gsd_respond_error(req, 404, "not_found", "no such resource");
   if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) &&
       !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD")))
-    return gsd_http_respond_error(req, 405, "bad_request", "the console takes GET and HEAD only");
+    return gsd_respond_error(req, 405, "bad_request", "the console takes GET and HEAD only");
   add_header(req, H2O_TOKEN_ETAG, a->etag);
   add_header(req, H2O_TOKEN_CACHE_CONTROL, "no-cache");
   h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("x-content-type-options"), 0, NULL,

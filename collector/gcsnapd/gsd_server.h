@@ -2,7 +2,7 @@
  *
  * One libuv loop runs everything: the agent listener and its sessions
  * (gsd_session.c), the capture requests (gsd_capture.c), the schedules
- * (gsd_schedule.c), the HTTP API (gsd_http.c) and the catalog
+ * (gsd_schedule.c), the HTTP API (gsd_http.c, gsd_api_*.c) and the catalog
  * (gsd_store.c). Only the end of a snapshot
  * (sync, rename, summary) runs on libuv's thread pool. */
 #ifndef GSD_SERVER_H
@@ -124,22 +124,16 @@ void gsd_http_capture_done(gsd_http *http, const gsd_capture *cap);
  * the rest after the loop ended. */
 void gsd_http_stop(gsd_http *http);
 size_t gsd_http_connections(const gsd_http *http);
-/* Answers req with JSON text, or with the API's error object; return 0. */
-struct st_h2o_req_t;
-int gsd_http_respond_text(struct st_h2o_req_t *req, int status, const char *json, size_t len);
-int gsd_http_respond_error(struct st_h2o_req_t *req, int status, const char *code, const char *fmt, ...)
-#if defined(__GNUC__)
-  __attribute__((format(printf, 4, 5)))
-#endif
-  ;
+
+void gsd_http_close(gsd_http *http);
+void gsd_http_free(gsd_http *http);
 
 /* ---- analyses (gsd_analysis.c) ---- */
 
 /* Runs the gcsnap tool with args (NULL-terminated, at most 14) and answers
  * req with its JSON: 200 when it exits 0, 422 when it finds the input
  * wanting (exit 1), 500 otherwise, with its message. Returns 0. */
+struct st_h2o_req_t;
 int gsd_analysis_run(gsd_server *srv, struct st_h2o_req_t *req, const char *const *args);
-void gsd_http_close(gsd_http *http);
-void gsd_http_free(gsd_http *http);
 
 #endif

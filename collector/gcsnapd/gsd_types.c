@@ -19,6 +19,9 @@
 #include "gs_json.h"
 #include "gsd_child.h"
 #include "gsd_log.h"
+#include "gsd_api.h"
+#include "gsd_request.h"
+#include "gsd_respond.h"
 #include "gsd_types.h"
 
 #define CACHE_SIZE 8
@@ -196,8 +199,8 @@ static int answer(h2o_req_t *req, const histogram *h, const gsd_types_query *q) 
   json_decref(rows);
   text = bad ? NULL : json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10));
   json_decref(o);
-  if (!text) return gsd_http_respond_error(req, 500, "internal", "out of memory");
-  gsd_http_respond_text(req, 200, text, strlen(text));
+  if (!text) return gsd_respond_error(req, 500, "internal", "out of memory");
+  gsd_respond_text(req, 200, text, strlen(text));
   free(text);
   return 0;
 }
@@ -256,7 +259,7 @@ static void load_done(uv_work_t *w, int status) {
     const histogram *h = cached(&l->q);
     if (l->status || !h) {
       gsd_log_warn("types of snapshot %lld: %s", (long long)l->q.snapshot_id, l->err);
-      gsd_http_respond_error(req, l->status ? l->status : 500, "internal", "%s", l->err);
+      gsd_respond_error(req, l->status ? l->status : 500, "internal", "%s", l->err);
     } else {
       answer(req, h, &l->q);
     }
@@ -282,7 +285,7 @@ int gsd_types_answer(gsd_server *srv, h2o_req_t *req, const char *path, const gs
   if (!(l = calloc(1, sizeof *l)) || !(l->gcsnap = strdup(srv->cfg->gcsnap)) || !(l->path = strdup(path))) {
     if (l) free(l->gcsnap);
     free(l);
-    return gsd_http_respond_error(req, 500, "internal", "out of memory");
+    return gsd_respond_error(req, 500, "internal", "out of memory");
   }
   l->q = *q;
   l->req = req;
@@ -291,9 +294,40 @@ int gsd_types_answer(gsd_server *srv, h2o_req_t *req, const char *path, const gs
     free(l->gcsnap);
     free(l->path);
     free(l);
-    return gsd_http_respond_error(req, 500, "internal", "cannot start loading the histogram");
+    return gsd_respond_error(req, 500, "internal", "cannot start loading the histogram");
   }
   l->ref = h2o_mem_alloc_shared(&req->pool, sizeof *l->ref, on_req_gone);
   l->ref->l = l;
   return 0;
+}
+
+/* GET /api/snapshots/ID/types: the whole histogram a page at a time
+ * (gsd_types.c). */
+int gsd_api_types(gsd_server *srv, h2o_req_t *req, const char *id_text) {
+  char offset[32], limit[32], sort[16] = "bytes", order[8] = "", *path;
+  gsd_types_query q;
+  json_t *o = NULL;
+  int rc, has_filter;
+  memset(&q, 0, sizeof q);
+  has_filter = gsd_query_get(req, "filter", q.filter, sizeof q.filter);
+  if (gsd_query_count(req, "offset", "0", offset, sizeof offset) || gsd_query_count(req, "limit", "100", limit, sizeof limit) ||
+      has_filter < 0 || gsd_query_get(req, "sort", sort, sizeof sort) < 0 || gsd_query_get(req, "order", order, sizeof order) < 0 ||
+      (strcmp(sort, "bytes") && strcmp(sort, "count") && strcmp(sort, "name")) ||
+      (order[0] && strcmp(order, "asc") && strcmp(order, "desc")))
+    return gsd_respond_error(req, 400, "bad_request", "offset and limit take counts, sort bytes, count "
+                                  "or name, order asc or desc, filter up to 255 bytes");
+  gsd_request_u64(offset, UINT32_MAX, &q.offset);
+  gsd_request_u64(limit, UINT32_MAX, &q.limit);
+  q.sort = !strcmp(sort, "name") ? GSD_TYPES_BY_NAME : !strcmp(sort, "count") ? GSD_TYPES_BY_COUNT : GSD_TYPES_BY_BYTES;
+  q.descending = order[0] ? !strcmp(order, "desc") : q.sort != GSD_TYPES_BY_NAME;
+  if (gsd_request_id(id_text, &q.snapshot_id)) return gsd_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
+  rc = gsd_store_get_snapshot(srv->store, q.snapshot_id, 0, &o, &path);
+  if (rc == GS_EOF) return gsd_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
+  if (rc != GS_OK) return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
+  q.crc32 = (uint32_t)json_integer_value(json_object_get(o, "crc32"));
+  json_decref(o);
+  if (!path) return gsd_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
+  rc = gsd_types_answer(srv, req, path, &q);
+  free(path);
+  return rc;
 }

@@ -1,0 +1,62 @@
+/* gsd_api.h - the resources of the HTTP API, one file each, as the router
+ * (gsd_http.c) calls them.
+ *
+ * Each handler answers req (gsd_respond.h) and returns 0; ID and device
+ * arguments are path segments, already percent-decoded. */
+#ifndef GSD_API_H
+#define GSD_API_H
+
+#include <stdint.h>
+#include "h2o.h"
+#include "gsd_server.h"
+
+/* GET /api/health and GET /api/devices (gsd_api_devices.c). */
+int gsd_api_health(gsd_server *srv, h2o_req_t *req);
+int gsd_api_devices(gsd_server *srv, h2o_req_t *req);
+
+/* GET /api/snapshots[?device=&status=&limit=] and /api/snapshots/ID
+ * (gsd_api_snapshots.c). */
+int gsd_api_snapshots(gsd_server *srv, h2o_req_t *req);
+int gsd_api_snapshot(gsd_server *srv, h2o_req_t *req, const char *id_text);
+/* The stored file of a complete snapshot (free it), or NULL once req is
+ * answered 404 or 500. */
+char *gsd_api_snapshot_file(gsd_server *srv, h2o_req_t *req, const char *id_text);
+
+/* GET /api/snapshots/ID/download?format=zst|gclog (gsd_api_download.c). */
+int gsd_api_download(gsd_server *srv, h2o_req_t *req, const char *id_text);
+
+/* POST /api/devices/ID/capture[?wait=1&timeout=S] and GET /api/captures/ID
+ * (gsd_api_captures.c). Requests that wait are parked in a gsd_waiters
+ * until their capture ends or their time runs out. */
+typedef struct gsd_waiter gsd_waiter;
+typedef struct gsd_waiters {
+  gsd_server *srv;
+  gsd_waiter *head;
+  uv_timer_t tick;
+  int ticking;
+} gsd_waiters;
+void gsd_waiters_init(gsd_waiters *ws, gsd_server *srv);
+/* Answers the requests waiting for cap. */
+void gsd_waiters_answer(gsd_waiters *ws, const gsd_capture *cap);
+/* Answers every waiting request 503 and closes the timer. */
+void gsd_waiters_stop(gsd_waiters *ws);
+int gsd_api_capture(gsd_server *srv, gsd_waiters *ws, h2o_req_t *req, const char *device_id);
+int gsd_api_capture_status(gsd_server *srv, h2o_req_t *req, const char *id_text);
+
+/* GET /api/snapshots/ID/dominators, .../paths, /api/diff, and
+ * /api/devices/ID/trend (gsd_api_analyses.c, run by gsd_analysis.c). */
+int gsd_api_dominators(gsd_server *srv, h2o_req_t *req, const char *id_text);
+int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text);
+int gsd_api_diff(gsd_server *srv, h2o_req_t *req);
+int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id);
+
+/* GET /api/snapshots/ID/types (gsd_types.c). */
+int gsd_api_types(gsd_server *srv, h2o_req_t *req, const char *id_text);
+
+/* POST, GET and DELETE of /api/schedules[/ID] (gsd_api_schedules.c). */
+int gsd_api_schedule_add(gsd_server *srv, h2o_req_t *req);
+int gsd_api_schedules(gsd_server *srv, h2o_req_t *req);
+int gsd_api_schedule(gsd_server *srv, h2o_req_t *req, const char *id_text);
+int gsd_api_schedule_remove(gsd_server *srv, h2o_req_t *req, const char *id_text);
+
+#endif
