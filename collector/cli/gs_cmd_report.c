@@ -8,12 +8,14 @@
  * script draws the long tables a page at a time, so the numbers a reader
  * sees are the numbers a script gets. Nothing is fetched: CSS, script and
  * charts are inline, so the file opens offline and can be mailed. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_analysis.h"
 #include "gs_args.h"
+#include "gs_assets.h"
 #include "gs_file.h"
 #include "gs_cli.h"
 #include "gs_error.h"
@@ -151,24 +153,12 @@ static void put_island(gs_obuf *p, const json_t *data) {
 
 /* ---- page parts -------------------------------------------------------- */
 
-static const char style[] =
-  "body{font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",sans-serif;margin:0;color:#1d2330;background:#f6f7f9}"
-  "header{background:#24324a;color:#fff;padding:16px 28px}header h1{margin:0;font-size:22px}"
-  "header p{margin:4px 0 0;color:#c9d3e4}nav{padding:8px 28px;background:#e7ebf2}"
-  "nav a{margin-right:18px;color:#24324a}main{padding:8px 28px 40px;max-width:1200px}"
-  "section{background:#fff;border:1px solid #dde2ea;border-radius:6px;padding:12px 18px;margin:16px 0}"
-  "h2{font-size:18px;margin:4px 0 10px}h3{font-size:15px;margin:14px 0 6px}"
-  "table{border-collapse:collapse;margin:6px 0}th,td{padding:3px 10px;border-bottom:1px solid #eceff4;text-align:left;vertical-align:top}"
-  "th{background:#f0f3f8;font-weight:600}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}"
-  "td.t{word-break:break-all;max-width:640px}.kv th{background:none;font-weight:normal;color:#4a5468}"
-  ".grid th{cursor:pointer;user-select:none}.grid th.sorted::after{content:\" \\25BE\"}.grid th.sorted.asc::after{content:\" \\25B4\"}"
-  ".tools{margin:6px 0}.tools input{padding:4px 6px;width:320px}.tools button{margin-left:6px}"
-  ".pager{margin:4px 0;color:#4a5468}.pager button{margin:0 4px}"
-  ".badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px}"
-  ".new{background:#fde2e1;color:#9b1c1c}.gone{background:#dcf3e3;color:#166534}.up{color:#9b1c1c}.down{color:#166534}"
-  ".muted{color:#6b7385}.suspect{border-left:4px solid #c2410c;padding:4px 12px;margin:12px 0}"
-  "ol.path{margin:4px 0;padding-left:22px}ol.path li{font-family:ui-monospace,Consolas,monospace;font-size:13px}"
-  "svg text{font-size:11px;fill:#4a5468}";
+/* An embedded file of collector/console (report.css, report.js). */
+static void put_asset(gs_obuf *p, const char *name) {
+  const gs_asset *a = gs_asset_find(gs_report_assets, name, strlen(name));
+  assert(a != NULL);   /* embedded at build time */
+  if (a) gs_obuf_put(p, (const char *)a->data, a->size);
+}
 
 static void put_head(gs_obuf *p, const char *file) {
   gs_obuf_puts(p, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -176,7 +166,7 @@ static void put_head(gs_obuf *p, const char *file) {
          "<meta name=\"generator\" content=\"gcsnap " GS_VERSION "\">\n<title>Heap report: ");
   put_text(p, file);
   gs_obuf_puts(p, "</title>\n<style>");
-  gs_obuf_puts(p, style);
+  put_asset(p, "report.css");
   gs_obuf_puts(p, "</style>\n</head>\n<body>\n<header><h1>Heap report</h1><p>");
   put_text(p, file);
   gs_obuf_puts(p, "</p></header>\n");
@@ -505,60 +495,6 @@ static void put_trend(gs_obuf *p, const json_t *trend) {
   gs_obuf_puts(p, "</section>\n");
 }
 
-/* The script: sortable, filterable tables drawn a page at a time from the
- * island, with textContent only, so no name from the dump is ever markup. */
-static const char script[] =
-  "(function(){'use strict';\n"
-  "var data=JSON.parse(document.getElementById('gcsnap-data').textContent);\n"
-  "var PAGE=100;\n"
-  "function fmt(v,signed){if(typeof v!=='number')return String(v);"
-  "var s=Math.abs(v).toLocaleString('en-US');return (v<0?'-':signed&&v>0?'+':'')+s;}\n"
-  "function el(tag,cls,text){var e=document.createElement(tag);if(cls)e.className=cls;"
-  "if(text!==undefined)e.textContent=text;return e;}\n"
-  "function grid(box,rows,cols,key,desc){\n"
-  " var st={key:key,desc:desc,filter:'',page:0,view:rows};\n"
-  " var tools=el('div','tools'),input=el('input');input.type='search';"
-  "input.placeholder='Filter by type name';input.setAttribute('aria-label','Filter by type name');\n"
-  " var info=el('span','muted');tools.appendChild(input);tools.appendChild(info);\n"
-  " var table=el('table'),head=table.createTHead().insertRow(),body=table.createTBody();\n"
-  " var pager=el('div','pager'),prev=el('button',null,'Previous'),next=el('button',null,'Next'),where=el('span');\n"
-  " pager.appendChild(prev);pager.appendChild(where);pager.appendChild(next);\n"
-  " cols.forEach(function(c){var th=el('th',c.num?'n':'',c.label);th.title='Sort by '+c.label;"
-  "th.addEventListener('click',function(){if(st.key===c.key)st.desc=!st.desc;"
-  "else{st.key=c.key;st.desc=!!c.num;}sort();draw();});c.th=th;head.appendChild(th);});\n"
-  " function sort(){var k=st.key,d=st.desc?-1:1;st.view=st.view.slice().sort(function(a,b){"
-  "var x=a[k],y=b[k];if(x===y)return a.type<b.type?-1:a.type>b.type?1:0;return (x<y?-1:1)*d;});st.page=0;}\n"
-  " function filter(){var f=st.filter.toLowerCase();st.view=f?rows.filter(function(r){"
-  "return String(r.type).toLowerCase().indexOf(f)>=0;}):rows;sort();draw();}\n"
-  " function draw(){var n=st.view.length,pages=Math.max(1,Math.ceil(n/PAGE));"
-  "if(st.page>=pages)st.page=pages-1;var a=st.page*PAGE,b=Math.min(n,a+PAGE);\n"
-  "  body.textContent='';for(var i=a;i<b;i++){var r=st.view[i],tr=body.insertRow();"
-  "cols.forEach(function(c){var td=tr.insertCell();if(c.num)td.className='n';"
-  "if(c.render)c.render(td,r);else td.textContent=c.num?fmt(r[c.key],c.signed):r[c.key];});}\n"
-  "  cols.forEach(function(c){c.th.className=(c.num?'n ':'')+(c.key===st.key?'sorted'+(st.desc?'':' asc'):'');});\n"
-  "  info.textContent=' '+n.toLocaleString('en-US')+' of '+rows.length.toLocaleString('en-US')+' types';\n"
-  "  where.textContent=n?('rows '+(a+1)+'-'+b+' of '+n+', page '+(st.page+1)+' of '+pages):'no rows';\n"
-  "  prev.disabled=st.page===0;next.disabled=st.page>=pages-1;}\n"
-  " var timer;input.addEventListener('input',function(){clearTimeout(timer);"
-  "timer=setTimeout(function(){st.filter=input.value;filter();},150);});\n"
-  " prev.addEventListener('click',function(){st.page--;draw();});"
-  "next.addEventListener('click',function(){st.page++;draw();});\n"
-  " box.textContent='';box.appendChild(tools);box.appendChild(table);box.appendChild(pager);sort();draw();}\n"
-  "function typeCell(td,r){td.className='t';td.textContent=r.type;}\n"
-  "var boxes=document.querySelectorAll('.grid');\n"
-  "grid(boxes[0],data.summary.by_type,[{key:'type',label:'Type',render:typeCell},"
-  "{key:'count',label:'Objects',num:1},{key:'bytes',label:'Bytes',num:1},"
-  "{key:'percent',label:'Share %',num:1}],'bytes',true);\n"
-  "if(data.diff)grid(boxes[1],data.diff.types,[{key:'status',label:'Status',render:function(td,r){"
-  "if(r.status==='new'||r.status==='gone')td.appendChild(el('span','badge '+r.status,r.status));}},"
-  "{key:'type',label:'Type',render:typeCell},{key:'count_before',label:'Objects before',num:1},"
-  "{key:'count_after',label:'Objects after',num:1},{key:'count_change',label:'Change',num:1,signed:1},"
-  "{key:'bytes_before',label:'Bytes before',num:1},{key:'bytes_after',label:'Bytes after',num:1},"
-  "{key:'bytes_change',label:'Change',num:1,signed:1,render:function(td,r){td.className='n '+"
-  "(r.bytes_change>0?'up':r.bytes_change<0?'down':'');td.textContent=fmt(r.bytes_change,true);}}],"
-  "'bytes_change',true);\n"
-  "})();\n";
-
 static int render(gs_obuf *p, const char *file, const json_t *data) {
   const json_t *sum = json_object_get(data, "summary"), *diff = json_object_get(data, "diff"),
                *trend = json_object_get(data, "trend");
@@ -572,7 +508,7 @@ static int render(gs_obuf *p, const char *file, const json_t *data) {
   gs_obuf_puts(p, "</main>\n<script type=\"application/json\" id=\"gcsnap-data\">");
   put_island(p, data);
   gs_obuf_puts(p, "</script>\n<script>");
-  gs_obuf_puts(p, script);
+  put_asset(p, "report.js");
   gs_obuf_puts(p, "</script>\n</body>\n</html>\n");
   return p->err;
 }

@@ -1,7 +1,7 @@
 # embed.cmake - turns files of collector/console into a C source file.
 #
 #   cmake -DOUT=gs_console_assets.c -DDIR=collector/console -DNAME=gs_console_assets
-#         -DFILES=index.html,console.css,console.js -P embed.cmake
+#         -DPREFIX=/console/ -DFILES=index.html,console.css,console.js -P embed.cmake
 #
 # Each file becomes a byte array with its URL path, Content-Type and an
 # ETag (the SHA-1 of its bytes), so the daemon needs nothing at run time
@@ -32,7 +32,7 @@ foreach(name IN LISTS FILES)
     message(FATAL_ERROR "embed.cmake: no Content-Type for ${name}")
   endif()
   string(APPEND body "static const unsigned char asset_${i}[] = {\n${hex}0x00};\n")
-  string(APPEND table "  {\"/console/${name}\", \"${type}\", \"\\\"${sha}\\\"\", asset_${i}, ${size}},\n")
+  string(APPEND table "  {\"${PREFIX}${name}\", \"${type}\", \"\\\"${sha}\\\"\", asset_${i}, ${size}},\n")
   math(EXPR i "${i} + 1")
 endforeach()
 string(APPEND body "\nconst gs_asset ${NAME}[] = {\n${table}  {NULL, NULL, NULL, NULL, 0}};\n")

@@ -19,15 +19,12 @@ static const char policy[] =
   "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const gs_asset *gsd_console_find(const char *path, size_t len) {
-  const gs_asset *a;
   if ((len == 1 && path[0] == '/') || (len == 9 && !memcmp(path, "/console/", 9)) ||
       (len == 8 && !memcmp(path, "/console", 8))) {
     path = "/console/index.html";
     len = strlen(path);
   }
-  for (a = gs_console_assets; a->path; a++)
-    if (strlen(a->path) == len && !memcmp(a->path, path, len)) return a;
-  return NULL;
+  return gs_asset_find(gs_console_assets, path, len);
 }
 
 static void add_header(h2o_req_t *req, const h2o_token_t *token, const char *value) {
