@@ -147,6 +147,20 @@ static json_t *section_json(const gs_heapstats *s, uint64_t top) {
   return o;
 }
 
+int gs_summary_load_file(gs_summary *sum, const char *path, gs_file_fault *fault) {
+  gs_file *f;
+  gs_reader *r;
+  gs_diag d;
+  int err;
+  gs_summary_init(sum, gs_file_display_name(path));
+  if ((err = gs_file_open_dump(path, &f, &r, fault)) != GS_OK) return err;
+  err = gs_summary_load(sum, r, &d);
+  gs_file_hide_progress(f);
+  if (err) gs_file_fault_set(fault, f, err, &d);
+  gs_file_close_dump(f, r);
+  return err;
+}
+
 json_t *gs_summary_json(const gs_summary *sum, uint64_t top) {
   json_t *o = json_object(), *arr = json_array();
   size_t i;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "gs_diag.h"
+#include "gs_file.h"
 #include "gs_heapstats.h"
 #include "gs_reader.h"
 
@@ -27,6 +28,11 @@ void gs_summary_free(gs_summary *sum);
  * with *d filled (an invalid record, or no section at all), GS_ELIMIT,
  * GS_EIO or GS_ENOMEM. */
 int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d);
+
+/* Sets up sum for the dump at path (plain or zstd; "-" is stdin) and
+ * loads it. sum is set up even when this fails (free it either way).
+ * Returns GS_OK, or the error with fault filled. */
+int gs_summary_load_file(gs_summary *sum, const char *path, gs_file_fault *fault);
 
 /* The report as one object: totals at the top level, each section in
  * "sections"; at most top rows of the type histogram (0 = all). NULL when

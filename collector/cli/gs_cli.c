@@ -48,53 +48,32 @@ int gs_cli_finish(int code) {
   return code;
 }
 
-int gs_cli_open_dump(const char *path, gs_file **f, gs_reader **r) {
-  char err[300];
-  *f = NULL;
-  *r = NULL;
-  if (gs_file_open(f, path, err, sizeof err)) {
-    *f = NULL;
-    gs_cli_error("%s", err);
-    return GS_EXIT_USAGE;
-  }
-  gs_file_show_progress(*f);
-  if (gs_file_new_reader(*f, r)) {
-    gs_file_close(*f);
-    *f = NULL;
-    gs_cli_error("out of memory");
-    return GS_EXIT_USAGE;
-  }
-  return GS_EXIT_OK;
-}
-
-void gs_cli_close_dump(gs_file *f, gs_reader *r) {
-  gs_reader_free(r);
-  gs_file_close(f);
-}
-
-int gs_cli_load_error(gs_file *f, int err, const gs_diag *d) {
-  const char *name = gs_file_name(f);
-  if (err == GS_EFORMAT) {
-    gs_cli_print_diag(stderr, name, d);
-    if (d->code != GS_D_NO_SECTION)
-      fprintf(stderr, "gcsnap: run 'gcsnap validate %s' to list every problem\n", name);
+int gs_cli_fault(const gs_file_fault *fault) {
+  if (fault->err == GS_EFORMAT) {
+    gs_cli_print_diag(stderr, fault->file, &fault->diag);
+    if (fault->diag.code != GS_D_NO_SECTION)
+      fprintf(stderr, "gcsnap: run 'gcsnap validate %s' to list every problem\n", fault->file);
     return GS_EXIT_INVALID;
   }
-  if (err == GS_EIO && gs_file_error(f)[0]) gs_cli_error("%s: %s", name, gs_file_error(f));
-  else gs_cli_error("%s: %s", name, gs_strerror(err));
-  return err == GS_ELIMIT ? GS_EXIT_INVALID : GS_EXIT_USAGE;
+  if (fault->file[0]) gs_cli_error("%s: %s", fault->file, fault->text);
+  else gs_cli_error("%s", fault->text);
+  return fault->err == GS_ELIMIT || fault->err == GS_EOF ? GS_EXIT_INVALID : GS_EXIT_USAGE;
+}
+
+int gs_cli_open_dump(const char *path, gs_file **f, gs_reader **r) {
+  gs_file_fault fault;
+  return gs_file_open_dump(path, f, r, &fault) ? gs_cli_fault(&fault) : GS_EXIT_OK;
+}
+
+void gs_cli_close_dump(gs_file *f, gs_reader *r) { gs_file_close_dump(f, r); }
+
+int gs_cli_load_error(gs_file *f, int err, const gs_diag *d) {
+  gs_file_fault fault;
+  gs_file_fault_set(&fault, f, err, d);
+  return gs_cli_fault(&fault);
 }
 
 int gs_cli_load_summary(const char *path, gs_summary *sum) {
-  gs_file *f;
-  gs_reader *r;
-  gs_diag d;
-  int code, err;
-  gs_summary_init(sum, gs_file_display_name(path));
-  if ((code = gs_cli_open_dump(path, &f, &r)) != GS_EXIT_OK) return code;
-  err = gs_summary_load(sum, r, &d);
-  gs_file_hide_progress(f);
-  if (err) code = gs_cli_load_error(f, err, &d);
-  gs_cli_close_dump(f, r);
-  return code;
+  gs_file_fault fault;
+  return gs_summary_load_file(sum, path, &fault) ? gs_cli_fault(&fault) : GS_EXIT_OK;
 }

@@ -55,6 +55,10 @@ void gs_cli_error(const char *fmt, ...)
   ;
 /* "FILE:LINE: error [CODE]: message", or "FILE: ..." when line is 0. */
 void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d);
+/* Reports what went wrong with an input (the FILE:LINE diagnostic for
+ * invalid input, else "gcsnap: FILE: reason") and returns the exit code. */
+struct gs_file_fault;
+int gs_cli_fault(const struct gs_file_fault *fault);
 /* Opens the dump at path (plain or zstd; - is stdin) with progress on a
  * terminal. On failure reports it, leaves *f and *r NULL and returns the
  * exit code. */
@@ -64,8 +68,9 @@ void gs_cli_close_dump(struct gs_file *f, gs_reader *r);
 /* Reports a failed read of a dump (the FILE:LINE diagnostic for invalid
  * input, else the I/O or memory error) and returns the exit code. */
 int gs_cli_load_error(struct gs_file *f, int err, const gs_diag *d);
-/* Loads the summary of the dump at path into sum, which is set up even
- * when this fails (free it either way); returns the exit code. */
+/* Loads the summary of the dump at path into sum (gs_summary_load_file),
+ * which is set up even when this fails (free it either way); returns the
+ * exit code. */
 struct gs_summary;
 int gs_cli_load_summary(const char *path, struct gs_summary *sum);
 

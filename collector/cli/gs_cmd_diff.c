@@ -3,13 +3,14 @@
  * Object IDs are not stable across dumps, so snapshots are compared by type
  * name: per type the count and bytes before and after, sorted by growth in
  * bytes, with the types that appeared or vanished marked, the way
- * "dotnet-gcdump report" users compare two reports by hand. */
+ * "dotnet-gcdump report" users compare two reports by hand (the analysis
+ * is gs_diff.c's; this file reads the files and prints). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_args.h"
-#include "gs_analysis.h"
 #include "gs_cli.h"
+#include "gs_diff.h"
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_json.h"
@@ -50,80 +51,17 @@ typedef struct diff_args {
   int npaths;
 } diff_args;
 
-typedef struct diff_row {
-  const char *name;
-  uint64_t count[2], bytes[2];
-} diff_row;
-
-/* ---- rows ------------------------------------------------------------- */
-
-static int64_t change(uint64_t before, uint64_t after) {
-  return (int64_t)(after - before);
-}
-
-static int by_growth(const void *a, const void *b) {
-  const diff_row *x = a, *y = b;
-  int64_t dx = change(x->bytes[0], x->bytes[1]), dy = change(y->bytes[0], y->bytes[1]);
-  int64_t cx = change(x->count[0], x->count[1]), cy = change(y->count[0], y->count[1]);
-  if (dx != dy) return dx < dy ? 1 : -1;
-  if (cx != cy) return cx < cy ? 1 : -1;
-  return strcmp(x->name, y->name);
-}
-
-static int by_name(const void *a, const void *b) {
-  return strcmp((*(const gs_histo_row *const *)a)->name, (*(const gs_histo_row *const *)b)->name);
-}
-
-/* The rows of h sorted by name; the caller frees the array. */
-static const gs_histo_row **rows_by_name(const gs_histo *h) {
-  size_t n = gs_histo_size(h), i;
-  const gs_histo_row **rows = malloc((n ? n : 1) * sizeof *rows);
-  if (!rows) return NULL;
-  for (i = 0; i < n; i++) rows[i] = gs_histo_row_at(h, i);
-  qsort(rows, n, sizeof *rows, by_name);
-  return rows;
-}
-
-/* One row per type name of either side: a merge of the two by name. */
-static int join(const gs_histo *old_h, const gs_histo *new_h, diff_row **out, size_t *n) {
-  size_t nold = gs_histo_size(old_h), nnew = gs_histo_size(new_h), i = 0, j = 0, k = 0;
-  const gs_histo_row **a = rows_by_name(old_h), **b = rows_by_name(new_h);
-  diff_row *rows = calloc(nold + nnew + 1, sizeof *rows);
-  if (!a || !b || !rows) { free(a); free(b); free(rows); return GS_ENOMEM; }
-  while (i < nold || j < nnew) {
-    int c = i == nold ? 1 : j == nnew ? -1 : strcmp(a[i]->name, b[j]->name);
-    diff_row *row = &rows[k++];
-    if (c <= 0) { row->name = a[i]->name; row->count[0] = a[i]->count; row->bytes[0] = a[i]->bytes; i++; }
-    if (c >= 0) { row->name = b[j]->name; row->count[1] = b[j]->count; row->bytes[1] = b[j]->bytes; j++; }
-  }
-  free(a);
-  free(b);
-  qsort(rows, k, sizeof *rows, by_growth);
-  *out = rows;
-  *n = k;
-  return GS_OK;
-}
-
-static int unchanged(const diff_row *r) {
-  return r->count[0] == r->count[1] && r->bytes[0] == r->bytes[1];
-}
-
-static const char *status_of(const diff_row *r) {
-  if (!r->count[0]) return "new";
-  if (!r->count[1]) return "gone";
-  return "";
-}
 
 /* ---- output ----------------------------------------------------------- */
 
 static void fmt_u64(char *buf, size_t cap, uint64_t v) { snprintf(buf, cap, "%" PRIu64, v); }
 
 static void fmt_change(char *buf, size_t cap, uint64_t before, uint64_t after) {
-  int64_t d = change(before, after);
+  int64_t d = gs_diff_change(before, after);
   snprintf(buf, cap, "%s%" PRId64, d > 0 ? "+" : "", d);
 }
 
-static int print_text(const gs_summary *old_s, const gs_summary *new_s, const diff_row *rows,
+static int print_text(const gs_summary *old_s, const gs_summary *new_s, const gs_diff_row *rows,
                       size_t n, size_t shown, int all) {
   static const char *const heads[] = {"Count", "Change", "Bytes", "Change", "", "Type"};
   gs_table t;
@@ -133,86 +71,32 @@ static int print_text(const gs_summary *old_s, const gs_summary *new_s, const di
   int err = GS_OK;
   gs_table_init(&t, 6, heads, "rrrrll");
   for (i = 0; i < n; i++) {
-    if (unchanged(&rows[i])) continue;
+    if (gs_diff_unchanged(&rows[i])) continue;
     changed++;
     fresh += !rows[i].count[0];
     gone += !rows[i].count[1];
   }
   for (i = 0; i < n && !err && listed < shown; i++) {
-    if (!all && unchanged(&rows[i])) continue;
+    if (!all && gs_diff_unchanged(&rows[i])) continue;
     fmt_u64(cells[0], 32, rows[i].count[1]);
     fmt_change(cells[1], 32, rows[i].count[0], rows[i].count[1]);
     fmt_u64(cells[2], 32, rows[i].bytes[1]);
     fmt_change(cells[3], 32, rows[i].bytes[0], rows[i].bytes[1]);
     c[0] = cells[0]; c[1] = cells[1]; c[2] = cells[2]; c[3] = cells[3];
-    c[4] = status_of(&rows[i]);
+    c[4] = gs_diff_status(&rows[i]);
     c[5] = rows[i].name;
     err = gs_table_add(&t, c);
     listed++;
   }
   printf("Old: %s\nNew: %s\n\n", old_s->name, new_s->name);
   printf("  Objects  %" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")\n", old_s->total.objects,
-         new_s->total.objects, change(old_s->total.objects, new_s->total.objects));
+         new_s->total.objects, gs_diff_change(old_s->total.objects, new_s->total.objects));
   printf("  Bytes    %" PRIu64 " -> %" PRIu64 " (%+" PRId64 ")\n", old_s->total.bytes,
-         new_s->total.bytes, change(old_s->total.bytes, new_s->total.bytes));
+         new_s->total.bytes, gs_diff_change(old_s->total.bytes, new_s->total.bytes));
   printf("  Types    %zu changed, %zu new, %zu gone\n\n", changed, fresh, gone);
   if (!err) err = gs_table_print(&t, stdout);
   gs_table_free(&t);
   return err;
-}
-
-static json_t *totals_json(const gs_summary *s) {
-  json_t *o = json_object();
-  gs_json_set(o, "file", gs_json_cstring(s->name));
-  gs_json_set(o, "objects", gs_json_u64(s->total.objects));
-  gs_json_set(o, "bytes", gs_json_u64(s->total.bytes));
-  return o;
-}
-
-static json_t *to_json(const gs_summary *old_s, const gs_summary *new_s, const diff_row *rows,
-                       size_t n, size_t shown, int all) {
-  json_t *o = json_object(), *types = json_array();
-  size_t i, listed = 0;
-  if (!o || !types) { json_decref(o); json_decref(types); return NULL; }
-  gs_json_set(o, "old", totals_json(old_s));
-  gs_json_set(o, "new", totals_json(new_s));
-  gs_json_set(o, "objects_change", json_integer(change(old_s->total.objects, new_s->total.objects)));
-  gs_json_set(o, "bytes_change", json_integer(change(old_s->total.bytes, new_s->total.bytes)));
-  for (i = 0; i < n && listed < shown; i++) {
-    json_t *row;
-    if (!all && unchanged(&rows[i])) continue;
-    row = json_object();
-    gs_json_set(row, "type", gs_json_cstring(rows[i].name));
-    gs_json_set(row, "count_before", gs_json_u64(rows[i].count[0]));
-    gs_json_set(row, "count_after", gs_json_u64(rows[i].count[1]));
-    gs_json_set(row, "count_change", json_integer(change(rows[i].count[0], rows[i].count[1])));
-    gs_json_set(row, "bytes_before", gs_json_u64(rows[i].bytes[0]));
-    gs_json_set(row, "bytes_after", gs_json_u64(rows[i].bytes[1]));
-    gs_json_set(row, "bytes_change", json_integer(change(rows[i].bytes[0], rows[i].bytes[1])));
-    gs_json_set(row, "status", gs_json_cstring(!rows[i].count[0] ? "new" : !rows[i].count[1] ? "gone"
-                                               : unchanged(&rows[i]) ? "same" : "changed"));
-    json_array_append_new(types, row);
-    listed++;
-  }
-  gs_json_set(o, "types", types);
-  return o;
-}
-
-int gs_diff_json(const gs_summary *old_s, const gs_summary *new_s, uint64_t top, int all,
-                 json_t **out) {
-  diff_row *rows = NULL;
-  size_t n = 0, shown;
-  *out = NULL;
-  if (join(old_s->total.by_type, new_s->total.by_type, &rows, &n)) {
-    gs_cli_error("out of memory");
-    return GS_EXIT_USAGE;
-  }
-  shown = top == 0 || top > n ? n : (size_t)top;
-  *out = to_json(old_s, new_s, rows, n, shown, all);
-  free(rows);
-  if (*out) return GS_EXIT_OK;
-  gs_cli_error("out of memory");
-  return GS_EXIT_USAGE;
 }
 
 /* ---- command ---------------------------------------------------------- */
@@ -246,7 +130,7 @@ static int parse_args(int argc, char **argv, diff_args *da) {
 int gs_cmd_diff(int argc, char **argv) {
   diff_args da;
   gs_summary sums[2];
-  diff_row *rows = NULL;
+  gs_diff_row *rows = NULL;
   size_t n = 0, shown;
   int code, loaded = 0;
   memset(&da, 0, sizeof da);
@@ -254,11 +138,15 @@ int gs_cmd_diff(int argc, char **argv) {
   if (da.help) return gs_cli_help(usage);
   for (; loaded < 2 && code == GS_EXIT_OK; loaded++) code = gs_cli_load_summary(da.paths[loaded], &sums[loaded]);
   if (code == GS_EXIT_OK && da.json) {
-    json_t *o;
-    if ((code = gs_diff_json(&sums[0], &sums[1], da.top, da.all, &o)) == GS_EXIT_OK && gs_json_print(o))
+    json_t *o = gs_diff_json(&sums[0], &sums[1], da.top, da.all);
+    if (!o) {
+      gs_cli_error("out of memory");
       code = GS_EXIT_USAGE;
+    } else if (gs_json_print(o)) {
+      code = GS_EXIT_USAGE;
+    }
     json_decref(o);
-  } else if (code == GS_EXIT_OK && join(sums[0].total.by_type, sums[1].total.by_type, &rows, &n)) {
+  } else if (code == GS_EXIT_OK && gs_diff_join(sums[0].total.by_type, sums[1].total.by_type, &rows, &n)) {
     gs_cli_error("out of memory");
     code = GS_EXIT_USAGE;
   } else if (code == GS_EXIT_OK) {

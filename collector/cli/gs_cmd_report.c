@@ -13,16 +13,18 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include "gs_analysis.h"
 #include "gs_args.h"
 #include "gs_assets.h"
 #include "gs_file.h"
 #include "gs_cli.h"
+#include "gs_diff.h"
+#include "gs_dominators.h"
 #include "gs_error.h"
 #include "gs_json.h"
 #include "gs_obuf.h"
 #include "gs_output.h"
 #include "gs_summary.h"
+#include "gs_trend.h"
 
 #define RETAINERS_TOP 20   /* the defaults of dominators and trend */
 #define SUSPECTS_TOP 10
@@ -515,29 +517,41 @@ static int render(gs_obuf *p, const char *file, const json_t *data) {
 
 /* ---- data -------------------------------------------------------------- */
 
-static int set_or_fail(json_t *o, const char *key, json_t *v) {
-  if (!gs_json_set(o, key, v)) return GS_EXIT_OK;
+/* The object of an analysis into data under key, or the exit code of its
+ * failure (reported). */
+static int put_json(json_t *data, const char *key, json_t *o) {
+  if (o && !gs_json_set(data, key, o)) return GS_EXIT_OK;
   gs_cli_error("out of memory");
   return GS_EXIT_USAGE;
 }
 
+static int put_trend_json(const report_args *ra, json_t *data) {
+  gs_file_fault fault;
+  gs_trend t;
+  int code;
+  if (gs_trend_analyse(&t, ra->paths, ra->npaths, SUSPECTS_THRESHOLD, SUSPECTS_TOP, &fault))
+    code = gs_cli_fault(&fault);
+  else
+    code = put_json(data, "trend", gs_trend_json(&t));
+  gs_trend_free(&t);
+  return code;
+}
+
 /* Everything the page shows, as the commands' JSON objects. */
 static int collect(const report_args *ra, json_t *data) {
+  gs_file_fault fault;
   gs_summary sum, old;
   json_t *o = NULL;
   int code = gs_cli_load_summary(ra->path, &sum), have_old = 0;
-  if (!code) code = set_or_fail(data, "summary", gs_summary_json(&sum, 0));
-  if (!code && (code = gs_dominators_json(ra->path, RETAINERS_TOP, 1, &o)) == GS_EXIT_OK)
-    code = set_or_fail(data, "dominators", o);
+  if (!code) code = put_json(data, "summary", gs_summary_json(&sum, 0));
+  if (!code && gs_dominators_json(ra->path, RETAINERS_TOP, 1, &o, &fault)) code = gs_cli_fault(&fault);
+  else if (!code) code = put_json(data, "dominators", o);
   if (!code && ra->baseline) {
     have_old = 1;
-    if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK &&
-        (code = gs_diff_json(&old, &sum, 0, 0, &o)) == GS_EXIT_OK)
-      code = set_or_fail(data, "diff", o);
+    if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK)
+      code = put_json(data, "diff", gs_diff_json(&old, &sum, 0, 0));
   }
-  if (!code && ra->series &&
-      (code = gs_trend_json(ra->paths, ra->npaths, SUSPECTS_THRESHOLD, SUSPECTS_TOP, &o)) == GS_EXIT_OK)
-    code = set_or_fail(data, "trend", o);
+  if (!code && ra->series) code = put_trend_json(ra, data);
   if (have_old) gs_summary_free(&old);
   gs_summary_free(&sum);
   return code;

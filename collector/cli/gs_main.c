@@ -7,6 +7,7 @@
 #include <string.h>
 #include "gs_cli.h"
 #include "gs_client.h"
+#include "gs_file.h"
 
 typedef struct command {
   const char *name;
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
   size_t i;
   int code = gs_client_global_options(&argc, argv);
   if (code != GS_EXIT_OK) return code;
+  gs_file_set_progress(1);   /* on a terminal, for large inputs */
   if (argc < 2) {
     print_usage(stderr);
     return GS_EXIT_USAGE;

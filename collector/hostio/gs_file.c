@@ -244,3 +244,47 @@ void gs_file_show_progress(gs_file *f) {
 }
 
 void gs_file_hide_progress(gs_file *f) { gs_progress_hide(&f->progress); }
+
+/* ---- dumps --------------------------------------------------------- */
+
+static int show_progress;
+
+void gs_file_set_progress(int on) { show_progress = on; }
+
+int gs_file_fault_text(gs_file_fault *fault, const char *file, int err, const char *text) {
+  memset(fault, 0, sizeof *fault);
+  fault->err = err;
+  snprintf(fault->file, sizeof fault->file, "%s", file ? file : "");
+  snprintf(fault->text, sizeof fault->text, "%s", text ? text : gs_strerror(err));
+  return err;
+}
+
+int gs_file_fault_set(gs_file_fault *fault, const gs_file *f, int err, const gs_diag *d) {
+  const char *why = err == GS_EIO && f->error[0] ? f->error : gs_strerror(err);
+  gs_file_fault_text(fault, f->name, err, why);
+  if (err == GS_EFORMAT && d) fault->diag = *d;
+  return err;
+}
+
+int gs_file_open_dump(const char *path, gs_file **f, gs_reader **r, gs_file_fault *fault) {
+  char err[300];
+  int rc;
+  *r = NULL;
+  if ((rc = gs_file_open(f, path, err, sizeof err)) != GS_OK) {
+    *f = NULL;
+    return gs_file_fault_text(fault, NULL, rc, err);
+  }
+  if (show_progress) gs_file_show_progress(*f);
+  if ((rc = gs_file_new_reader(*f, r)) != GS_OK) {
+    gs_file_close(*f);
+    *f = NULL;
+    *r = NULL;
+    return gs_file_fault_text(fault, NULL, rc, "out of memory");
+  }
+  return GS_OK;
+}
+
+void gs_file_close_dump(gs_file *f, gs_reader *r) {
+  gs_reader_free(r);
+  gs_file_close(f);
+}

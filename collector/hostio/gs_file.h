@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "gs_diag.h"
 #include "gs_reader.h"
 
 typedef struct gs_file gs_file;
@@ -37,5 +38,31 @@ uint64_t gs_file_consumed(const gs_file *f);    /* bytes read from disk so far *
  * and stderr is a terminal; hide before printing, end when done. */
 void gs_file_show_progress(gs_file *f);
 void gs_file_hide_progress(gs_file *f);
+
+/* ---- dumps, for the analyses ---- */
+
+/* What went wrong with an input, for the caller to report in its own way:
+ * err (GS_E*), the file as shown ("" when the problem is not one file's),
+ * the diagnostic of invalid input (GS_EFORMAT), else the reason. */
+typedef struct gs_file_fault {
+  int err;
+  char file[256];
+  char text[300];
+  gs_diag diag;
+} gs_file_fault;
+
+/* Whether gs_file_open_dump shows progress (gs_file_show_progress); off
+ * unless a program turns it on. One switch per process. */
+void gs_file_set_progress(int on);
+
+/* Opens the dump at path with a reader on it. On failure returns the error
+ * with fault filled, and leaves *f and *r NULL. */
+int gs_file_open_dump(const char *path, gs_file **f, gs_reader **r, gs_file_fault *fault);
+void gs_file_close_dump(gs_file *f, gs_reader *r);
+/* Fills fault for a failed read of f (d for GS_EFORMAT, else NULL);
+ * returns err. */
+int gs_file_fault_set(gs_file_fault *fault, const gs_file *f, int err, const gs_diag *d);
+/* Fills fault with a reason about file (NULL: none); returns err. */
+int gs_file_fault_text(gs_file_fault *fault, const char *file, int err, const char *text);
 
 #endif

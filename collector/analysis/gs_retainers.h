@@ -1,0 +1,45 @@
+/* gs_retainers.h - what keeps an object or a type alive, in every section
+ * of a dump (the analysis of "gcsnap paths" and of the collector's
+ * /api/snapshots/ID/paths), over the paths of gs_paths.h. */
+#ifndef GS_RETAINERS_H
+#define GS_RETAINERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "gs_file.h"
+#include "gs_graph.h"
+#include "gs_paths.h"
+
+/* What to look for: one object by ID, or every instance of a type name;
+ * max paths or groups (0: all). */
+typedef struct gs_retainers_query {
+  int has_object;
+  uint64_t object;
+  const char *type;
+  size_t max;
+} gs_retainers_query;
+
+/* Called for every section: object is the node of the object looked for
+ * (GS_PATH_NONE when the section has none), is_type marks the type
+ * indices named (NULL when the section has none). An error stops. */
+typedef int (*gs_retainers_fn)(void *ctx, const gs_graph *g, uint32_t object,
+                               const uint8_t *is_type);
+
+/* Runs fn over each section of the dump at path. GS_OK, or the error with
+ * fault filled; GS_EOF when no section has what q names, or the dump has
+ * no section. */
+int gs_retainers_each(const char *path, const gs_retainers_query *q, gs_retainers_fn fn,
+                      void *ctx, gs_file_fault *fault);
+
+/* The object "gcsnap paths --json" prints. */
+int gs_retainers_json(const char *path, const gs_retainers_query *q, json_t **out,
+                      gs_file_fault *fault);
+
+/* For printing: the name of type t ("(not in the dump)" for a missing
+ * one), and the path that reaches v first, root first, into out (room for
+ * g->nnodes); returns its length. */
+const char *gs_retainers_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap);
+size_t gs_retainers_trace(const gs_retention *ret, uint32_t v, uint32_t *out);
+
+#endif
