@@ -10,6 +10,7 @@
 #include <string.h>
 #include "gs_error.h"
 #include "gs_knob.h"
+#include "gs_parse.h"
 #include "gs_port.h"
 #include "gs_session.h"
 #include "gs_sha256.h"
@@ -255,51 +256,27 @@ static int agent_parse_decimal(const char *p, unsigned max_dec, uint64_t *units,
   return ok;
 }
 
-/* DURATION: a number with ms, s, m or h (seconds when bare), 1 ms to a week. */
+/* DURATION (gs_parse.h), 1 ms to a week. */
 static int agent_parse_duration(const char *name, const char *val, unsigned *ms) {
-  static const struct { const char *unit; uint64_t ms; } units[] = {
-    {"ms", 1}, {"s", 1000}, {"", 1000}, {"m", 60000}, {"h", 3600000}};
-  const char *end;
-  uint64_t v, total = 0;
-  size_t i;
-  int ok = agent_parse_decimal(val, 3, &v, &end);
-  for (i = 0; ok && i < sizeof units / sizeof units[0]; i++)
-    if (!strcmp(end, units[i].unit)) break;
-  if (ok && i < sizeof units / sizeof units[0] && v <= (uint64_t)AGENT_DURATION_MAX_MS * 1000u)
-    total = v * units[i].ms / 1000u;
-  if (total < 1 || total > AGENT_DURATION_MAX_MS) {
-    fprintf(stderr, AGENT_NAME ": %s: bad duration '%s' (a number with ms, s, m or h;"
+  uint64_t v;
+  if (gs_parse_duration_ms(val, &v) != GS_OK || v < 1 || v > AGENT_DURATION_MAX_MS) {
+    fprintf(stderr, AGENT_NAME ": %s: bad duration '%s' (a number with ms, s, m, h or d;"
             " 1ms to 168h)\n", name, val);
     fprintf(stderr, "Try '" AGENT_NAME " --help'.\n");
     return EXIT_USAGE;
   }
-  *ms = (unsigned)total;
+  *ms = (unsigned)v;
   return EXIT_DONE;
 }
 
-/* SIZE: bytes, or a number with K, M, G or T (powers of 1024; up to 3
- * decimals), with an optional B or iB after the letter. */
+/* SIZE (gs_parse.h): bytes, or a number with K, M, G or T. */
 static int agent_parse_size(const char *name, const char *val, uint64_t *bytes) {
-  static const char letters[] = "KMGT";
-  const char *end, *l;
-  uint64_t v, mult = 1;
-  int ok = agent_parse_decimal(val, 3, &v, &end);
-  if (ok && *end && (l = strchr(letters, *end >= 'a' ? *end - 32 : *end)) && *l) {
-    int shift = 10 * (int)(l - letters + 1);
-    mult = (uint64_t)1 << shift;
-    end++;
-    if (!strcmp(end, "B") || !strcmp(end, "iB")) end += strlen(end);
-  }
-  if (ok && !*end && mult == 1 && v % 1000u) ok = 0;        /* a fraction of a byte */
-  if (ok && *end) ok = 0;
-  if (ok && v / 1000u > UINT64_MAX / mult) ok = 0;
-  if (!ok) {
+  if (gs_parse_size(val, bytes) != GS_OK) {
     fprintf(stderr, AGENT_NAME ": %s: bad size '%s' (bytes, or a number with K, M, G or T)\n",
             name, val);
     fprintf(stderr, "Try '" AGENT_NAME " --help'.\n");
     return EXIT_USAGE;
   }
-  *bytes = v / 1000u * mult + v % 1000u * mult / 1000u;
   return EXIT_DONE;
 }
 
@@ -379,31 +356,12 @@ static int agent_read_key_file(agent_args *a) {
   return rc;
 }
 
-/* HOST, HOST:PORT or [ADDR]:PORT into a->host and a->port. */
+/* HOST, HOST:PORT or [ADDR]:PORT (gs_parse.h) into a->host and a->port. */
 static int agent_parse_connect(agent_args *a) {
-  const char *v = a->connect, *host = v, *colon, *end;
-  size_t host_len;
-  if (*v == '[') {
-    host = v + 1;
-    end = strchr(host, ']');
-    if (!end || (end[1] && end[1] != ':')) return agent_usage_error("--connect: bad address '%s'", v);
-    colon = end[1] ? end + 1 : NULL;
-  } else {
-    colon = strrchr(v, ':');
-    end = colon ? colon : v + strlen(v);
-  }
-  host_len = (size_t)(end - host);
-  if (host_len == 0 || host_len >= sizeof a->host)
-    return agent_usage_error("--connect: bad host in '%s'", v);
-  memcpy(a->host, host, host_len);
-  a->host[host_len] = '\0';
-  if (!colon) {
-    snprintf(a->port, sizeof a->port, "%s", GS_WIRE_AGENT_PORT_STR);
-  } else if (!colon[1] || strlen(colon + 1) >= sizeof a->port) {
-    return agent_usage_error("--connect: bad port in '%s'", v);
-  } else {
-    snprintf(a->port, sizeof a->port, "%s", colon + 1);
-  }
+  if (gs_parse_address(a->connect, GS_WIRE_AGENT_PORT_STR, a->host, sizeof a->host, a->port,
+                       sizeof a->port) != GS_OK)
+    return agent_usage_error("--connect: bad address '%s' (HOST[:PORT] or [ADDR]:PORT)",
+                             a->connect);
   return EXIT_DONE;
 }
 

@@ -14,6 +14,7 @@
 #include "gs_cli.h"
 #include "gs_client.h"
 #include "gs_error.h"
+#include "gs_parse.h"
 #include "gs_json.h"
 #include "gs_table.h"
 #include "gs_units.h"
@@ -76,13 +77,13 @@ static int usage_error(const char *message) {
 static int check_values(const schedule_args *sa) {
   uint64_t v, every = 0;
   int64_t start = 0, end = 0;
-  if (!sa->every || gs_units_duration_ms(sa->every, &every) || every < 1000)
+  if (!sa->every || gs_parse_duration_ms(sa->every, &every) || every < 1000)
     return usage_error("--every needs a duration of at least 1s (30s, 5m, 2h, 1d)");
-  if (sa->jitter && (gs_units_duration_ms(sa->jitter, &v) || v > every))
+  if (sa->jitter && (gs_parse_duration_ms(sa->jitter, &v) || v > every))
     return usage_error("--jitter needs a duration no longer than --every");
   if (sa->keep && (gs_args_parse_count(sa->keep, INT64_MAX, &v) || v == 0))
     return usage_error("--keep needs a count of at least 1");
-  if (sa->max_bytes && (gs_units_bytes(sa->max_bytes, &v) || v == 0 || v > INT64_MAX))
+  if (sa->max_bytes && (gs_parse_size(sa->max_bytes, &v) || v == 0 || v > INT64_MAX))
     return usage_error("--max-bytes needs a size above 0 (512K, 500M, 1G)");
   if ((sa->start && gs_units_time(sa->start, &start)) || (sa->end && gs_units_time(sa->end, &end)))
     return usage_error("--start and --end need Unix seconds or a UTC time as 2026-11-21T08:00:00Z");

@@ -5,6 +5,7 @@
 #include <string.h>
 #include "h2o.h"
 #include "gs_error.h"
+#include "gs_parse.h"
 #include "gs_json.h"
 #include "gs_units.h"
 #include "gsd_api.h"
@@ -45,19 +46,19 @@ static int read_schedule(h2o_req_t *req, const json_t *body, gsd_schedule *sch) 
     return gsd_respond_error(req, 400, "bad_request", "device must be a device ID or a "
                                   "pattern of 1 to %d bytes", GSD_DEVICE_ID_MAX), -1;
   snprintf(sch->device, sizeof sch->device, "%s", v);
-  if (param(req, body, "every", v, sizeof v) != 1 || gs_units_duration_ms(v, &sch->every_ms) ||
+  if (param(req, body, "every", v, sizeof v) != 1 || gs_parse_duration_ms(v, &sch->every_ms) ||
       sch->every_ms < 1000)
     return gsd_respond_error(req, 400, "bad_request", "every must be a duration of at least "
                                   "1s (500ms, 30s, 5m, 2h, 1d)"), -1;
   if ((rc = param(req, body, "jitter", v, sizeof v)) < 0 ||
-      (rc && (gs_units_duration_ms(v, &sch->jitter_ms) || sch->jitter_ms > sch->every_ms)))
+      (rc && (gs_parse_duration_ms(v, &sch->jitter_ms) || sch->jitter_ms > sch->every_ms)))
     return gsd_respond_error(req, 400, "bad_request", "jitter must be a duration no longer "
                                   "than every"), -1;
   if ((rc = param(req, body, "keep", v, sizeof v)) < 0 ||
       (rc && (gsd_request_u64(v, INT64_MAX, &sch->keep) || sch->keep == 0)))
     return gsd_respond_error(req, 400, "bad_request", "keep must be a count of at least 1"), -1;
   if ((rc = param(req, body, "max_bytes", v, sizeof v)) < 0 ||
-      (rc && (gs_units_bytes(v, &sch->max_bytes) || sch->max_bytes == 0 ||
+      (rc && (gs_parse_size(v, &sch->max_bytes) || sch->max_bytes == 0 ||
               sch->max_bytes > INT64_MAX)))
     return gsd_respond_error(req, 400, "bad_request", "max_bytes must be a size above 0 "
                                   "(1048576, 500M, 1G)"), -1;

@@ -10,6 +10,7 @@
 #include <uv.h>
 #include "gs_args.h"
 #include "gs_error.h"
+#include "gs_parse.h"
 #include "gs_units.h"
 #include "gsd_config.h"
 #include "gsd_store.h"
@@ -138,7 +139,7 @@ static int set_limit(gsd_config *c, int id, const char *value, char *err, size_t
     return GS_OK;
   case OPT_HELLO_TIMEOUT:
   case OPT_IDLE_TIMEOUT:
-    if (gs_units_duration_ms(value, &v) || v < 100 || v > 86400000u)
+    if (gs_parse_duration_ms(value, &v) || v < 100 || v > 86400000u)
       return fail(err, cap, id == OPT_HELLO_TIMEOUT
                   ? "--hello-timeout must be a duration from 100ms to 1d, not"
                   : "--idle-timeout must be a duration from 100ms to 1d, not", value);
@@ -153,7 +154,7 @@ static int set_limit(gsd_config *c, int id, const char *value, char *err, size_t
       return fail(err, cap, "--max-references must be a count (0: no limit), not", value);
     return GS_OK;
   case OPT_MIN_FREE_BYTES:
-    if (gs_units_bytes(value, &c->min_free_bytes))
+    if (gs_parse_size(value, &c->min_free_bytes))
       return fail(err, cap, "--min-free-bytes must be a size such as 256M (0: no check), not",
                   value);
     return GS_OK;
@@ -380,20 +381,13 @@ int gsd_config_parse(gsd_config *c, int argc, char **argv, char *err, size_t cap
 }
 
 int gsd_config_addr(const char *text, struct sockaddr_storage *addr) {
-  char host[256];
-  const char *colon = strrchr(text, ':'), *h = text;
-  size_t hlen;
-  char *end;
+  char host[256], port_text[8], *end;
   long port;
-  if (!colon || colon == text) return GS_EINVAL;
-  hlen = (size_t)(colon - text);
-  if (text[0] == '[' && colon[-1] == ']') { h = text + 1; hlen -= 2; }
-  if (hlen >= sizeof host) return GS_EINVAL;
-  memcpy(host, h, hlen);
-  host[hlen] = '\0';
+  if (gs_parse_address(text, NULL, host, sizeof host, port_text, sizeof port_text) != GS_OK)
+    return GS_EINVAL;
   errno = 0;
-  port = strtol(colon + 1, &end, 10);
-  if (errno || *end || end == colon + 1 || port < 0 || port > 65535) return GS_EINVAL;
+  port = strtol(port_text, &end, 10);
+  if (errno || *end || port < 0 || port > 65535) return GS_EINVAL;
   memset(addr, 0, sizeof *addr);
   if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)addr) == 0) return GS_OK;
   if (uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)addr) == 0) return GS_OK;

@@ -1,4 +1,5 @@
-/* gs_units.c - durations, byte sizes and times as people write them.
+/* gs_units.c - times as people write them, and durations and times
+ * written back.
  *
  * Times are converted by hand (days from the civil date) rather than with
  * timegm(), which is not in POSIX, so that both programs read them alike. */
@@ -16,40 +17,6 @@ static const char *number(const char *s, uint64_t *v) {
   }
   *v = x;
   return p == s ? NULL : p;
-}
-
-static int scaled(uint64_t v, uint64_t unit, uint64_t *out) {
-  if (unit && v > UINT64_MAX / unit) return -1;
-  *out = v * unit;
-  return 0;
-}
-
-int gs_units_duration_ms(const char *s, uint64_t *ms) {
-  static const struct { const char *suffix; uint64_t ms; } units[] = {
-    {"ms", 1}, {"s", 1000}, {"", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
-  };
-  uint64_t v;
-  const char *end = number(s, &v);
-  size_t i;
-  if (!end) return -1;
-  for (i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (strcmp(end, units[i].suffix) == 0) return scaled(v, units[i].ms, ms);
-  return -1;
-}
-
-int gs_units_bytes(const char *s, uint64_t *bytes) {
-  static const char letters[] = "KMGT";
-  uint64_t v, unit = 1;
-  const char *end = number(s, &v), *l;
-  if (!end) return -1;
-  if (*end && (l = strchr(letters, *end)) != NULL) {
-    unit = (uint64_t)1 << (10 * (l - letters + 1));
-    end++;
-    if (*end == 'i') end++;
-  }
-  if (*end == 'B') end++;
-  if (*end) return -1;
-  return scaled(v, unit, bytes);
 }
 
 /* Days from 1970-01-01 to y-m-d in the proleptic Gregorian calendar. */

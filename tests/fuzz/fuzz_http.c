@@ -5,7 +5,7 @@
  * req->query_at), then taken apart by gsd_request.c exactly as gsd_http.c does
  * before it routes: path segments, every query parameter of the API with the
  * room its handler gives it, flags, IDs, the durations, sizes and times of
- * the schedules (gs_units.c), and the bearer token of each header value.
+ * the schedules (gs_parse.c, gs_units.c), and the bearer token of each header value.
  *
  * What must hold:
  *   - percent-decoding agrees with a plain reference decoder: it succeeds
@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "h2o.h"
+#include "gs_parse.h"
 #include "gs_units.h"
 #include "gsd_request.h"
 #include "fuzz_util.h"
@@ -145,11 +146,11 @@ static void check_units(const char *s) {
   uint64_t ms, again_ms, bytes;
   int64_t t, again_t;
   char text[64];
-  if (gs_units_duration_ms(s, &ms) == 0) {
+  if (gs_parse_duration_ms(s, &ms) == 0) {
     gs_units_format_duration(text, sizeof text, ms);
-    FUZZ_CHECK(gs_units_duration_ms(text, &again_ms) == 0 && again_ms == ms);
+    FUZZ_CHECK(gs_parse_duration_ms(text, &again_ms) == 0 && again_ms == ms);
   }
-  (void)gs_units_bytes(s, &bytes);
+  (void)gs_parse_size(s, &bytes);
   /* Four-digit years only: later ones do not format into the same form. */
   if (gs_units_time(s, &t) == 0 && t >= 0 && t < INT64_C(253402300800)) {
     gs_units_format_time(text, sizeof text, t);
