@@ -12,17 +12,15 @@
  * snapshot) is played up to where it ends and the connection closed: the
  * collector records that snapshot as failed, never as complete. */
 #include <errno.h>
-#include <netdb.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 #include "gcsnap.pb-c.h"
 #include "gs_args.h"
 #include "gs_cli.h"
 #include "gs_error.h"
+#include "gs_parse.h"
+#include "gs_port.h"
 #include "gs_stream.h"
 #include "gs_wire.h"
 
@@ -65,7 +63,7 @@ typedef struct replay {
   const char *file, *to, *device_id;
   int realtime, help;
   uint64_t timeout_s;
-  int fd;
+  gs_port_socket *sock;
   gs_wire_reader in;
   uint8_t inbuf[64 << 10];
   /* the recording */
@@ -120,59 +118,12 @@ static uint64_t now_ns(void) {
 
 /* ---- the connection ------------------------------------------------------ */
 
-/* HOST:PORT or [HOST]:PORT into its parts. */
-static int split_address(const char *to, char *host, size_t cap, const char **port) {
-  const char *colon = strrchr(to, ':');
-  size_t n;
-  if (!colon || !colon[1]) return -1;
-  n = (size_t)(colon - to);
-  if (to[0] == '[' && n >= 2 && to[n - 1] == ']') { to++; n -= 2; }
-  if (n == 0 || n >= cap) return -1;
-  memcpy(host, to, n);
-  host[n] = '\0';
-  *port = colon + 1;
-  return 0;
-}
-
-static int wait_fd(int fd, short events, int timeout_ms) {
-  struct pollfd p;
-  int rc;
-  p.fd = fd;
-  p.events = events;
-  do rc = poll(&p, 1, timeout_ms); while (rc < 0 && errno == EINTR);
-  return rc;
-}
-
-static int connect_one(const struct addrinfo *ai) {
-  int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol), err = 0;
-  socklen_t len = sizeof err;
-  if (fd < 0) return -1;
-  if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) return fd;
-  if (errno == EINTR && wait_fd(fd, POLLOUT, CONNECT_TIMEOUT_MS) > 0 &&
-      getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 && err == 0)
-    return fd;
-  close(fd);
-  return -1;
-}
-
 static int open_connection(replay *rp) {
-  struct addrinfo hints, *list = NULL, *ai;
-  char host[256];
-  const char *port;
-  int rc;
-  if (split_address(rp->to, host, sizeof host, &port)) return usage_error("--to needs HOST:PORT");
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  if ((rc = getaddrinfo(host, port, &hints, &list)) != 0) {
-    gs_cli_error("replay: cannot resolve %s: %s", rp->to, gai_strerror(rc));
-    return GS_EXIT_USAGE;
-  }
-  rp->fd = -1;
-  for (ai = list; ai && rp->fd < 0; ai = ai->ai_next) rp->fd = connect_one(ai);
-  freeaddrinfo(list);
-  if (rp->fd < 0) {
-    gs_cli_error("replay: cannot connect to the collector at %s: %s", rp->to, strerror(errno));
+  char host[256], port[32], err[300];
+  if (gs_parse_address(rp->to, NULL, host, sizeof host, port, sizeof port) != GS_OK)
+    return usage_error("--to needs HOST:PORT");
+  if (gs_port_net_connect(&rp->sock, host, port, CONNECT_TIMEOUT_MS, err, sizeof err) != GS_OK) {
+    gs_cli_error("replay: cannot connect to the collector at %s: %s", rp->to, err);
     return GS_EXIT_USAGE;
   }
   gs_wire_reader_init(&rp->in, rp->inbuf, sizeof rp->inbuf, sizeof rp->inbuf - GS_WIRE_PREFIX_MAX);
@@ -180,14 +131,7 @@ static int open_connection(replay *rp) {
 }
 
 static int send_all(replay *rp, const uint8_t *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = send(rp->fd, p, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return GS_EIO;
-    p += w;
-    n -= (size_t)w;
-  }
-  return GS_OK;
+  return gs_port_net_send(rp->sock, p, n, 0);
 }
 
 static int send_frame(replay *rp, const uint8_t *env, size_t len) {
@@ -195,7 +139,7 @@ static int send_frame(replay *rp, const uint8_t *env, size_t len) {
   size_t n = gs_wire_prefix(prefix, len);
   if (send_all(rp, prefix, n) != GS_OK || send_all(rp, env, len) != GS_OK) {
     gs_cli_error("replay: the collector at %s closed the connection: %s", rp->to,
-                 strerror(errno));
+                 gs_port_error_text());
     return GS_EIO;
   }
   return GS_OK;
@@ -230,17 +174,17 @@ static int receive(replay *rp, gs_wire_control *m, int timeout_ms) {
       return GS_EIO;
     }
     uint8_t *space = gs_wire_reader_space(&rp->in, &avail);
-    ssize_t got;
-    if (wait_fd(rp->fd, POLLIN, timeout_ms) <= 0) {
+    size_t got = 0;
+    rc = gs_port_net_recv(rp->sock, space, avail, &got, timeout_ms);
+    if (rc == GS_OK && got == 0) {
       gs_cli_error("replay: no answer from the collector in %d s", timeout_ms / 1000);
       return GS_EIO;
     }
-    do got = recv(rp->fd, space, avail, 0); while (got < 0 && errno == EINTR);
-    if (got <= 0) {
+    if (rc != GS_OK) {
       gs_cli_error("replay: the collector closed the connection");
       return GS_EIO;
     }
-    gs_wire_reader_commit(&rp->in, (size_t)got);
+    gs_wire_reader_commit(&rp->in, got);
   }
 }
 
@@ -405,7 +349,6 @@ int gs_cmd_replay(int argc, char **argv) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
-  rp->fd = -1;
   if ((code = parse_args(argc, argv, rp)) != GS_EXIT_OK || rp->help) {
     if (rp->help) code = gs_cli_help(usage);
     free(rp);
@@ -431,7 +374,7 @@ int gs_cmd_replay(int argc, char **argv) {
            (unsigned long long)rp->frames, rp->to, (unsigned long long)rp->stored,
            (unsigned long long)rp->snapshots);
   }
-  if (rp->fd >= 0) close(rp->fd);
+  gs_port_net_close(rp->sock);
   if (f) fclose(f);
   free(rp);
   return gs_cli_finish(code);

@@ -153,22 +153,12 @@ static void on_written(uv_write_t *req, int status) {
   free((out_frame *)req);
 }
 
-static size_t put_prefix(uint8_t *p, size_t v) {
-  size_t n = 0;
-  while (v >= 0x80) {
-    p[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  p[n++] = (uint8_t)v;
-  return n;
-}
-
 static int send_env(gsd_session *s, const Gcsnap__Envelope *env) {
   size_t n = gcsnap__envelope__get_packed_size(env), p;
   out_frame *o = malloc(sizeof *o + GS_WIRE_PREFIX_MAX + n);
   uv_buf_t b;
   if (!o) return GS_ENOMEM;
-  p = put_prefix(o->data, n);
+  p = gs_wire_prefix(o->data, n);
   gcsnap__envelope__pack(env, o->data + p);
   b = uv_buf_init((char *)o->data, (unsigned)(p + n));
   if (uv_write(&o->req, (uv_stream_t *)&s->tcp, &b, 1, on_written) != 0) {
@@ -920,23 +910,14 @@ static void dispatch(gsd_session *s, const Gcsnap__Envelope *env, size_t frame_b
 
 /* ---- frames -------------------------------------------------------------- */
 
-/* The varint length prefix at p: GS_OK with *plen and *flen, GS_EOF when
- * more bytes are needed (*flen set once the prefix is whole), GS_EFORMAT
- * for a prefix too long, GS_ELIMIT for a frame above the maximum. */
+/* The frame at p (gs_wire_frame_peek): GS_OK when it is whole, GS_EOF
+ * when more bytes are needed (*flen set once the prefix is whole),
+ * GS_EFORMAT for a garbled prefix, GS_ELIMIT for a frame above the
+ * maximum. */
 static int frame_peek(const uint8_t *p, size_t avail, size_t *plen, size_t *flen) {
-  uint64_t v = 0;
-  size_t i;
-  *flen = 0;
-  for (i = 0; i < avail && i < GS_WIRE_PREFIX_MAX; i++) {
-    v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-    if (p[i] & 0x80) continue;
-    *plen = i + 1;
-    *flen = (size_t)v;
-    if (v > UINT32_MAX) return GS_EFORMAT;
-    if (v > GS_WIRE_MAX_FRAME) return GS_ELIMIT;
-    return avail - *plen >= v ? GS_OK : GS_EOF;
-  }
-  return i == GS_WIRE_PREFIX_MAX ? GS_EFORMAT : GS_EOF;
+  int rc = gs_wire_frame_peek(p, avail, GS_WIRE_MAX_FRAME, plen, flen);
+  if (rc == GS_OK && avail - *plen < *flen) return GS_EOF;
+  return rc;
 }
 
 static void on_frame(gsd_session *s, const uint8_t *data, size_t len, size_t frame_bytes) {

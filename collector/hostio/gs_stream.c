@@ -3,17 +3,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
+#include "gs_pb.h"
 #include "gs_stream.h"
 
 static int put_varint(FILE *f, uint64_t v) {
-  uint8_t b[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    b[n++] = (uint8_t)(v | 0x80);
-    v >>= 7;
-  }
-  b[n++] = (uint8_t)v;
-  return fwrite(b, 1, n, f) == n ? GS_OK : GS_EIO;
+  uint8_t b[GS_PB_VARINT_MAX];
+  gs_pb w;
+  gs_pb_init(&w, b, sizeof b);
+  gs_pb_raw_varint(&w, v);
+  return fwrite(b, 1, w.len, f) == w.len ? GS_OK : GS_EIO;
 }
 
 int gs_stream_write_header(FILE *f, const gs_stream_header *h) {
@@ -32,20 +30,19 @@ int gs_stream_write_frame(FILE *f, uint64_t offset_us, const void *frame, size_t
 }
 
 /* GS_OK, GS_EOF when the file ends before the first byte, GS_EFORMAT when
- * it ends inside the varint or the varint is too long. */
+ * it ends inside the varint or the varint is malformed (gs_pb's rules). */
 static int get_varint(FILE *f, uint64_t *v) {
-  unsigned shift = 0;
-  int c, first = 1;
-  *v = 0;
-  while ((c = getc(f)) != EOF) {
-    if (shift > 63) return GS_EFORMAT;
-    *v |= (uint64_t)(c & 0x7f) << shift;
-    if (!(c & 0x80)) return GS_OK;
-    shift += 7;
-    first = 0;
+  uint8_t b[GS_PB_VARINT_MAX];
+  const uint8_t *p = b;
+  size_t n = 0;
+  int c;
+  while (n < sizeof b && (c = getc(f)) != EOF) {
+    b[n++] = (uint8_t)c;
+    if (!(c & 0x80)) return gs_pb_read_varint(&p, b + n, v);
   }
+  if (n == sizeof b) return GS_EFORMAT;
   if (ferror(f)) return GS_EIO;
-  return first ? GS_EOF : GS_EFORMAT;
+  return n == 0 ? GS_EOF : GS_EFORMAT;
 }
 
 static int bad(char *err, size_t cap, const char *why) {

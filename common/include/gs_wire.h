@@ -106,7 +106,8 @@ size_t gs_wire_prefix(uint8_t *out, size_t len);
 /* Parses the length prefix at the start of data[0..avail). GS_OK with
  * *prefix_len and *frame_len set; GS_EOF when more bytes are needed;
  * GS_EFORMAT for a prefix longer than GS_WIRE_PREFIX_MAX bytes or above 32
- * bits; GS_ELIMIT when the frame is longer than max_frame. */
+ * bits; GS_ELIMIT when the frame is longer than max_frame (*prefix_len
+ * and *frame_len are set then too, for the error message). */
 int gs_wire_frame_peek(const uint8_t *data, size_t avail, size_t max_frame,
                        size_t *prefix_len, size_t *frame_len);
 

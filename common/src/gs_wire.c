@@ -53,10 +53,9 @@ int gs_wire_frame_peek(const uint8_t *data, size_t avail, size_t max_frame,
     v |= (uint64_t)(data[i] & 0x7f) << (7 * i);
     if (!(data[i] & 0x80)) {
       if (v > 0xffffffffu) return GS_EFORMAT;
-      if (v > max_frame) return GS_ELIMIT;
       *prefix_len = i + 1;
       *frame_len = (size_t)v;
-      return GS_OK;
+      return v > max_frame ? GS_ELIMIT : GS_OK;
     }
   }
   return GS_EFORMAT;
