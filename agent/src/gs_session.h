@@ -78,7 +78,4 @@ typedef enum gs_session_result {
 
 gs_session_result gs_session_run(gs_source *src, const gs_session_options *opt);
 
-/* What Hello says of this build: "x86_64", "armv5te", ... */
-const char *gs_session_architecture(void);
-
 #endif

@@ -85,6 +85,10 @@ int gs_port_list_dir(const char *path, gs_port_dir_fn fn, void *ctx);
 
 unsigned long gs_port_pid(void);
 
+/* The CPU this build is for, as Hello says it: "x86_64", "armv5te",
+ * "arm64", ..., "unknown" (gs_port_arch.c, shared by every platform). */
+const char *gs_port_architecture(void);
+
 /* Milliseconds since the system booted, the time base of the dump format. */
 uint64_t gs_port_clock_ms(void);
 
