@@ -1,93 +1,137 @@
-/* gsd_api_analyses.c - the analyses of a stored snapshot through the API:
+/* gsd_api_analyses.c - the analyses of stored snapshots through the API:
  * GET /api/snapshots/ID/dominators and .../paths, GET /api/diff and GET
  * /api/devices/ID/trend. Each checks its parameters, finds the files and
  * hands them to the analysis runner (gsd_analysis.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "h2o.h"
 #include "gs_error.h"
-#include "gs_json.h"
+#include "gsd_analysis.h"
 #include "gsd_api.h"
 #include "gsd_request.h"
 #include "gsd_respond.h"
 
+/* A count of the query (at most 2^32 - 1), def when absent; -1 when bad. */
+static int count(const h2o_req_t *req, const char *key, const char *def, uint64_t *v) {
+  char text[16];
+  if (gsd_query_count(req, key, def, text, sizeof text)) return -1;
+  return gsd_request_u64(text, UINT32_MAX, v) ? -1 : 0;
+}
+
+/* Adds the file of snapshot id_text to a; 0 once req is answered. */
+static int add_snapshot(gsd_server *srv, h2o_req_t *req, gsd_analysis *a, const char *id_text) {
+  char *path = gsd_api_snapshot_file(srv, req, id_text);
+  if (!path) return 0;
+  a->files[a->nfiles++] = path;
+  return 1;
+}
+
+/* Runs a once it has its files; else it is dropped (req was answered). */
+static int run(gsd_server *srv, h2o_req_t *req, gsd_analysis *a, int ready) {
+  if (ready) return gsd_analysis_run(srv, req, a);
+  gsd_analysis_free(a);
+  return 0;
+}
+
+static int out_of_memory(h2o_req_t *req) {
+  return gsd_respond_error(req, 500, "internal", "out of memory");
+}
+
 int gsd_api_dominators(gsd_server *srv, h2o_req_t *req, const char *id_text) {
-  char top[16], *path;
-  int by_type, rc;
-  const char *args[8] = {"dominators", "--json", "--top", top};
-  if (gsd_query_count(req, "top", "20", top, sizeof top) || gsd_query_flag(req, "by_type", &by_type))
+  gsd_analysis *a;
+  uint64_t top;
+  int by_type;
+  if (count(req, "top", "20", &top) || gsd_query_flag(req, "by_type", &by_type))
     return gsd_respond_error(req, 400, "bad_request", "top takes a count, by_type 1 or 0");
-  if (!(path = gsd_api_snapshot_file(srv, req, id_text))) return 0;
-  args[4] = by_type ? "--by-type" : path;
-  args[5] = by_type ? path : NULL;
-  rc = gsd_analysis_run(srv, req, args);
-  free(path);
-  return rc;
+  if (!(a = gsd_analysis_new(GSD_ANALYSIS_DOMINATORS))) return out_of_memory(req);
+  a->top = top;
+  a->by_type = by_type;
+  return run(srv, req, a, add_snapshot(srv, req, a, id_text));
+}
+
+/* object=ID in hex, as "gcsnap paths --object" reads it (0x allowed). */
+static int hex_id(const char *s, uint64_t *id) {
+  char *end;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+  if (!*s || strspn(s, "0123456789abcdefABCDEF") != strlen(s) || strlen(s) > 16) return -1;
+  *id = strtoull(s, &end, 16);
+  return 0;
 }
 
 int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text) {
-  char max[16], what[1024], *path;
-  int rc, object = gsd_query_get(req, "object", what, sizeof what), type = 0;
-  const char *args[8] = {"paths", "--json", "--max", max, "--object", what};
+  char what[1024];
+  gsd_analysis *a;
+  uint64_t max, object_id = 0;
+  int object = gsd_query_get(req, "object", what, sizeof what), type = 0;
   if (object == 0) type = gsd_query_get(req, "type", what, sizeof what);
-  if (gsd_query_count(req, "max", "5", max, sizeof max) || object < 0 || type < 0 || (!object && !type))
+  if (count(req, "max", "5", &max) || object < 0 || type < 0 || (!object && !type))
     return gsd_respond_error(req, 400, "bad_request", "give object=ID (hex) or type=NAME, and max a count");
-  if (type) args[4] = "--type";
-  else if (strspn(what, "0123456789abcdefABCDEFx") != strlen(what))
+  if (object && hex_id(what, &object_id))
     return gsd_respond_error(req, 400, "bad_request", "object takes a hex object ID");
-  if (!(path = gsd_api_snapshot_file(srv, req, id_text))) return 0;
-  args[6] = path;
-  rc = gsd_analysis_run(srv, req, args);
-  free(path);
-  return rc;
+  if (!(a = gsd_analysis_new(GSD_ANALYSIS_PATHS))) return out_of_memory(req);
+  a->paths.has_object = object;
+  a->paths.object = object_id;
+  a->paths.max = (size_t)max;
+  snprintf(a->type_name, sizeof a->type_name, "%s", type ? what : "");
+  a->paths.type = a->type_name;
+  return run(srv, req, a, add_snapshot(srv, req, a, id_text));
 }
 
 int gsd_api_diff(gsd_server *srv, h2o_req_t *req) {
-  char old_id[32], new_id[32], top[16], *old_path = NULL, *new_path = NULL;
-  const char *args[8] = {"diff", "--json", "--top", top};
-  int rc = 0;
-  if (gsd_query_get(req, "old", old_id, sizeof old_id) != 1 || gsd_query_get(req, "new", new_id, sizeof new_id) != 1 ||
-      gsd_query_count(req, "top", "30", top, sizeof top))
+  char old_id[32], new_id[32];
+  gsd_analysis *a;
+  uint64_t top;
+  if (gsd_query_get(req, "old", old_id, sizeof old_id) != 1 ||
+      gsd_query_get(req, "new", new_id, sizeof new_id) != 1 || count(req, "top", "30", &top))
     return gsd_respond_error(req, 400, "bad_request", "give old=ID and new=ID (and top a count)");
-  if ((old_path = gsd_api_snapshot_file(srv, req, old_id)) && (new_path = gsd_api_snapshot_file(srv, req, new_id))) {
-    args[4] = old_path;
-    args[5] = new_path;
-    rc = gsd_analysis_run(srv, req, args);
+  if (!(a = gsd_analysis_new(GSD_ANALYSIS_DIFF))) return out_of_memory(req);
+  a->top = top;
+  return run(srv, req, a, add_snapshot(srv, req, a, old_id) && add_snapshot(srv, req, a, new_id));
+}
+
+/* The files of the rows of a listing, oldest (the last row) first. */
+static int add_series(gsd_server *srv, gsd_analysis *a, const char *device_id, json_t *rows) {
+  size_t i, count = json_array_size(rows);
+  for (i = 0; i < count && i < GSD_ANALYSIS_MAX_FILES; i++) {
+    json_t *row = json_array_get(rows, count - 1 - i);
+    char *path = gsd_store_snapshot_path(srv->store, device_id,
+                                         (int64_t)json_integer_value(json_object_get(row, "id")));
+    if (!path) return GS_ENOMEM;
+    a->files[a->nfiles++] = path;
   }
-  free(old_path);
-  free(new_path);
-  return rc;
+  return GS_OK;
 }
 
 /* The last N complete snapshots of a device, oldest first. */
 int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
-  char last[16], top[16], threshold[16];
-  const char *args[16] = {"trend", "--json", "--top", top, "--threshold", threshold};
-  char *paths[10] = {NULL};
+  gsd_analysis *a;
   json_t *list = NULL, *rows;
-  uint64_t n;
-  size_t i, count;
-  int rc = 0;
-  if (gsd_query_count(req, "last", "10", last, sizeof last) || gsd_query_count(req, "top", "10", top, sizeof top) ||
-      gsd_query_count(req, "threshold", "20", threshold, sizeof threshold) || gsd_request_u64(last, 10, &n) || n < 2)
+  uint64_t n, top, threshold;
+  size_t found;
+  int rc;
+  if (count(req, "last", "10", &n) || n < 2 || n > GSD_ANALYSIS_MAX_FILES ||
+      count(req, "top", "10", &top) || count(req, "threshold", "20", &threshold))
     return gsd_respond_error(req, 400, "bad_request", "last takes 2 to 10 snapshots; top and threshold counts");
   if (gsd_store_list_snapshots(srv->store, device_id, "complete", n, &list) != GS_OK)
     return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
   rows = json_object_get(list, "snapshots");
-  count = json_array_size(rows);
-  if (count < 2) {
+  if ((found = json_array_size(rows)) < 2) {
     json_decref(list);
     return gsd_respond_error(req, 404, "not_found", "device %s has %zu complete snapshots; a trend needs 2",
-                         device_id, count);
+                             device_id, found);
   }
-  for (i = 0; i < count; i++) {
-    json_t *row = json_array_get(rows, count - 1 - i);
-    paths[i] = gsd_store_snapshot_path(srv->store, device_id,
-                                       (int64_t)json_integer_value(json_object_get(row, "id")));
-    args[6 + i] = paths[i];
+  if (!(a = gsd_analysis_new(GSD_ANALYSIS_TREND))) {
+    json_decref(list);
+    return out_of_memory(req);
   }
-  rc = gsd_analysis_run(srv, req, args);
-  for (i = 0; i < count; i++) free(paths[i]);
+  a->top = top;
+  a->threshold = threshold;
+  rc = add_series(srv, a, device_id, rows);
   json_decref(list);
-  return rc;
+  if (rc != GS_OK) {
+    gsd_analysis_free(a);
+    return out_of_memory(req);
+  }
+  return gsd_analysis_run(srv, req, a);
 }

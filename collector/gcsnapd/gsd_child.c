@@ -1,62 +1,146 @@
-/* gsd_child.c - runs a gcsnap child process and collects what it prints
- * (see gsd_child.h). */
+/* gsd_child.c - an analysis in a forked child process (see gsd_child.h).
+ *
+ * The child is a fork, not a new program: it runs the analysis library
+ * directly and writes the answer to a pipe. It shares nothing with the
+ * collector once forked: it closes every descriptor but the pipe first, so
+ * a collector that stops or crashes never has its ports or files kept open
+ * by a child still at work, and it ends with _exit, so nothing of the
+ * collector's runs twice. Only the forking thread exists in the child;
+ * glibc keeps malloc and stdio usable there. */
+#include <assert.h>
+#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "gs_diag.h"
 #include "gs_error.h"
+#include "gs_summary.h"
 #include "gsd_child.h"
 
-extern char **environ;
-
-static int spawn(char *const argv[], gsd_child_stderr err, int fds[2], pid_t *pid) {
-  posix_spawn_file_actions_t fa;
-  int rc;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  if (err == GSD_CHILD_STDERR_KEEP) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  else posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addclose(&fa, fds[0]);
-  rc = posix_spawn(pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc;
+/* Every descriptor above 2 but keep. */
+static void close_others(int keep) {
+  DIR *d = opendir("/proc/self/fd");
+  struct dirent *e;
+  long fd, max;
+  if (!d) {
+    max = sysconf(_SC_OPEN_MAX);
+    for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+      if (fd != keep) close((int)fd);
+    return;
+  }
+  while ((e = readdir(d)) != NULL) {
+    fd = strtol(e->d_name, NULL, 10);
+    if (fd > 2 && fd != keep && fd != dirfd(d)) close((int)fd);
+  }
+  closedir(d);
 }
 
-int gsd_child_run(char *const argv[], gsd_child_stderr err, size_t max, char **out, size_t *len,
-                  int *status) {
-  int fds[2], ws = 0, rc;
-  pid_t pid;
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+/* The child's whole life. */
+static void child_main(gsd_child_fn fn, void *ctx, int fd) {
+  char why[1024] = "";
+  json_t *answer = NULL;
+  char *text = NULL;
+  int status;
+  close_others(fd);
+  status = fn(ctx, &answer, why, sizeof why);
+  assert(status == GSD_CHILD_OK || answer == NULL);
+  if (status == GSD_CHILD_OK &&
+      !(text = json_dumps(answer, JSON_COMPACT | JSON_REAL_PRECISION(10)))) {
+    snprintf(why, sizeof why, "out of memory");
+    status = GSD_CHILD_FAILED;
+  }
+  if (write_all(fd, text ? text : why, strlen(text ? text : why))) status = GSD_CHILD_FAILED;
+  _exit(status);
+}
+
+/* Reads the child's answer, at most max bytes; *over when there was more. */
+static int read_answer(int fd, size_t max, char **out, size_t *len, int *over) {
   size_t cap = 1u << 16;
   ssize_t n;
-  *out = NULL;
-  *len = 0;
-  *status = -1;
-  if (pipe(fds)) return GS_EIO;
-  rc = spawn(argv, err, fds, &pid);
-  close(fds[1]);
-  if (rc) {
-    close(fds[0]);
-    errno = rc;
-    return GS_EIO;
-  }
-  *out = malloc(cap);
-  while (*out) {
+  *over = 0;
+  if (!(*out = malloc(cap))) return GS_ENOMEM;
+  for (;;) {
     if (*len + 1 == cap) {
       char *bigger = cap < max ? realloc(*out, cap * 2) : NULL;
-      if (!bigger) break;
+      if (!bigger) { *over = 1; break; }
       *out = bigger;
       cap *= 2;
     }
-    n = read(fds[0], *out + *len, cap - 1 - *len);
+    n = read(fd, *out + *len, cap - 1 - *len);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     *len += (size_t)n;
   }
-  if (*out) (*out)[*len] = 0;
-  close(fds[0]);
+  (*out)[*len] = 0;
+  return GS_OK;
+}
+
+int gsd_child_run(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
+                  int *status) {
+  int fds[2], ws = 0, over = 0, rc;
+  pid_t pid;
+  *out = NULL;
+  *len = 0;
+  *status = GSD_CHILD_DIED;
+  if (pipe(fds)) return GS_EIO;
+  if ((pid = fork()) < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return GS_EIO;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    child_main(fn, ctx, fds[1]);
+  }
+  close(fds[1]);
+  rc = read_answer(fds[0], max, out, len, &over);
+  close(fds[0]);   /* a child with more to say gets EPIPE and ends */
   while (waitpid(pid, &ws, 0) < 0 && errno == EINTR) {}
-  if (WIFEXITED(ws)) *status = WEXITSTATUS(ws);
-  return *out ? GS_OK : GS_ENOMEM;
+  if (over) *status = GSD_CHILD_TOO_LARGE;
+  else if (WIFEXITED(ws) && WEXITSTATUS(ws) <= GSD_CHILD_FAILED) *status = WEXITSTATUS(ws);
+  return rc;
+}
+
+int gsd_child_fault(const gs_file_fault *fault, char *why, size_t cap) {
+  const gs_diag *d = &fault->diag;
+  if (fault->err == GS_EFORMAT && d->line)
+    snprintf(why, cap, "%s:%llu: error [%s]: %s", fault->file, (unsigned long long)d->line,
+             gs_diag_name(d->code), d->message);
+  else if (fault->err == GS_EFORMAT)
+    snprintf(why, cap, "%s: error [%s]: %s", fault->file, gs_diag_name(d->code), d->message);
+  else if (fault->file[0])
+    snprintf(why, cap, "%s: %s", fault->file, fault->text);
+  else
+    snprintf(why, cap, "%s", fault->text);
+  return fault->err == GS_EFORMAT || fault->err == GS_ELIMIT || fault->err == GS_EOF
+             ? GSD_CHILD_WANTING : GSD_CHILD_FAILED;
+}
+
+int gsd_child_summary_fn(void *ctx, json_t **answer, char *why, size_t cap) {
+  const gsd_child_summary *job = ctx;
+  gs_file_fault fault;
+  gs_summary sum;
+  int status = GSD_CHILD_OK;
+  if (gs_summary_load_file(&sum, job->path, &fault) != GS_OK) {
+    status = gsd_child_fault(&fault, why, cap);
+  } else if (!(*answer = gs_summary_json(&sum, job->top))) {
+    snprintf(why, cap, "out of memory");
+    status = GSD_CHILD_FAILED;
+  }
+  gs_summary_free(&sum);
+  return status;
 }

@@ -1,22 +1,47 @@
-/* gsd_child.h - runs a gcsnap child process and collects what it prints.
+/* gsd_child.h - the one way gcsnapd runs an analysis: in a child process.
  *
- * The collector runs heavy reads of stored snapshots (summaries, whole
- * histograms) as "gcsnap ..." children, so that their memory is given back
- * when they end. Called from libuv's thread pool; blocks until the child
- * exits. */
+ * The analyses of stored snapshots (summaries, histograms, dominators,
+ * paths, diff, trend) build whole-heap graphs. Run by gsd_child_run, the
+ * analysis library does that in a forked child: its memory goes back to
+ * the system when the child ends, and a heap too large for memory, or a
+ * crash, fails that one request, never the collector. Called from libuv's
+ * thread pool; blocks until the child ends. */
 #ifndef GSD_CHILD_H
 #define GSD_CHILD_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include "gs_file.h"
 
-/* Where the child's stderr goes. */
-typedef enum { GSD_CHILD_STDERR_DROP, GSD_CHILD_STDERR_KEEP } gsd_child_stderr;
+/* What an analysis gives back, as the child's exit status. */
+#define GSD_CHILD_OK 0            /* *answer is the result */
+#define GSD_CHILD_WANTING 1       /* the input is invalid, or lacks what was asked */
+#define GSD_CHILD_FAILED 2        /* I/O error, out of memory */
+#define GSD_CHILD_DIED (-1)       /* killed, or ended without an answer */
+#define GSD_CHILD_TOO_LARGE (-2)  /* the answer was longer than allowed */
 
-/* Runs argv (argv[0] a path); *out gets its stdout, and its stderr with
- * KEEP, NUL-terminated (free it), at most max bytes (the rest is not
- * read); *status its exit status, -1 when it could not run or was killed.
- * GS_OK once it ran, GS_EIO when it could not start, GS_ENOMEM. */
-int gsd_child_run(char *const argv[], gsd_child_stderr err, size_t max, char **out, size_t *len,
+/* Runs in the child: the result in *answer (GSD_CHILD_OK), or why it
+ * failed in why (the other codes). */
+typedef int (*gsd_child_fn)(void *ctx, json_t **answer, char *why, size_t cap);
+
+/* Runs fn(ctx) in a child process. *out gets the answer's JSON text or
+ * the reason (NUL-terminated, at most max bytes; free it), *status one of
+ * the codes above. GS_OK once the child ran; GS_EIO when it could not
+ * start (errno says why), GS_ENOMEM. */
+int gsd_child_run(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
                   int *status);
+
+/* The code and reason of a failed analysis, as "FILE:LINE: error [CODE]:
+ * message" for invalid input and "FILE: reason" otherwise. */
+int gsd_child_fault(const gs_file_fault *fault, char *why, size_t cap);
+
+/* A gsd_child_fn: the summary of the dump at path with top rows of its
+ * histogram (0: all), as "gcsnap summary --json" prints it. */
+typedef struct gsd_child_summary {
+  const char *path;
+  uint64_t top;
+} gsd_child_summary;
+int gsd_child_summary_fn(void *ctx, json_t **answer, char *why, size_t cap);
 
 #endif

@@ -18,7 +18,7 @@
 const char gsd_usage[] =
   "usage: gcsnapd [--listen ADDR:PORT] [--http ADDR:PORT] [--store DIR]\n"
   "               [--config FILE] [--log-level error|warn|info|debug]\n"
-  "               [--gcsnap PATH] [--record DIR] [--http-token-file FILE]\n"
+  "               [--record DIR] [--http-token-file FILE]\n"
   "               [--http-tls-cert FILE --http-tls-key FILE] [--insecure]\n"
   "               [--require-keys]\n"
   "\n"
@@ -32,8 +32,6 @@ const char gsd_usage[] =
   "  --store DIR         store folder: catalog and snapshots (default " GSD_DEFAULT_STORE ")\n"
   "  --config FILE       'key = value' lines with the names above; flags win\n"
   "  --log-level LEVEL   error, warn, info (default) or debug\n"
-  "  --gcsnap PATH       the gcsnap tool that runs the API's analyses\n"
-  "                      (default: gcsnap in the folder of gcsnapd)\n"
   "  --record DIR        record each agent session's frames into\n"
   "                      DIR/<device>-<session>.gcstream (for gcsnap replay)\n"
   "  --http-token-file FILE  every API request must carry 'Authorization:\n"
@@ -66,7 +64,7 @@ const char gsd_usage[] =
   "  --version           show the version\n";
 
 enum { OPT_HELP = 1, OPT_VERSION, OPT_LISTEN, OPT_HTTP, OPT_STORE, OPT_CONFIG, OPT_LOG_LEVEL,
-       OPT_GCSNAP, OPT_RECORD, OPT_TOKEN_FILE, OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE,
+       OPT_RECORD, OPT_TOKEN_FILE, OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE,
        OPT_REQUIRE_KEYS };
 
 /* The limits' options, numbered apart from the others. */
@@ -81,7 +79,6 @@ static const gs_option options[] = {
   {"store", 0, 1, OPT_STORE},
   {"config", 0, 1, OPT_CONFIG},
   {"log-level", 0, 1, OPT_LOG_LEVEL},
-  {"gcsnap", 0, 1, OPT_GCSNAP},
   {"record", 0, 1, OPT_RECORD},
   {"http-token-file", 0, 1, OPT_TOKEN_FILE},
   {"http-tls-cert", 0, 1, OPT_TLS_CERT},
@@ -186,8 +183,6 @@ static int set_value(gsd_config *c, int id, const char *value, char *err, size_t
     return copy_value(c->http, sizeof c->http, value, err, cap, "bad --http address");
   case OPT_STORE:
     return copy_value(c->store, sizeof c->store, value, err, cap, "bad --store folder");
-  case OPT_GCSNAP:
-    return copy_value(c->gcsnap, sizeof c->gcsnap, value, err, cap, "bad --gcsnap path");
   case OPT_RECORD:
     return copy_value(c->record, sizeof c->record, value, err, cap, "bad --record folder");
   case OPT_TOKEN_FILE:
@@ -278,21 +273,6 @@ static int load_file(gsd_config *c, const char *path, char *err, size_t cap) {
   return rc;
 }
 
-/* The gcsnap installed beside this gcsnapd, as both are built and installed. */
-static int default_gcsnap(gsd_config *c, char *err, size_t cap) {
-  char exe[1024];
-  size_t len = sizeof exe;
-  char *slash;
-  if (uv_exepath(exe, &len) || !(slash = strrchr(exe, '/')) ||
-      (size_t)(slash - exe) + sizeof "/gcsnap" > sizeof c->gcsnap) {
-    snprintf(err, cap, "cannot find the folder of gcsnapd; give --gcsnap PATH");
-    return GS_EINVAL;
-  }
-  memcpy(c->gcsnap, exe, (size_t)(slash - exe));
-  strcpy(c->gcsnap + (slash - exe), "/gcsnap");
-  return GS_OK;
-}
-
 /* The token is the file's first line without its line end. Only visible
  * ASCII is accepted, so it goes into a header as it is and a stray blank
  * cannot make two tokens that look the same. */
@@ -376,8 +356,7 @@ int gsd_config_parse(gsd_config *c, int argc, char **argv, char *err, size_t cap
   gs_args_init(&a, argc, argv, options);
   while (gs_args_next(&a) == GS_ARG_OPTION)
     if ((rc = set_value(c, a.id, a.value, err, cap)) != GS_OK) return rc;
-  if ((rc = check_settings(c, err, cap)) != GS_OK) return rc;
-  return c->gcsnap[0] ? GS_OK : default_gcsnap(c, err, cap);
+  return check_settings(c, err, cap);
 }
 
 int gsd_config_addr(const char *text, struct sockaddr_storage *addr) {

@@ -1,7 +1,7 @@
 /* gsd_config.h - the collector daemon's settings: flags and config file.
  *
  * A config file holds "key = value" lines with the names of the long flags
- * (listen, http, store, log-level, gcsnap, record, http-token-file,
+ * (listen, http, store, log-level, record, http-token-file,
  * http-tls-cert, http-tls-key, and insecure and require-keys = yes|no); '#' starts a comment.
  * Flags given on the command line win over the file. The limits' keys are
  * their flags' names too: max-sessions, max-sessions-per-address,
@@ -32,7 +32,6 @@ typedef struct gsd_config {
   char listen[256];            /* ADDR:PORT for agents */
   char http[256];              /* ADDR:PORT for the HTTP API */
   char store[1024];            /* store folder */
-  char gcsnap[1024];           /* the gcsnap tool, for the analyses */
   char record[1024];           /* folder for .gcstream recordings; "" for none */
   char http_token_file[1024];   /* file holding the API's bearer token; "" for none */
   char http_token[GSD_TOKEN_MAX + 1];   /* its content; "" when no token is set */

@@ -7,14 +7,13 @@
  * snapshot can no longer be stored, so compression stops (the CRC goes on:
  * a CRC mismatch is still told apart from invalid content).
  *
- * The summary of a stored snapshot comes from "gcsnap summary --json" run
- * as a child process: it builds the heap's graph, whose memory goes back to
- * the system when the child exits instead of staying in the collector, and
- * the catalog holds exactly what the command prints. A small snapshot is
- * summarized here instead, with the same code (gs_summary) and the same
- * JSON: its graph is small and short-lived, while starting the child costs
- * tens of milliseconds, which a fleet captured every few seconds cannot
- * afford. */
+ * The summary of a stored snapshot is what "gcsnap summary --json" prints,
+ * made by the analysis library in a child process (gsd_child.c): it builds
+ * the heap's graph, whose memory goes back to the system when the child
+ * exits instead of staying in the collector. A small snapshot is
+ * summarized here instead, with the same function: its graph is small and
+ * short-lived, while a child costs milliseconds, which a fleet captured
+ * every few seconds cannot afford. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -28,8 +27,6 @@
 #include <jansson.h>
 #include "gs_crc32.h"
 #include "gs_error.h"
-#include "gs_file.h"
-#include "gs_summary.h"
 #include "gs_text.h"
 #include "gs_validate.h"
 #include "gs_wire.h"
@@ -601,53 +598,37 @@ static void figures_of(const json_t *o, gsd_snapshot_end *e) {
   e->dangling_references = (uint64_t)json_integer_value(json_object_get(o, "dangling_references"));
 }
 
-/* The summary's object made in this process, as the child would print it;
- * NULL with err set on failure. */
+/* The summary's object made in this process, as the child makes it; NULL
+ * with err set on failure. */
 static json_t *summary_here(const char *path, char *err, size_t cap) {
-  gs_summary sum;
-  gs_file *f = NULL;
-  gs_reader *r = NULL;
-  gs_diag d = {0};
+  gsd_child_summary job;
   json_t *o = NULL;
-  int rc = gs_summary_init(&sum, path);
-  if (rc == GS_OK && (rc = gs_file_open(&f, path, err, cap)) != GS_OK) {
-    gs_summary_free(&sum);
-    return NULL;
-  }
-  if (rc == GS_OK && (rc = gs_file_new_reader(f, &r)) == GS_OK &&
-      (rc = gs_summary_load(&sum, r, &d)) == GS_OK && !(o = gs_summary_json(&sum, SUMMARY_TOP)))
-    rc = GS_ENOMEM;
-  if (rc == GS_EFORMAT)
-    snprintf(err, cap, "summary failed: line %llu: %s", (unsigned long long)d.line, d.message);
-  else if (rc == GS_EIO && f && gs_file_error(f)[0])
-    snprintf(err, cap, "summary failed: %s", gs_file_error(f));
-  else if (rc != GS_OK)
-    snprintf(err, cap, "summary failed: %s", gs_strerror(rc));
-  gs_reader_free(r);
-  gs_file_close(f);
-  gs_summary_free(&sum);
+  char why[300];
+  job.path = path;
+  job.top = SUMMARY_TOP;
+  if (gsd_child_summary_fn(&job, &o, why, sizeof why) != GSD_CHILD_OK)
+    snprintf(err, cap, "summary failed: %s", why);
   return o;
 }
 
-/* The summary's object printed by "gcsnap summary --json" in a child
- * process; NULL with err set and *rc the error on failure. */
-static json_t *summary_child(const char *gcsnap, const char *path, int *rc, char *err,
-                             size_t cap) {
-  char top[16];
-  char *argv[] = {(char *)gcsnap, "summary", "--json", "--top", top, (char *)path, NULL};
+/* The summary's object made in a child process (gsd_child.c); NULL with
+ * err set and *rc the error on failure. */
+static json_t *summary_child(const char *path, int *rc, char *err, size_t cap) {
+  gsd_child_summary job;
   char *out;
   size_t len;
   int status;
   json_t *o = NULL;
-  snprintf(top, sizeof top, "%d", SUMMARY_TOP);
-  if ((*rc = gsd_child_run(argv, GSD_CHILD_STDERR_KEEP, MAX_SUMMARY, &out, &len, &status)) != GS_OK) {
-    snprintf(err, cap, "cannot run %s: %s", gcsnap, *rc == GS_ENOMEM ? "out of memory" : strerror(errno));
+  job.path = path;
+  job.top = SUMMARY_TOP;
+  if ((*rc = gsd_child_run(gsd_child_summary_fn, &job, MAX_SUMMARY, &out, &len, &status)) != GS_OK) {
+    snprintf(err, cap, "cannot start the summary: %s", *rc == GS_ENOMEM ? "out of memory" : strerror(errno));
     free(out);
     return NULL;
   }
-  if (status != 0 || !(o = json_loads(out, 0, NULL)) || !json_is_object(o)) {
+  if (status != GSD_CHILD_OK || !(o = json_loads(out, 0, NULL)) || !json_is_object(o)) {
     size_t line = strcspn(out, "\n");
-    snprintf(err, cap, "%s summary failed: %.*s", gcsnap, (int)(line > 200 ? 200 : line), out);
+    snprintf(err, cap, "summary failed: %.*s", (int)(line > 200 ? 200 : line), out);
     json_decref(o);
     o = NULL;
     *rc = GS_EIO;
@@ -656,7 +637,7 @@ static json_t *summary_child(const char *gcsnap, const char *path, int *rc, char
   return o;
 }
 
-int gsd_ingest_summarize(const char *gcsnap, const char *path, const char *shown_name, char **json,
+int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
                          gsd_snapshot_end *e, char *err, size_t cap) {
   struct stat st;
   int rc = GS_OK;
@@ -664,7 +645,7 @@ int gsd_ingest_summarize(const char *gcsnap, const char *path, const char *shown
   *json = NULL;
   if (stat(path, &st) == 0 && (uint64_t)st.st_size <= GSD_SUMMARY_IN_PROCESS_BYTES) {
     if (!(o = summary_here(path, err, cap))) return GS_EIO;
-  } else if (!(o = summary_child(gcsnap, path, &rc, err, cap))) {
+  } else if (!(o = summary_child(path, &rc, err, cap))) {
     return rc;
   }
   figures_of(o, e);

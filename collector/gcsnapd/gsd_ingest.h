@@ -89,12 +89,12 @@ const char *gsd_ingest_first_error(const gsd_ingest *ig);
  * only ig. */
 int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t cap);
 
-/* The summary of a stored snapshot, as the gcsnap tool at path gcsnap
- * prints it with "summary --json" (shown_name in its "file"): JSON text in
- * *json (malloc'd) and the figures in e. Runs gcsnap as a child process and
- * waits for it, or for a small file makes the same JSON in this process
- * (thread-safe; for the thread pool). */
-int gsd_ingest_summarize(const char *gcsnap, const char *path, const char *shown_name, char **json,
+/* The summary of a stored snapshot, as "gcsnap summary --json" prints it
+ * (shown_name in its "file"): JSON text in *json (malloc'd) and the figures
+ * in e. Made by the analysis library in a child process (gsd_child.h),
+ * waited for, or for a small file in this process (thread-safe; for the
+ * thread pool). */
+int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
                          gsd_snapshot_end *e, char *err, size_t cap);
 
 #endif

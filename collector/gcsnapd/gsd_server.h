@@ -128,12 +128,4 @@ size_t gsd_http_connections(const gsd_http *http);
 void gsd_http_close(gsd_http *http);
 void gsd_http_free(gsd_http *http);
 
-/* ---- analyses (gsd_analysis.c) ---- */
-
-/* Runs the gcsnap tool with args (NULL-terminated, at most 14) and answers
- * req with its JSON: 200 when it exits 0, 422 when it finds the input
- * wanting (exit 1), 500 otherwise, with its message. Returns 0. */
-struct st_h2o_req_t;
-int gsd_analysis_run(gsd_server *srv, struct st_h2o_req_t *req, const char *const *args);
-
 #endif

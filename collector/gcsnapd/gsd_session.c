@@ -516,7 +516,7 @@ static void finish_work(uv_work_t *w) {
   gsd_session *s = job->s;
   job->rc = gsd_ingest_commit(s->ingest, job->final_path, job->err, sizeof job->err);
   if (job->rc == GS_OK)
-    job->rc = gsd_ingest_summarize(s->srv->cfg->gcsnap, job->final_path, job->shown_name, &job->summary, &job->end,
+    job->rc = gsd_ingest_summarize(job->final_path, job->shown_name, &job->summary, &job->end,
                                    job->err, sizeof job->err);
 }
 

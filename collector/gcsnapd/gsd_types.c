@@ -3,8 +3,9 @@
  *
  * The catalog keeps only the top rows of each summary; a heap can have
  * tens of thousands of types, too many to send for every page a console
- * shows. So the collector runs "gcsnap summary --json --top 0" on the
- * file once (on libuv's thread pool: the child reads the whole heap),
+ * shows. So the collector makes the whole summary (as "gcsnap summary
+ * --json --top 0") of the file once, in a child process (gsd_child.c) from
+ * libuv's thread pool, since the child reads the whole heap,
  * keeps the rows of the last CACHE_SIZE snapshots asked for, and answers
  * each request with the rows that match its filter, in its order, from
  * its offset: with 10,000 types a page is a few kilobytes and a
@@ -53,7 +54,7 @@ struct load {
   h2o_req_t *req;                /* NULL once the client is gone */
   load_ref *ref;
   gsd_types_query q;
-  char *gcsnap, *path;
+  char *path;
   histogram h;                   /* the result */
   char err[300];
   int status;                    /* 0, or the HTTP status of the failure */
@@ -89,20 +90,20 @@ static int rows_of(const json_t *summary, histogram *h) {
 
 static void load_work(uv_work_t *w) {
   load *l = w->data;
-  char *argv[] = {l->gcsnap, "summary", "--json", "--top", "0", l->path, NULL};
+  gsd_child_summary job = {l->path, 0};
   char *out = NULL;
   size_t len;
-  int status, rc = gsd_child_run(argv, GSD_CHILD_STDERR_DROP, MAX_OUTPUT, &out, &len, &status);
+  int status, rc = gsd_child_run(gsd_child_summary_fn, &job, MAX_OUTPUT, &out, &len, &status);
   json_t *o = NULL;
   if (rc != GS_OK) {
-    snprintf(l->err, sizeof l->err, "cannot run %s: %s", l->gcsnap,
+    snprintf(l->err, sizeof l->err, "cannot start the summary: %s",
              rc == GS_ENOMEM ? "out of memory" : strerror(errno));
     l->status = 500;
-  } else if (status != 0) {
-    snprintf(l->err, sizeof l->err, "%s summary failed (exit status %d)", l->gcsnap, status);
+  } else if (status != GSD_CHILD_OK) {
+    snprintf(l->err, sizeof l->err, "the summary failed (status %d): %.200s", status, out);
     l->status = 500;
   } else if (!(o = json_loadb(out, len, 0, NULL))) {
-    snprintf(l->err, sizeof l->err, "%s summary printed no JSON", l->gcsnap);
+    snprintf(l->err, sizeof l->err, "the summary gave no JSON");
     l->status = 500;
   } else if ((rc = rows_of(o, &l->h)) != GS_OK) {
     snprintf(l->err, sizeof l->err, "%s", rc == GS_ENOMEM ? "out of memory" : "the summary has no by_type");
@@ -265,7 +266,6 @@ static void load_done(uv_work_t *w, int status) {
     }
   }
   histogram_free(&l->h);
-  free(l->gcsnap);
   free(l->path);
   free(l);
 }
@@ -282,8 +282,7 @@ int gsd_types_answer(gsd_server *srv, h2o_req_t *req, const char *path, const gs
   const histogram *h = cached(q);
   load *l;
   if (h) return answer(req, h, q);
-  if (!(l = calloc(1, sizeof *l)) || !(l->gcsnap = strdup(srv->cfg->gcsnap)) || !(l->path = strdup(path))) {
-    if (l) free(l->gcsnap);
+  if (!(l = calloc(1, sizeof *l)) || !(l->path = strdup(path))) {
     free(l);
     return gsd_respond_error(req, 500, "internal", "out of memory");
   }
@@ -291,7 +290,6 @@ int gsd_types_answer(gsd_server *srv, h2o_req_t *req, const char *path, const gs
   l->req = req;
   l->work.data = l;
   if (uv_queue_work(srv->loop, &l->work, load_work, load_done) != 0) {
-    free(l->gcsnap);
     free(l->path);
     free(l);
     return gsd_respond_error(req, 500, "internal", "cannot start loading the histogram");

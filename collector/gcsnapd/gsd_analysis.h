@@ -1,0 +1,40 @@
+/* gsd_analysis.h - the analyses of the HTTP API (dominators, paths, diff,
+ * trend of stored snapshots), run by the analysis library in a child
+ * process (gsd_child.h) from libuv's thread pool, answered as JSON. */
+#ifndef GSD_ANALYSIS_H
+#define GSD_ANALYSIS_H
+
+#include <stdint.h>
+#include "h2o.h"
+#include "gs_retainers.h"
+#include "gsd_server.h"
+
+typedef enum gsd_analysis_kind {
+  GSD_ANALYSIS_DOMINATORS, GSD_ANALYSIS_PATHS, GSD_ANALYSIS_DIFF, GSD_ANALYSIS_TREND
+} gsd_analysis_kind;
+
+#define GSD_ANALYSIS_MAX_FILES 10
+
+/* One analysis asked for: its files (malloc'd, oldest first) and options,
+ * with the meaning of the same gcsnap command's. */
+typedef struct gsd_analysis {
+  gsd_analysis_kind kind;
+  char *files[GSD_ANALYSIS_MAX_FILES];
+  int nfiles;
+  uint64_t top;                  /* dominators, diff, trend */
+  uint64_t threshold;            /* trend */
+  int by_type;                   /* dominators */
+  gs_retainers_query paths;      /* paths (type points into type_name) */
+  char type_name[1024];
+} gsd_analysis;
+
+/* A new request of kind, zeroed; NULL when out of memory. */
+gsd_analysis *gsd_analysis_new(gsd_analysis_kind kind);
+void gsd_analysis_free(gsd_analysis *a);
+
+/* Runs a (taking it) and answers req with its JSON: 200, 422 when the
+ * input is wanting (invalid, or without what was asked), 500 otherwise,
+ * with the reason. Returns 0. */
+int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, gsd_analysis *a);
+
+#endif
