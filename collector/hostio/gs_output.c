@@ -1,25 +1,23 @@
 /* gs_output.c - output file written atomically, optionally zstd-compressed.
  *
- * The temporary file is created with O_EXCL so that a stale file or a link
- * planted under its name is never written through. Its path is kept in a
- * static slot for the signal handler: an interrupted convert removes it
- * rather than leave a partial dump next to the destination. */
-#include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
+ * The files are the port layer's (gs_port.h), as the agent's: the
+ * temporary file is created only when no file or link has its name, and
+ * is removed if the process is interrupted (gs_port_remove_on_signal), so
+ * an interrupted convert never leaves a partial dump next to the
+ * destination. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zstd.h>
 #include "gs_error.h"
 #include "gs_output.h"
+#include "gs_port.h"
 
 #define ZSTD_LEVEL 3
 
 struct gs_output {
-  int fd;
+  gs_port_file *f;
   int is_stdout;
   int committed;
   int discarding;
@@ -39,45 +37,12 @@ static int fail(gs_output *o, const char *fmt, ...) {
   return GS_EIO;
 }
 
-/* ---- cleanup on signals --------------------------------------------- */
-
-static const char *volatile signal_tmp_path;
-
-static void on_signal(int sig) {
-  const char *p = signal_tmp_path;
-  if (p) unlink(p);                 /* async-signal-safe */
-  signal(sig, SIG_DFL);
-  raise(sig);
-}
-
-static void guard_tmp(const char *path) {
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-  size_t i;
-  signal_tmp_path = path;
-  if (!path) return;
-  for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sigs[i], &sa, NULL);
-  }
-}
-
 /* ---- raw writes ------------------------------------------------------ */
 
 static int write_fd(gs_output *o, const void *buf, size_t len) {
-  const char *p = buf;
-  while (len > 0) {
-    ssize_t n = write(o->fd, p, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0)
-      return fail(o, "cannot write '%s': %s",
-                  o->is_stdout ? "<stdout>" : o->tmp_path, strerror(errno));
-    p += n;
-    len -= (size_t)n;
-  }
-  return GS_OK;
+  if (gs_port_file_write(o->f, buf, len) == GS_OK) return GS_OK;
+  return fail(o, "cannot write '%s': %s", o->is_stdout ? "<stdout>" : o->tmp_path,
+              gs_port_error_text());
 }
 
 /* Feeds zstd until it has taken all of in (or, for ZSTD_e_end, until the
@@ -126,15 +91,14 @@ static int create_tmp(gs_output *o, const char *path, char *err, size_t cap) {
   o->tmp_path = malloc(n);
   if (!o->path || !o->tmp_path) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
   strcpy(o->path, path);
-  snprintf(o->tmp_path, n, "%s.tmp.%ld", path, (long)getpid());
-  o->fd = open(o->tmp_path, O_WRONLY | O_CREAT | O_EXCL, 0666);
-  if (o->fd < 0) {
-    snprintf(err, cap, "cannot create '%s': %s", o->tmp_path, strerror(errno));
+  snprintf(o->tmp_path, n, "%s.tmp.%lu", path, gs_port_pid());
+  if (gs_port_file_create(&o->f, o->tmp_path) != GS_OK) {
+    snprintf(err, cap, "cannot create '%s': %s", o->tmp_path, gs_port_error_text());
     free(o->tmp_path);
     o->tmp_path = NULL;
     return GS_EIO;
   }
-  guard_tmp(o->tmp_path);
+  gs_port_remove_on_signal(o->tmp_path);
   return GS_OK;
 }
 
@@ -144,10 +108,9 @@ static int open_output(gs_output **out, const char *path, int by_name, char *err
   int rc = GS_OK;
   *out = NULL;
   if (!o) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
-  o->fd = -1;
   if (strcmp(path, "-") == 0) {
-    o->fd = STDOUT_FILENO;
     o->is_stdout = 1;
+    if (gs_port_file_stdout(&o->f) != GS_OK) { snprintf(err, cap, "out of memory"); rc = GS_ENOMEM; }
   } else {
     rc = create_tmp(o, path, err, cap);
     if (rc == GS_OK && by_name && ends_with(path, ".zst") && (rc = start_zstd(o)) != GS_OK)
@@ -177,24 +140,24 @@ int gs_output_commit(gs_output *o) {
   if (o->is_stdout) { o->committed = 1; return GS_OK; }
   /* Sync before the rename: after a crash the destination holds either the
    * old file or the whole new one, never a prefix. */
-  if (fsync(o->fd) != 0)
-    return fail(o, "cannot write '%s': %s", o->tmp_path, strerror(errno));
-  err = close(o->fd);
-  o->fd = -1;
-  if (err != 0) return fail(o, "cannot write '%s': %s", o->tmp_path, strerror(errno));
-  if (rename(o->tmp_path, o->path) != 0)
+  if (gs_port_file_sync(o->f) != GS_OK)
+    return fail(o, "cannot write '%s': %s", o->tmp_path, gs_port_error_text());
+  err = gs_port_file_close(o->f);
+  o->f = NULL;
+  if (err != GS_OK) return fail(o, "cannot write '%s': %s", o->tmp_path, gs_port_error_text());
+  if (gs_port_rename(o->tmp_path, o->path) != GS_OK)
     return fail(o, "cannot rename '%s' to '%s': %s", o->tmp_path, o->path,
-                strerror(errno));
+                gs_port_error_text());
   o->committed = 1;
   return GS_OK;
 }
 
 void gs_output_close(gs_output *o) {
   if (!o) return;
-  if (!o->is_stdout && o->fd >= 0) close(o->fd);
+  gs_port_file_close(o->f);
   if (o->tmp_path) {
-    if (!o->committed) unlink(o->tmp_path);
-    guard_tmp(NULL);
+    if (!o->committed) gs_port_remove(o->tmp_path);
+    gs_port_remove_on_signal(NULL);
   }
   ZSTD_freeCCtx(o->cctx);
   free(o->zbuf);
