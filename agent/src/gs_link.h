@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
+#include "gs_wire_decode.h"
 
 #define GS_LINK_OUT_BYTES (64u << 10)
 #define GS_LINK_MAX_IN (64u << 10)

@@ -13,6 +13,8 @@
 #include "gs_sink.h"
 #include "gs_spool.h"
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
+#include "gs_wire_decode.h"
 
 #define AGENT_NAME "gcsnap-agent"
 #ifndef GS_VERSION

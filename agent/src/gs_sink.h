@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
 
 typedef struct gs_sink gs_sink;
 

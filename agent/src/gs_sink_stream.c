@@ -9,6 +9,7 @@
 #include "gs_error.h"
 #include "gs_sink.h"
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
 
 #define SINK_FORMAT_VERSION 2
 

@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
 
 #define GS_SPOOL_SUFFIX ".gcspool"
 #define GS_SPOOL_MAGIC "gcsnap-spool"

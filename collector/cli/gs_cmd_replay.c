@@ -23,6 +23,8 @@
 #include "gs_port.h"
 #include "gs_stream.h"
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
+#include "gs_wire_decode.h"
 
 #define CONNECT_TIMEOUT_MS 5000
 #define DEFAULT_VERDICT_S 120

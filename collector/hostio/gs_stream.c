@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
-#include "gs_pb.h"
+#include "gs_pb_reader.h"
+#include "gs_pb_writer.h"
 #include "gs_stream.h"
 
 static int put_varint(FILE *f, uint64_t v) {

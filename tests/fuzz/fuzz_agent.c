@@ -21,8 +21,10 @@
 #include <string.h>
 #include "gcsnap.pb-c.h"
 #include "gs_error.h"
-#include "gs_pb.h"
+#include "gs_pb_reader.h"
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
+#include "gs_wire_decode.h"
 #include "fuzz_util.h"
 
 /* As gs_link.h: the agent takes frames of at most 64 KiB. */

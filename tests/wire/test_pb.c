@@ -4,7 +4,8 @@
 
 #include <stdlib.h>
 #include "gs_crc32.h"
-#include "gs_pb.h"
+#include "gs_pb_reader.h"
+#include "gs_pb_writer.h"
 #include "gs_wire.h"
 
 static void assert_bytes(const gs_pb *w, const char *hex) {

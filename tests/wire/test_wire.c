@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include "gcsnap.pb-c.h"
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
+#include "gs_wire_decode.h"
 #include "wire_decode.h"
 
 /* Frames the encoder wrote, each kept whole. */

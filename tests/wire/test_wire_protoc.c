@@ -11,6 +11,7 @@
 #include <string.h>
 #include "gs_error.h"
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
 
 static const char *protoc, *proto_dir, *workdir;
 static int failures;

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "gs_wire.h"
+#include "gs_wire_writer.h"
 #include "gs_writer.h"
 
 typedef struct wd_state {
