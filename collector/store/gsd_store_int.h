@@ -1,0 +1,60 @@
+/* gsd_store_int.h - what the files of the store share (gsd_store.c,
+ * gsd_store_snapshots.c, gsd_store_schedules.c, gsd_store_keys.c): the
+ * handle and the statement helpers. Not for use outside store/. */
+#ifndef GSD_STORE_INT_H
+#define GSD_STORE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include "gsd_store.h"
+
+struct gsd_store {
+  sqlite3 *db;
+  char *dir;
+  char error[512];
+};
+
+/* The columns of a snapshot row as the API shows them. */
+#define SNAPSHOT_COLUMNS \
+  "id, device_id, created, status, reason, request_id, agent_snapshot_id, trigger," \
+  " stable_ids, schedule_id, objects, bytes, refs AS \"references\", roots, types, unreachable," \
+  " dangling_references, sections, text_bytes, file_bytes, wire_bytes, crc32, summary"
+
+/* Sets the store's error (printf-style); returns GS_EIO. */
+int gsd_st_fail(gsd_store *s, const char *fmt, ...)
+#if defined(__GNUC__)
+  __attribute__((format(printf, 2, 3)))
+#endif
+  ;
+/* "catalog: WHAT: SQLite's message"; returns GS_EIO. */
+int gsd_st_db_fail(gsd_store *s, const char *what);
+int64_t gsd_st_now_s(void);
+int gsd_st_make_dir(gsd_store *s, const char *path);
+int gsd_st_make_device_dir(gsd_store *s, const char *device_id);
+
+/* A statement, or NULL with the error set. */
+sqlite3_stmt *gsd_st_prepare(gsd_store *s, const char *sql);
+/* NULL binds SQL NULL. */
+void gsd_st_bind_text(sqlite3_stmt *st, int i, const char *v);
+/* Unsigned 64-bit values are kept in SQLite's signed integers bit for bit. */
+void gsd_st_bind_u64(sqlite3_stmt *st, int i, uint64_t v);
+/* Steps a statement that returns no rows, and finalizes it. */
+int gsd_st_run_stmt(gsd_store *s, sqlite3_stmt *st, const char *what);
+int gsd_st_exec(gsd_store *s, const char *sql, const char *what);
+/* gsd_st_run_stmt without a sync before the next synced commit. */
+int gsd_st_run_unsynced(gsd_store *s, sqlite3_stmt *st, const char *what);
+
+/* Removes the files queued in the removals table, and empties it. */
+int gsd_st_drain_removals(gsd_store *s);
+
+/* One column as JSON: NULL as null, numbers as unsigned, the rest as text. */
+json_t *gsd_st_column_json(sqlite3_stmt *st, int i);
+/* The row as an object of its columns; the summary column (parsed) only
+ * with with_summary. NULL when out of memory. */
+json_t *gsd_st_snapshot_json(sqlite3_stmt *st, int with_summary);
+int gsd_st_rows_json(gsd_store *s, sqlite3_stmt *st, int with_summary, const char *what,
+                     json_t **out);
+
+#endif
