@@ -159,30 +159,42 @@ static json_t *group_json(const gs_graph *g, const gs_retention *ret, const gs_t
   return o;
 }
 
+int gs_retainers_type_build(gs_retainers_type *t, const gs_graph *g, const uint8_t *is_type,
+                            size_t max) {
+  memset(t, 0, sizeof *t);
+  if (gs_retention_build(g, &t->ret)) return GS_ENOMEM;
+  if (gs_type_groups(g, &t->ret, is_type, &t->groups, &t->ngroups, &t->count, &t->bytes,
+                     &t->live) ||
+      !(t->chain = malloc(((size_t)g->nnodes + 1) * sizeof *t->chain)))
+    return GS_ENOMEM;
+  t->shown = max == 0 || max > t->ngroups ? t->ngroups : max;
+  return GS_OK;
+}
+
+void gs_retainers_type_free(gs_retainers_type *t) {
+  gs_retention_free(&t->ret);
+  free(t->groups);
+  free(t->chain);
+  memset(t, 0, sizeof *t);
+}
+
 static int type_json(const gs_graph *g, const uint8_t *is_type, const char *name, size_t max,
                      json_t *out) {
-  gs_retention ret;
-  gs_type_group *groups = NULL;
-  size_t ngroups = 0, i, shown;
-  uint64_t count, bytes, live;
-  uint32_t *chain;
+  gs_retainers_type t;
   json_t *arr;
-  int err;
-  if (gs_retention_build(g, &ret)) return GS_ENOMEM;
-  err = gs_type_groups(g, &ret, is_type, &groups, &ngroups, &count, &bytes, &live);
-  chain = malloc(((size_t)g->nnodes + 1) * sizeof *chain);
-  if (err || !chain) { gs_retention_free(&ret); free(groups); free(chain); return GS_ENOMEM; }
-  shown = max == 0 || max > ngroups ? ngroups : max;
+  size_t i;
+  if (gs_retainers_type_build(&t, g, is_type, max)) {
+    gs_retainers_type_free(&t);
+    return GS_ENOMEM;
+  }
   arr = json_array();
   gs_json_set(out, "type", gs_json_cstring(name));
-  gs_json_set(out, "objects", gs_json_u64(count));
-  gs_json_set(out, "bytes", gs_json_u64(bytes));
-  gs_json_set(out, "reachable", gs_json_u64(live));
-  for (i = 0; i < shown; i++) json_array_append_new(arr, group_json(g, &ret, &groups[i], chain));
+  gs_json_set(out, "objects", gs_json_u64(t.count));
+  gs_json_set(out, "bytes", gs_json_u64(t.bytes));
+  gs_json_set(out, "reachable", gs_json_u64(t.live));
+  for (i = 0; i < t.shown; i++) json_array_append_new(arr, group_json(g, &t.ret, &t.groups[i], t.chain));
   gs_json_set(out, "groups", arr);
-  gs_retention_free(&ret);
-  free(groups);
-  free(chain);
+  gs_retainers_type_free(&t);
   return GS_OK;
 }
 

@@ -36,6 +36,22 @@ int gs_retainers_each(const char *path, const gs_retainers_query *q, gs_retainer
 int gs_retainers_json(const char *path, const gs_retainers_query *q, json_t **out,
                       gs_file_fault *fault);
 
+/* The instances of the types marked in is_type, grouped by what holds
+ * them (gs_type_groups), with the max largest groups shown (0: all) and
+ * room to trace their paths (gs_retainers_trace into chain). */
+typedef struct gs_retainers_type {
+  gs_retention ret;
+  gs_type_group *groups;
+  size_t ngroups, shown;
+  uint64_t count, bytes, live;   /* all instances, their bytes, those reached */
+  uint32_t *chain;
+} gs_retainers_type;
+
+/* GS_OK or GS_ENOMEM; free t either way. */
+int gs_retainers_type_build(gs_retainers_type *t, const gs_graph *g, const uint8_t *is_type,
+                            size_t max);
+void gs_retainers_type_free(gs_retainers_type *t);
+
 /* For printing: the name of type t ("(not in the dump)" for a missing
  * one), and the path that reaches v first, root first, into out (room for
  * g->nnodes); returns its length. */

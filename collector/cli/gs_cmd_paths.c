@@ -106,24 +106,17 @@ static void print_group(const gs_graph *g, const gs_retention *ret, const gs_typ
 }
 
 static int print_type(const gs_graph *g, const uint8_t *is_type, const char *name, size_t max) {
-  gs_retention ret;
-  gs_type_group *groups = NULL;
-  size_t ngroups = 0, i, shown;
-  uint64_t count, bytes, live;
-  uint32_t *chain;
-  int err;
-  if (gs_retention_build(g, &ret)) return GS_ENOMEM;
-  err = gs_type_groups(g, &ret, is_type, &groups, &ngroups, &count, &bytes, &live);
-  chain = malloc(((size_t)g->nnodes + 1) * sizeof *chain);
-  if (err || !chain) { gs_retention_free(&ret); free(groups); free(chain); return GS_ENOMEM; }
-  shown = max == 0 || max > ngroups ? ngroups : max;
+  gs_retainers_type t;
+  size_t i;
+  if (gs_retainers_type_build(&t, g, is_type, max)) {
+    gs_retainers_type_free(&t);
+    return GS_ENOMEM;
+  }
   printf("  Type %s: %" PRIu64 " objects (%" PRIu64 " bytes), %" PRIu64 " kept alive by strong roots\n",
-         name, count, bytes, live);
-  for (i = 0; i < shown; i++) print_group(g, &ret, &groups[i], i + 1, chain);
-  if (shown < ngroups) printf("\n  (%zu more groups; --max 0 shows all)\n", ngroups - shown);
-  gs_retention_free(&ret);
-  free(groups);
-  free(chain);
+         name, t.count, t.bytes, t.live);
+  for (i = 0; i < t.shown; i++) print_group(g, &t.ret, &t.groups[i], i + 1, t.chain);
+  if (t.shown < t.ngroups) printf("\n  (%zu more groups; --max 0 shows all)\n", t.ngroups - t.shown);
+  gs_retainers_type_free(&t);
   return GS_OK;
 }
 

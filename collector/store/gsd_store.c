@@ -400,38 +400,66 @@ int gsd_st_drain_removals(gsd_store *s) {
   return gsd_st_exec(s, "DELETE FROM removals", "remove files");
 }
 
-int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
+/* A handle on dir without a connection yet; NULL when out of memory. */
+static gsd_store *store_new(const char *dir) {
   gsd_store *s = calloc(1, sizeof *s);
-  size_t n = strlen(dir) + 32;
+  if (s && !(s->dir = strdup(dir))) {
+    free(s);
+    s = NULL;
+  }
+  return s;
+}
+
+/* DIR/name, malloc'd; NULL with the error set when out of memory. */
+static char *sub_path(gsd_store *s, const char *name) {
+  size_t n = strlen(s->dir) + strlen(name) + 2;
   char *path = malloc(n);
-  int rc = GS_OK;
+  if (path) snprintf(path, n, "%s/%s", s->dir, name);
+  else gsd_st_fail(s, "out of memory");
+  return path;
+}
+
+/* Opens the catalog of s, with its busy timeout, and runs sql on it. */
+static int open_catalog(gsd_store *s, int flags, const char *sql) {
+  char *path = sub_path(s, "catalog.db");
+  int rc = path ? GS_OK : GS_ENOMEM;
+  if (rc == GS_OK && sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
+    rc = gsd_st_db_fail(s, "open");
+  free(path);
+  if (rc != GS_OK) return rc;
+  sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
+  return gsd_st_exec(s, sql, "create tables");
+}
+
+/* The end of an open: *out, or the reason in err and s freed. */
+static int store_opened(gsd_store *s, int rc, gsd_store **out, char *err, size_t cap) {
+  if (rc == GS_OK) {
+    *out = s;
+    return GS_OK;
+  }
+  snprintf(err, cap, "store '%s': %s", s->dir, s->error);
+  gsd_store_close(s);
+  return rc;
+}
+
+int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
+  gsd_store *s = store_new(dir);
+  char *snapshots;
+  int rc;
   *out = NULL;
-  if (!s || !path || !(s->dir = malloc(strlen(dir) + 1))) {
+  if (!s) {
     snprintf(err, cap, "out of memory");
-    free(path);
-    gsd_store_close(s);
     return GS_ENOMEM;
   }
-  strcpy(s->dir, dir);
-  if ((rc = gsd_st_make_dir(s, dir)) == GS_OK) {
-    snprintf(path, n, "%s/snapshots", dir);
-    rc = gsd_st_make_dir(s, path);
-  }
-  snprintf(path, n, "%s/catalog.db", dir);
-  if (rc == GS_OK && sqlite3_open(path, &s->db) != SQLITE_OK)
-    rc = gsd_st_db_fail(s, "open");
-  if (rc == GS_OK) sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-  if (rc == GS_OK && (rc = gsd_st_exec(s, schema, "create tables")) == GS_OK &&
+  snapshots = sub_path(s, "snapshots");
+  rc = snapshots ? gsd_st_make_dir(s, dir) : GS_ENOMEM;
+  if (rc == GS_OK) rc = gsd_st_make_dir(s, snapshots);
+  free(snapshots);
+  if (rc == GS_OK &&
+      (rc = open_catalog(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, schema)) == GS_OK &&
       (rc = migrate(s)) == GS_OK && (rc = recover(s)) == GS_OK)
     rc = gsd_st_drain_removals(s);
-  free(path);
-  if (rc != GS_OK) {
-    snprintf(err, cap, "store '%s': %s", dir, s->error);
-    gsd_store_close(s);
-    return rc;
-  }
-  *out = s;
-  return GS_OK;
+  return store_opened(s, rc, out, err, cap);
 }
 
 void gsd_store_close(gsd_store *s) {
@@ -441,37 +469,24 @@ void gsd_store_close(gsd_store *s) {
   free(s);
 }
 
-
 int gsd_store_keys_open(gsd_store **out, const char *dir, int create, char *err, size_t cap) {
-  gsd_store *s = calloc(1, sizeof *s);
-  size_t n = strlen(dir) + 32;
-  char *path = malloc(n);
+  gsd_store *s = store_new(dir);
+  char *path;
   struct stat st;
   int rc = GS_OK;
   *out = NULL;
-  if (!s || !path || !(s->dir = malloc(strlen(dir) + 1))) {
+  if (!s) {
     snprintf(err, cap, "out of memory");
-    free(path);
-    gsd_store_close(s);
     return GS_ENOMEM;
   }
-  strcpy(s->dir, dir);
-  snprintf(path, n, "%s/catalog.db", dir);
   if (create) rc = gsd_st_make_dir(s, dir);
-  else if (stat(path, &st) != 0) rc = gsd_st_fail(s, "no catalog at '%s'", path);
-  if (rc == GS_OK && sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                     NULL) != SQLITE_OK)
-    rc = gsd_st_db_fail(s, "open");
-  if (rc == GS_OK) {
-    sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
-    rc = gsd_st_exec(s, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;" KEYS_SCHEMA, "create tables");
+  else if (!(path = sub_path(s, "catalog.db"))) rc = GS_ENOMEM;
+  else {
+    if (stat(path, &st) != 0) rc = gsd_st_fail(s, "no catalog at '%s'", path);
+    free(path);
   }
-  free(path);
-  if (rc != GS_OK) {
-    snprintf(err, cap, "store '%s': %s", dir, s->error);
-    gsd_store_close(s);
-    return rc;
-  }
-  *out = s;
-  return GS_OK;
+  if (rc == GS_OK)
+    rc = open_catalog(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;" KEYS_SCHEMA);
+  return store_opened(s, rc, out, err, cap);
 }
