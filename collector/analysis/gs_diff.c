@@ -4,6 +4,7 @@
  * name: per type the count and bytes before and after, sorted by growth in
  * bytes, with the types that appeared or vanished marked, the way
  * "dotnet-gcdump report" users compare two reports by hand. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_diff.h"
@@ -51,6 +52,7 @@ int gs_diff_join(const gs_histo *old_h, const gs_histo *new_h, gs_diff_row **out
   }
   free(a);
   free(b);
+  assert(k <= nold + nnew);   /* each row takes at least one of either side */
   qsort(rows, k, sizeof *rows, by_growth);
   *out = rows;
   *n = k;

@@ -5,6 +5,7 @@
  * of each type without double counting, as Eclipse MAT's dominator tree
  * view shows them. Unreachable objects are counted apart: nothing keeps
  * them alive, so they retain nothing. */
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,7 @@ static size_t top_of(const uint64_t *key, uint32_t n, size_t limit,
     while (j > 0 && key[out[j - 1]] < key[i]) { out[j] = out[j - 1]; j--; }
     out[j] = i;
   }
+  assert(count <= limit);
   return count;
 }
 

@@ -1,4 +1,5 @@
 /* gs_obuf.c - buffered text output into a gs_output (see gs_obuf.h). */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,7 @@ void gs_obuf_put(gs_obuf *b, const char *s, size_t n) {
     s += k;
     n -= k;
     if (b->len == sizeof b->buf) gs_obuf_flush(b);
+    assert(b->len < sizeof b->buf || b->err);
   }
 }
 

@@ -1,5 +1,6 @@
 /* gs_table.c - text tables for the commands that list things, and the
  * escaping of names for the terminal. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
@@ -77,6 +78,7 @@ int gs_table_add(gs_table *t, const char *const *cells) {
     t->cells = p;
     t->cap = cap;
   }
+  assert((t->nrows + 1) * t->ncols <= t->cap);
   base = t->nrows * t->ncols;
   for (i = 0; i < t->ncols; i++) {
     if (!(t->cells[base + i] = copy(cells[i]))) {

@@ -5,6 +5,7 @@
  * as a waiter (allocated in the request's pool, so that it is unlinked if
  * the connection goes away first) until the capture ends or its deadline
  * passes; a timer checks the deadlines while anyone waits. */
+#include <assert.h>
 #include <string.h>
 #include "h2o.h"
 #include "gs_error.h"
@@ -37,6 +38,7 @@ void gsd_waiters_init(gsd_waiters *ws, gsd_server *srv) {
 static void unlink_waiter(gsd_waiter *w) {
   gsd_waiters *ws = w->ws;
   if (!w->linked) return;
+  assert(w->prev ? w->prev->next == w : ws->head == w);
   if (w->prev) w->prev->next = w->next;
   else ws->head = w->next;
   if (w->next) w->next->prev = w->prev;

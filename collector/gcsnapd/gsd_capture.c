@@ -6,6 +6,7 @@
  * request is refused (409 busy), not queued, so that nobody waits behind a
  * capture they did not see start. The list keeps the last MAX_KEPT ended
  * captures. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
@@ -91,6 +92,8 @@ void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id) {
 }
 
 void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason) {
+  /* A capture ends once: stored or failed is final. */
+  assert(cap->state == GSD_CAPTURE_REQUESTED || cap->state == GSD_CAPTURE_STREAMING);
   cap->session = NULL;
   if (reason) {
     cap->state = GSD_CAPTURE_FAILED;

@@ -3,6 +3,7 @@
  *
  * Resources call these, never the router, so each stands alone. The query
  * is read by gsd_request.c, which has no h2o in it for the fuzz target. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,8 +32,10 @@ static const char *reason_of(int status) {
 }
 
 int gsd_respond_json(h2o_req_t *req, int status, json_t *body) {
-  char *text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
   static const char oom[] = "{\"error\":\"internal\",\"message\":\"out of memory\"}";
+  char *text;
+  assert(status >= 200 && status <= 599);
+  text = body ? json_dumps(body, JSON_COMPACT | JSON_REAL_PRECISION(10)) : NULL;
   json_decref(body);
   if (!text) status = 500;
   req->res.status = status;

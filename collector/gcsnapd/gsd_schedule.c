@@ -17,6 +17,7 @@
  * stopped) are thus taken once, when it is back, and the grid goes on
  * from there. A device busy with another capture is tried again at the
  * next tick. */
+#include <assert.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ static uint64_t mix(uint64_t x) {
 }
 
 uint64_t gsd_schedule_offset_ms(const gsd_schedule *sch, const char *device_id) {
+  assert(sch->every_ms > 0);   /* refused below 1s when the schedule is made */
   return fnv1a(device_id) % sch->every_ms;
 }
 

@@ -31,6 +31,7 @@
  * With --record, every frame a session takes from its Hello on is also
  * written to DIR/<device>-<session>.gcstream with the time it was taken
  * (gs_stream.h), for gcsnap replay. */
+#include <assert.h>
 #include "gsd_session_int.h"
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b);
@@ -459,6 +460,7 @@ void gsd_sess_process(gsd_session *s) {
     s->len = 0;
     return;
   }
+  assert(off <= s->len);
   memmove(s->buf, s->buf + off, s->len - off);
   s->len -= off;
 }

@@ -1,6 +1,7 @@
 /* gsd_session_data.c - a snapshot's stream: SnapshotBegin starts an ingest
  * (gsd_ingest.c), the data messages feed it, SnapshotEnd or the agent's
  * Error ends it. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,7 @@ void gsd_sess_on_agent_error(gsd_session *s, const Gcsnap__Error *e) {
 /* A data message (or SnapshotEnd) of the snapshot being received. */
 void gsd_sess_on_data(gsd_session *s, const Gcsnap__Envelope *env) {
   gsd_fault f;
+  assert(s->state == ST_RECEIVING && s->ingest != NULL);
   if (gsd_ingest_message(s->ingest, env, &f) != GS_OK) {
     if (f.fatal) {
       gsd_sess_abort_session(s, f.code, "%s", f.reason);

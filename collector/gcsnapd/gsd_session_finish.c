@@ -1,6 +1,7 @@
 /* gsd_session_finish.c - the end of a stored snapshot: the file is synced,
  * renamed and summarized on libuv's thread pool while the session stops
  * reading, then the catalog row is completed and the agent acked. */
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,9 +94,13 @@ static void finish_done(uv_work_t *w, int status) {
 }
 
 void gsd_sess_start_finish(gsd_session *s) {
-  finish_job *job = calloc(1, sizeof *job);
-  char *dev = gsd_store_escape_device(s->device_id);
-  size_t n = (dev ? strlen(dev) : 0) + 64;
+  finish_job *job;
+  char *dev;
+  size_t n;
+  assert(s->snapshot_id > 0 && s->ingest != NULL && s->job == NULL);
+  job = calloc(1, sizeof *job);
+  dev = gsd_store_escape_device(s->device_id);
+  n = (dev ? strlen(dev) : 0) + 64;
   if (job && dev && (job->shown_name = malloc(n)))
     snprintf(job->shown_name, n, "snapshots/%s/%lld.gclog.zst", dev, (long long)s->snapshot_id);
   free(dev);
