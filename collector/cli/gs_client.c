@@ -250,3 +250,15 @@ int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *f
   *bytes = c.bytes;
   return code;
 }
+
+int gs_client_print_rows(const json_t *rows, size_t ncols, const char *const *heads,
+                         const char *align, gs_client_row_fn add) {
+  gs_table t;
+  size_t i;
+  int err = GS_OK;
+  gs_table_init(&t, ncols, heads, align);
+  for (i = 0; !err && i < json_array_size(rows); i++) err = add(&t, json_array_get(rows, i));
+  if (!err) err = gs_table_print(&t, stdout);
+  gs_table_free(&t);
+  return err;
+}

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "gs_http.h"
+#include "gs_table.h"
 
 #define GS_DEFAULT_COLLECTOR "http://127.0.0.1:7411"
 #define GS_COLLECTOR_ENV "GCSNAP_COLLECTOR"
@@ -55,5 +56,11 @@ void gs_client_fmt_u64(char *buf, size_t cap, const json_t *o, const char *key);
 void gs_client_fmt_time(char *buf, size_t cap, const json_t *o, const char *key);
 /* Bytes with a unit: "512 B", "3.4 KB", "12.0 MB" (powers of 10). */
 void gs_client_fmt_bytes(char *buf, size_t cap, uint64_t bytes);
+
+/* Prints the rows of a JSON array on stdout as a table of ncols columns,
+ * each row's cells added by add. GS_OK or GS_ENOMEM. */
+typedef int (*gs_client_row_fn)(gs_table *t, const json_t *row);
+int gs_client_print_rows(const json_t *rows, size_t ncols, const char *const *heads,
+                         const char *align, gs_client_row_fn add);
 
 #endif

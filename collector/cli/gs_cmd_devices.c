@@ -65,19 +65,11 @@ static int add_device(gs_table *t, const json_t *d) {
 static int print_table(const json_t *devices, const char *url) {
   static const char *const heads[] = {"DEVICE", "STATE", "APP", "ARCH", "AGENT",
                                       "ADDRESS", "SNAPSHOTS", "LAST", "SINCE"};
-  gs_table t;
-  size_t i;
-  int err = 0;
   if (json_array_size(devices) == 0) {
     printf("No devices: no agent has connected to the collector at %s yet.\n", url);
     return 0;
   }
-  gs_table_init(&t, 9, heads, "lllllrrrl");
-  for (i = 0; !err && i < json_array_size(devices); i++)
-    err = add_device(&t, json_array_get(devices, i));
-  if (!err) err = gs_table_print(&t, stdout);
-  gs_table_free(&t);
-  return err;
+  return gs_client_print_rows(devices, 9, heads, "lllllrrrl", add_device);
 }
 
 static int parse_args(int argc, char **argv, const char **collector, int *json, int *help) {

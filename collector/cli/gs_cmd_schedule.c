@@ -219,18 +219,11 @@ static int add_row(gs_table *t, const json_t *sch) {
 static int print_list(const json_t *list, const char *url) {
   static const char *const heads[] = {"ID", "DEVICE", "EVERY", "JITTER", "KEEP", "MAX BYTES",
                                       "START", "END", "DEVICES"};
-  gs_table t;
-  size_t i;
-  int err = 0;
   if (json_array_size(list) == 0) {
     printf("No schedules at the collector at %s.\n", url);
     return 0;
   }
-  gs_table_init(&t, 9, heads, "rlrrrrllr");
-  for (i = 0; !err && i < json_array_size(list); i++) err = add_row(&t, json_array_get(list, i));
-  if (!err) err = gs_table_print(&t, stdout);
-  gs_table_free(&t);
-  return err;
+  return gs_client_print_rows(list, 9, heads, "rlrrrrllr", add_row);
 }
 
 static int call(const schedule_args *sa, const char *url, gs_http_reply *r) {

@@ -77,19 +77,11 @@ static int add_snapshot(gs_table *t, const json_t *s) {
 static int print_table(const json_t *list, const char *url) {
   static const char *const heads[] = {"ID", "DEVICE", "CREATED", "STATUS", "OBJECTS",
                                       "BYTES", "ROOTS", "UNREACHABLE", "FILE", "NOTE"};
-  gs_table t;
-  size_t i;
-  int err = 0;
   if (json_array_size(list) == 0) {
     printf("No snapshots at the collector %s.\n", url);
     return 0;
   }
-  gs_table_init(&t, 10, heads, "rlllrrrrrl");
-  for (i = 0; !err && i < json_array_size(list); i++)
-    err = add_snapshot(&t, json_array_get(list, i));
-  if (!err) err = gs_table_print(&t, stdout);
-  gs_table_free(&t);
-  return err;
+  return gs_client_print_rows(list, 10, heads, "rlllrrrrrl", add_snapshot);
 }
 
 /* "/api/snapshots?device=...&status=...&limit=..."; NULL when out of memory. */
