@@ -151,7 +151,6 @@ fail:
   return NULL;
 }
 
-
 int gs_dominators_each(const char *path, uint64_t top, int by_type, gs_dominators_fn fn,
                        void *ctx, gs_file_fault *fault) {
   gs_file *f;

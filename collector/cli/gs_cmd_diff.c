@@ -51,7 +51,6 @@ typedef struct diff_args {
   int npaths;
 } diff_args;
 
-
 /* ---- output ----------------------------------------------------------- */
 
 static void fmt_u64(char *buf, size_t cap, uint64_t v) { snprintf(buf, cap, "%" PRIu64, v); }

@@ -4,7 +4,8 @@
  * that would be freed if the object died), and with --by-type the retained
  * size of each type without double counting, as Eclipse MAT's dominator
  * tree view shows them. Unreachable objects are reported apart: nothing
- * keeps them alive, so they retain nothing. */
+ * keeps them alive, so they retain nothing. The analysis is
+ * gs_dominators.c's; this file reads the options and prints. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +53,6 @@ typedef struct dom_args {
   uint64_t top;
   const char *path;
 } dom_args;
-
 
 /* ---- output ----------------------------------------------------------- */
 

@@ -69,7 +69,6 @@ typedef struct trend_args {
   int npaths;
 } trend_args;
 
-
 /* ---- output ------------------------------------------------------------ */
 
 static void print_series(const uint64_t *v, int n) {

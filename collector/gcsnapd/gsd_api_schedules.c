@@ -110,7 +110,6 @@ int gsd_api_schedule_remove(gsd_server *srv, h2o_req_t *req, const char *id_text
   return gsd_respond_json(req, 200, json_pack("{sI}", "deleted", (json_int_t)id));
 }
 
-
 int gsd_api_schedules(gsd_server *srv, h2o_req_t *req) {
   return gsd_respond_json(req, 200, gsd_schedules_json(srv));
 }
