@@ -1,71 +1,53 @@
 /* gsf_gcdump.c - .gcdump files (PerfView's FastSerialization of a MemoryGraph)
  * written as records.
  *
- * Layout of the file, as PerfView and dotnet-gcdump write it (integers little
- * endian, strings an int32 count of UTF-16 units then each unit in 1 to 3
- * bytes, -1 for null):
+ * What the file holds, in order (gsf_fastser.h reads the primitives):
  *   "!FastSerialization.1"
- *   BeginObject(4), type object "GCHeapDump"     the entry object
- *   BeginObject(4), type object "...MemoryGraph"  its first field, the graph:
+ *   the entry object, type "GCHeapDump"; its first field is the graph, an
+ *   object of type "Graphs.MemoryGraph":
  *     int64 total size, int32 root node index
- *     int32 type count, per type: name, int32 size, module name
- *     int32 node count, per node: int32 offset of its record in the blob
- *     int32 blob length, the blob: per node record compressed ints
- *       (type << 1 | has size), [size], child count, child - node index
- *     the rest of the graph (addresses, deferred region) and of the entry
- *     object (metadata), then the forward reference table, the trailer and
- *     a last int32 pointing at the trailer.
- * A type object is BeginObject, the type's own type (NullReference(1) or
- * ObjectReference(2) + int32), int32 version, int32 minimum reader version,
- * the type's full name, EndObject(6).
+ *     int32 type count; per type: name, int32 size, module name
+ *     int32 node count; per node: int32 offset of its record in the blob
+ *     int32 blob length, the blob: per node, compressed ints
+ *       (type << 1 | has size), [size], child count, (child - node index)...
+ *     [a deferred region of extra type information, from version 1 on]
+ *     int32 address count, an int64 address per node; tagged fields; End
+ *   then the dump's own fields (heap information, collection log, machine
+ *   and process name, ...) and the trailer.
  *
- * The graph comes whole before anything is written: the nodes' records are
- * read into memory as the file holds them (the blob, a few bytes per node
- * and per reference) with an int32 offset per node, then written in node
- * order, so a truncated or corrupt file writes nothing. Every count and
- * length is checked against what was actually read before it sizes memory. */
+ * The graph comes whole before anything is written: the blob (a few bytes
+ * per node and per reference, as the file holds it) and an int32 offset per
+ * node are kept, then the nodes are written in index order, so a truncated
+ * or corrupt file writes nothing. Every count and length from the file is
+ * checked, and memory grows only with bytes actually read. */
 #include "gsf_gcdump.h"
 
-#include <assert.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gs_error.h"
+#include "gsf_fastser.h"
 
-#define GD_BUF   65536u
-#define GD_TAIL  65536u   /* last bytes kept to check the trailer */
 #define GD_CHUNK (1u << 20)
-
-enum { TAG_NULL = 1, TAG_OBJREF = 2, TAG_BEGIN = 4, TAG_BEGIN_PRIVATE = 5,
-       TAG_END = 6, TAG_FWDDEF = 7 };
+#define GD_MAX_SEGMENTS 65536u
 
 /* Node flags. */
 #define NF_SKIP    1u   /* not an object: a "[...]" pseudo-node or undefined */
 #define NF_VISITED 2u   /* pseudo-node already walked for roots */
 
 typedef struct gd_type {
-  size_t name_off;
+  size_t name_off;         /* in the arena */
   uint32_t name_len;
   int32_t size;
   unsigned char pseudo, written;
 } gd_type;
 
 typedef struct gd {
-  gs_read_fn fn;
-  void *ctx;
-  unsigned char *buf;
-  size_t pos, len;
-  uint64_t off;               /* file offset of buf[pos] */
-  int eof;
-  char *err;
-  size_t cap;
+  gsf_fs s;
   gs_writer *w;
-
-  char *names;                /* type names, UTF-8, one after another */
-  size_t names_len, names_cap;
+  int32_t dump_version, graph_minver;
   gd_type *types;
   size_t types_cap;
   uint32_t ntypes;
@@ -77,254 +59,57 @@ typedef struct gd {
   unsigned char *blob;
   uint32_t blob_len;
   uint64_t blob_at;           /* file offset of the blob */
+  size_t process_off, process_len;   /* the process name, in the arena */
   uint64_t *refs;
   size_t refs_cap;
   uint64_t *stack;            /* root walk: node index << 8 | class */
   size_t stack_len, stack_cap;
-  unsigned char *tail;
-  size_t tail_len;
 } gd;
 
-static int fail(gd *g, int code, uint64_t at, const char *fmt, ...) {
-  va_list ap;
-  int n;
-  if (g->cap == 0) return code;
-  n = snprintf(g->err, g->cap, "byte %llu: ", (unsigned long long)at);
-  if (n >= 0 && (size_t)n < g->cap) {
-    va_start(ap, fmt);
-    vsnprintf(g->err + n, g->cap - (size_t)n, fmt, ap);
-    va_end(ap);
-  }
-  return code;
-}
-
-/* ---- input ---------------------------------------------------------------- */
-
-static int fill(gd *g) {
-  size_t got = 0;
-  int rc;
-  if (g->pos < g->len || g->eof) return GS_OK;
-  g->pos = g->len = 0;
-  rc = g->fn(g->ctx, g->buf, GD_BUF, &got);
-  if (rc < 0) return fail(g, rc, g->off, "reading the file failed (%s)", gs_strerror(rc));
-  if (got > GD_BUF) return fail(g, GS_EIO, g->off, "the input callback returned too many bytes");
-  g->len = got;
-  g->eof = got == 0;
-  return GS_OK;
-}
-
-static int get(gd *g, void *dst, size_t n, const char *what) {
-  unsigned char *d = dst;
-  while (n > 0) {
-    size_t k;
-    int rc = fill(g);
-    if (rc < 0) return rc;
-    if (g->eof) return fail(g, GS_EFORMAT, g->off, "truncated file: it ends inside %s", what);
-    k = g->len - g->pos < n ? g->len - g->pos : n;
-    if (d) {
-      memcpy(d, g->buf + g->pos, k);
-      d += k;
-    }
-    g->pos += k;
-    g->off += k;
-    n -= k;
-  }
-  return GS_OK;
-}
-
-static uint32_t le32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static int get_u8(gd *g, unsigned *v, const char *what) {
-  unsigned char b;
-  int rc = get(g, &b, 1, what);
-  *v = b;
-  return rc;
-}
-
-static int get_i32(gd *g, int32_t *v, const char *what) {
-  unsigned char b[4];
-  int rc = get(g, b, 4, what);
-  uint32_t u = le32(b);
-  *v = u <= INT32_MAX ? (int32_t)u : -(int32_t)(~u) - 1;
-  return rc;
-}
-
-/* A count that must be 0..max; at is where it was read. */
-static int get_count(gd *g, uint32_t *v, uint32_t max, const char *what) {
-  uint64_t at = g->off;
-  int32_t n;
-  int rc = get_i32(g, &n, what);
-  if (rc < 0) return rc;
-  if (n < 0) return fail(g, GS_EFORMAT, at, "%s is negative (%ld)", what, (long)n);
-  if ((uint32_t)n > max)
-    return fail(g, GS_ELIMIT, at, "%s is %ld, above the limit of %lu", what, (long)n,
-                (unsigned long)max);
-  *v = (uint32_t)n;
-  return GS_OK;
-}
-
-/* Makes room for need elements of size elem in *p (capacity *cap), doubling. */
-static int grow(void **p, size_t *cap, size_t need, size_t elem) {
-  size_t n = *cap ? *cap : 64;
-  void *q;
-  if (need <= *cap) return GS_OK;
-  while (n < need) {
-    if (n > SIZE_MAX / 2 / elem) return GS_ENOMEM;
-    n *= 2;
-  }
-  q = realloc(*p, n * elem);
-  if (!q) return GS_ENOMEM;
-  *p = q;
-  *cap = n;
-  return GS_OK;
-}
-
-static int put_name(gd *g, const char *s, size_t n) {
-  void *p = g->names;
-  int rc = grow(&p, &g->names_cap, g->names_len + n, 1);
-  g->names = p;
-  if (rc < 0) return fail(g, rc, g->off, "out of memory for type names");
-  memcpy(g->names + g->names_len, s, n);
-  g->names_len += n;
-  return GS_OK;
-}
-
-/* Appends code point c as UTF-8; controls become '?' so that a name stays on
- * its record's line. */
-static int put_utf8(gd *g, uint32_t c) {
-  char b[4];
-  size_t n;
-  if (c < 0x20 || c == 0x7f) c = '?';
-  if (c < 0x80) { b[0] = (char)c; n = 1; }
-  else if (c < 0x800) { b[0] = (char)(0xc0 | c >> 6); b[1] = (char)(0x80 | (c & 0x3f)); n = 2; }
-  else if (c < 0x10000) {
-    b[0] = (char)(0xe0 | c >> 12); b[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-    b[2] = (char)(0x80 | (c & 0x3f)); n = 3;
-  } else {
-    b[0] = (char)(0xf0 | c >> 18); b[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-    b[2] = (char)(0x80 | ((c >> 6) & 0x3f)); b[3] = (char)(0x80 | (c & 0x3f)); n = 4;
-  }
-  return put_name(g, b, n);
-}
-
-/* One UTF-16 unit as FastSerialization writes it: 1, 2 or 3 bytes. */
-static int get_unit(gd *g, uint32_t *c) {
-  unsigned b, b2, b3;
-  int rc = get_u8(g, &b, "a string");
-  if (rc < 0 || b < 0x80) { *c = b; return rc; }
-  if ((rc = get_u8(g, &b2, "a string")) < 0) return rc;
-  if (b < 0xe0) { *c = (b & 0x1fu) << 6 | (b2 & 0x3fu); return GS_OK; }
-  if ((rc = get_u8(g, &b3, "a string")) < 0) return rc;
-  *c = (b & 0xfu) << 12 | (b2 & 0x3fu) << 6 | (b3 & 0x3fu);
-  return GS_OK;
-}
-
-/* Reads a string and appends it to the name arena as UTF-8 (surrogate pairs
- * joined, lone ones U+FFFD). *is_null is set for a null string. */
-static int get_string(gd *g, int *is_null) {
-  uint64_t at = g->off;
-  int32_t n;
-  uint32_t hi = 0, c;
-  int rc = get_i32(g, &n, "a string length");
-  if (rc < 0) return rc;
-  *is_null = n == -1;
-  if (n == -1) return GS_OK;
-  if (n < 0) return fail(g, GS_EFORMAT, at, "string length %ld is negative", (long)n);
-  if ((uint32_t)n > GSF_GCDUMP_MAX_NAME)
-    return fail(g, GS_ELIMIT, at, "string of %ld characters, above the limit of %u", (long)n,
-                GSF_GCDUMP_MAX_NAME);
-  for (; n > 0; n--) {
-    if ((rc = get_unit(g, &c)) < 0) return rc;
-    if (hi && c >= 0xdc00 && c < 0xe000) {
-      rc = put_utf8(g, 0x10000 + ((hi - 0xd800) << 10) + (c - 0xdc00));
-      hi = 0;
-      if (rc < 0) return rc;
-      continue;
-    }
-    if (hi && (rc = put_utf8(g, 0xfffd)) < 0) return rc;
-    hi = 0;
-    if (c >= 0xd800 && c < 0xdc00) hi = c;
-    else if ((rc = put_utf8(g, c >= 0xdc00 && c < 0xe000 ? 0xfffd : c)) < 0) return rc;
-  }
-  return hi ? put_utf8(g, 0xfffd) : GS_OK;
-}
-
-/* ---- the object frame ----------------------------------------------------- */
-
-/* Reads the start of an object whose type must be named `want` (or end with
- * it when suffix is set); *minver receives the type's minimum reader version. */
-static int begin_object(gd *g, const char *want, int suffix, int32_t *minver) {
-  uint64_t at = g->off, name_at;
-  unsigned tag;
-  int32_t skip, version;
-  size_t mark = g->names_len, wl = strlen(want), len;
-  int is_null, rc;
-  if ((rc = get_u8(g, &tag, "an object")) < 0) return rc;
-  if (tag == TAG_FWDDEF) {
-    if ((rc = get_i32(g, &skip, "an object")) < 0 || (rc = get_u8(g, &tag, "an object")) < 0)
-      return rc;
-  }
-  if (tag != TAG_BEGIN && tag != TAG_BEGIN_PRIVATE)
-    return fail(g, GS_EFORMAT, at, "expected the start of the %s object, found tag %u", want, tag);
-  at = g->off;
-  if ((rc = get_u8(g, &tag, "a type")) < 0) return rc;
-  if (tag != TAG_BEGIN && tag != TAG_BEGIN_PRIVATE)
-    return fail(g, GS_EFORMAT, at, "expected the %s type object, found tag %u", want, tag);
-  if ((rc = get_u8(g, &tag, "a type")) < 0) return rc;
-  if (tag == TAG_OBJREF) rc = get_i32(g, &skip, "a type");
-  else if (tag != TAG_NULL)
-    return fail(g, GS_EFORMAT, at + 1, "unexpected tag %u for the type of a type", tag);
-  if (rc < 0 || (rc = get_i32(g, &version, "a type")) < 0 || (rc = get_i32(g, minver, "a type")) < 0)
-    return rc;
-  name_at = g->off;
-  if ((rc = get_string(g, &is_null)) < 0) return rc;
-  len = g->names_len - mark;
-  g->names_len = mark;
-  if (is_null || len < wl || memcmp(g->names + mark + (suffix ? len - wl : 0), want, wl) != 0 ||
-      (!suffix && len != wl))
-    return fail(g, GS_EFORMAT, name_at, "expected type %s: not a .gcdump file", want);
-  at = g->off;
-  if ((rc = get_u8(g, &tag, "a type")) < 0) return rc;
-  return tag == TAG_END ? GS_OK : fail(g, GS_EFORMAT, at, "type object not closed (tag %u)", tag);
-}
-
 static int read_header(gd *g) {
-  static const char magic[] = "!FastSerialization.1";
-  unsigned char b[4 + sizeof magic - 1];
-  int32_t minver;
-  int rc = get(g, b, sizeof b, "the header");
+  unsigned char b[4 + sizeof GSF_FS_MAGIC - 1];
+  int32_t version;
+  int rc = gsf_fs_get(&g->s, b, sizeof b, "the header");
   if (rc < 0) return rc;
-  if (le32(b) != sizeof magic - 1 || memcmp(b + 4, magic, sizeof magic - 1) != 0)
-    return fail(g, GS_EFORMAT, 0, "not a FastSerialization file");
-  if ((rc = begin_object(g, "GCHeapDump", 0, &minver)) < 0) return rc;
-  return begin_object(g, "MemoryGraph", 1, &minver);
+  if (!gsf_fs_is_header(b, sizeof b)) return gsf_fs_fail(&g->s, GS_EFORMAT, 0, "not a FastSerialization file");
+  if ((rc = gsf_fs_begin(&g->s, "GCHeapDump", 0, &g->dump_version, &version)) < 0) return rc;
+  return gsf_fs_begin(&g->s, "MemoryGraph", 1, &version, &g->graph_minver);
 }
 
 /* ---- the graph -------------------------------------------------------------- */
 
+/* A name the record format cannot hold (empty or blanks only) is written as
+ * "(type N)". */
+static int blank(const char *s, size_t n) {
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t')) n--;
+  return n == 0;
+}
+
 static int read_types(gd *g) {
   uint32_t i;
   int is_null, rc;
-  if ((rc = get_count(g, &g->ntypes, GSF_GCDUMP_MAX_TYPES, "the type count")) < 0) return rc;
+  if ((rc = gsf_fs_count(&g->s, &g->ntypes, GSF_GCDUMP_MAX_TYPES, "the type count")) < 0) return rc;
   for (i = 0; i < g->ntypes; i++) {
     size_t mark;
     void *p = g->types;
     gd_type *t;
-    rc = grow(&p, &g->types_cap, (size_t)i + 1, sizeof *t);
+    rc = gsf_grow(&p, &g->types_cap, (size_t)i + 1, sizeof *t);
     g->types = p;
-    if (rc < 0) return fail(g, rc, g->off, "out of memory for %u types", g->ntypes);
+    if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu types", (unsigned long)g->ntypes);
     t = &g->types[i];
     memset(t, 0, sizeof *t);
-    t->name_off = g->names_len;
-    if ((rc = get_string(g, &is_null)) < 0) return rc;
-    t->name_len = (uint32_t)(g->names_len - t->name_off);
-    t->pseudo = t->name_len > 0 && g->names[t->name_off] == '[';
-    if ((rc = get_i32(g, &t->size, "a type")) < 0) return rc;
-    mark = g->names_len;
-    if ((rc = get_string(g, &is_null)) < 0) return rc;   /* module name: not kept */
-    g->names_len = mark;
+    t->name_off = g->s.arena_len;
+    if ((rc = gsf_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;
+    t->name_len = (uint32_t)(g->s.arena_len - t->name_off);
+    if (blank(g->s.arena + t->name_off, t->name_len)) {
+      g->s.arena_len = t->name_off;
+      t->name_len = 0;
+    }
+    t->pseudo = t->name_len > 0 && g->s.arena[t->name_off] == '[';
+    if ((rc = gsf_fs_i32(&g->s, &t->size, "a type")) < 0) return rc;
+    mark = g->s.arena_len;
+    if ((rc = gsf_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;   /* module name: not kept */
+    g->s.arena_len = mark;
   }
   return GS_OK;
 }
@@ -335,77 +120,33 @@ static int read_nodes(gd *g) {
   unsigned char b[4];
   uint32_t i;
   int rc;
-  if ((rc = get_count(g, &g->nnodes, INT32_MAX, "the node count")) < 0) return rc;
+  if ((rc = gsf_fs_count(&g->s, &g->nnodes, INT32_MAX, "the node count")) < 0) return rc;
   for (i = 0; i < g->nnodes; i++) {
     void *p = g->node_off;
-    rc = grow(&p, &g->node_cap, (size_t)i + 1, sizeof *g->node_off);
+    rc = gsf_grow(&p, &g->node_cap, (size_t)i + 1, sizeof *g->node_off);
     g->node_off = p;
-    if (rc < 0) return fail(g, rc, g->off, "out of memory for %u nodes", g->nnodes);
-    if ((rc = get(g, b, 4, "the node table")) < 0) return rc;
-    g->node_off[i] = le32(b);
+    if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu nodes", (unsigned long)g->nnodes);
+    if ((rc = gsf_fs_get(&g->s, b, 4, "the node table")) < 0) return rc;
+    g->node_off[i] = gsf_le32(b);
   }
   g->nflag = calloc(g->nnodes ? g->nnodes : 1, 1);
-  return g->nflag ? GS_OK : fail(g, GS_ENOMEM, g->off, "out of memory for %u nodes", g->nnodes);
+  return g->nflag ? GS_OK : gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for %lu nodes", (unsigned long)g->nnodes);
 }
 
 static int read_blob(gd *g) {
   size_t cap = 0, have = 0;
   int rc;
-  if ((rc = get_count(g, &g->blob_len, INT32_MAX, "the node data length")) < 0) return rc;
-  g->blob_at = g->off;
+  if ((rc = gsf_fs_count(&g->s, &g->blob_len, INT32_MAX, "the node data length")) < 0) return rc;
+  g->blob_at = g->s.off;
   while (have < g->blob_len) {
     size_t k = g->blob_len - have < GD_CHUNK ? g->blob_len - have : GD_CHUNK;
     void *p = g->blob;
-    rc = grow(&p, &cap, have + k, 1);
+    rc = gsf_grow(&p, &cap, have + k, 1);
     g->blob = p;
-    if (rc < 0) return fail(g, rc, g->off, "out of memory for %u bytes of node data", g->blob_len);
-    if ((rc = get(g, g->blob + have, k, "the node data")) < 0) return rc;
+    if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu bytes of node data", (unsigned long)g->blob_len);
+    if ((rc = gsf_fs_get(&g->s, g->blob + have, k, "the node data")) < 0) return rc;
     have += k;
   }
-  return GS_OK;
-}
-
-/* Reads the rest of the file, keeping its last bytes, and checks the
- * FastSerialization trailer: a last int32 pointing 8 bytes before the end at
- * the trailer, whose int32 points at the forward reference table (a count
- * and an int32 per entry) that follows the closing EndObject tag. A file cut
- * anywhere after the graph fails here. */
-static int read_tail(gd *g) {
-  uint64_t end, table, start;
-  uint32_t count;
-  const unsigned char *t;
-  int rc;
-  if (!(g->tail = malloc(GD_TAIL))) return fail(g, GS_ENOMEM, g->off, "out of memory");
-  for (;;) {
-    size_t k;
-    if ((rc = fill(g)) < 0) return rc;
-    if (g->eof) break;
-    k = g->len - g->pos;
-    if (k >= GD_TAIL) {
-      memcpy(g->tail, g->buf + g->len - GD_TAIL, GD_TAIL);
-      g->tail_len = GD_TAIL;
-    } else {
-      size_t keep = g->tail_len + k > GD_TAIL ? GD_TAIL - k : g->tail_len;
-      memmove(g->tail, g->tail + g->tail_len - keep, keep);
-      memcpy(g->tail + keep, g->buf + g->pos, k);
-      g->tail_len = keep + k;
-    }
-    g->off += k;
-    g->pos = g->len;
-  }
-  end = g->off;
-  start = end - g->tail_len;
-  t = g->tail;
-  if (g->tail_len < 13)
-    return fail(g, GS_EFORMAT, end, "truncated file: it ends before the serialization trailer");
-  if (le32(t + g->tail_len - 4) != end - 8)
-    return fail(g, GS_EFORMAT, end, "truncated file: the last 4 bytes do not point at the trailer");
-  table = le32(t + g->tail_len - 8);
-  if (table <= start || table + 4 > end - 8)
-    return fail(g, GS_EFORMAT, end - 8, "the trailer points outside the end of the file");
-  count = le32(t + (table - start));
-  if (t[table - 1 - start] != TAG_END || (uint64_t)count * 4 + table + 4 != end - 8)
-    return fail(g, GS_EFORMAT, table, "the forward reference table is malformed (truncated file?)");
   return GS_OK;
 }
 
@@ -425,7 +166,7 @@ static int cint(gd *g, uint32_t *pos, int32_t *v) {
   *v = r <= INT32_MAX ? (int32_t)r : -(int32_t)(~r) - 1;
   return GS_OK;
 past:
-  return fail(g, GS_EFORMAT, g->blob_at + g->blob_len, "truncated node record: it runs past the end of the node data");
+  return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->blob_len, "truncated node record: it runs past the end of the node data");
 }
 
 typedef struct gd_node {
@@ -439,20 +180,20 @@ static int node_head(gd *g, uint32_t i, gd_node *n) {
   int32_t ts;
   int rc;
   if (pos >= g->blob_len)
-    return fail(g, GS_EFORMAT, g->blob_at - 4, "node %lu starts at byte %lu of the node data, which has %lu",
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at - 4, "node %lu starts at byte %lu of the node data, which has %lu",
                 (unsigned long)i, (unsigned long)pos, (unsigned long)g->blob_len);
   if ((rc = cint(g, &pos, &ts)) < 0) return rc;
   if (ts < 0 || (uint32_t)ts >> 1 >= g->ntypes)
-    return fail(g, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has type %ld; the file has %lu types",
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has type %ld; the file has %lu types",
                 (unsigned long)i, (long)(ts >> 1), (unsigned long)g->ntypes);
   n->type = (uint32_t)ts >> 1;
   n->size = g->types[n->type].size;
   if ((ts & 1) && (rc = cint(g, &pos, &n->size)) < 0) return rc;
   if (n->size < 0)
-    return fail(g, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has a negative size", (unsigned long)i);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has a negative size", (unsigned long)i);
   if ((rc = cint(g, &pos, &n->nch)) < 0) return rc;
   if (n->nch < 0 || (uint32_t)n->nch > g->blob_len - pos)
-    return fail(g, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has %ld children, more than its record holds",
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has %ld children, more than its record holds",
                 (unsigned long)i, (long)n->nch);
   n->pos = pos;
   return GS_OK;
@@ -466,7 +207,7 @@ static int next_child(gd *g, uint32_t i, gd_node *n, uint32_t *child) {
   if (rc < 0) return rc;
   c = (int64_t)i + d;
   if (c < 0 || c >= (int64_t)g->nnodes)
-    return fail(g, GS_EFORMAT, g->blob_at + at, "node %lu refers to node %lld; the file has %lu nodes",
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + at, "node %lu refers to node %lld; the file has %lu nodes",
                 (unsigned long)i, (long long)c, (unsigned long)g->nnodes);
   *child = (uint32_t)c;
   return GS_OK;
@@ -487,7 +228,7 @@ static int mark_skipped(gd *g) {
 /* ---- records ------------------------------------------------------------- */
 
 static int wfail(gd *g, int rc) {
-  return fail(g, rc, g->off, "writing the records failed (%s)", gs_strerror(rc));
+  return gsf_fs_fail(&g->s, rc, g->s.off, "writing the records failed (%s)", gs_strerror(rc));
 }
 
 static int write_type(gd *g, uint32_t t) {
@@ -496,7 +237,7 @@ static int write_type(gd *g, uint32_t t) {
   int rc;
   if (ty->written) return GS_OK;
   ty->written = 1;
-  if (ty->name_len > 0) rc = gs_writer_type(g->w, t, g->names + ty->name_off, ty->name_len);
+  if (ty->name_len > 0) rc = gs_writer_type(g->w, t, g->s.arena + ty->name_off, ty->name_len);
   else {
     snprintf(name, sizeof name, "(type %lu)", (unsigned long)t);
     rc = gs_writer_type(g->w, t, name, strlen(name));
@@ -513,11 +254,11 @@ static int write_object(gd *g, uint32_t i) {
   void *p = g->refs;
   if ((rc = node_head(g, i, &n)) < 0) return rc;
   if ((uint32_t)n.nch > GSF_GCDUMP_MAX_OBJ_REFS)
-    return fail(g, GS_ELIMIT, g->blob_at + g->node_off[i], "node %lu has %ld references, above the limit of %u",
+    return gsf_fs_fail(&g->s, GS_ELIMIT, g->blob_at + g->node_off[i], "node %lu has %ld references, above the limit of %u",
                 (unsigned long)i, (long)n.nch, GSF_GCDUMP_MAX_OBJ_REFS);
-  rc = grow(&p, &g->refs_cap, (size_t)n.nch, sizeof *g->refs);
+  rc = gsf_grow(&p, &g->refs_cap, (size_t)n.nch, sizeof *g->refs);
   g->refs = p;
-  if (rc < 0) return fail(g, rc, g->off, "out of memory for the references of node %lu", (unsigned long)i);
+  if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for the references of node %lu", (unsigned long)i);
   for (k = 0; k < n.nch; k++) {
     if ((rc = next_child(g, i, &n, &c)) < 0) return rc;
     if (!(g->nflag[c] & NF_SKIP)) g->refs[nrefs++] = c;
@@ -574,9 +315,9 @@ static int write_root(gd *g, uint32_t id, unsigned cls) {
 
 static int push(gd *g, uint32_t node, unsigned cls) {
   void *p = g->stack;
-  int rc = grow(&p, &g->stack_cap, g->stack_len + 1, sizeof *g->stack);
+  int rc = gsf_grow(&p, &g->stack_cap, g->stack_len + 1, sizeof *g->stack);
   g->stack = p;
-  if (rc < 0) return fail(g, rc, g->off, "out of memory for the roots");
+  if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for the roots");
   g->nflag[node] |= NF_VISITED;
   g->stack[g->stack_len++] = (uint64_t)node << 8 | cls;
   return GS_OK;
@@ -593,7 +334,7 @@ static int walk_category(gd *g, uint32_t cat, unsigned parent) {
   n.type = 0;
   if ((rc = node_head(g, cat, &n)) < 0) return rc;
   t = &g->types[n.type];
-  if ((rc = push(g, cat, classify(g->names + t->name_off, t->name_len, parent))) < 0) return rc;
+  if ((rc = push(g, cat, classify(g->s.arena + t->name_off, t->name_len, parent))) < 0) return rc;
   while (g->stack_len > 0) {
     uint64_t e = g->stack[--g->stack_len];
     unsigned cls = (unsigned)(e & 0xffu);
@@ -606,7 +347,7 @@ static int walk_category(gd *g, uint32_t cat, unsigned parent) {
         gd_node cn;
         if ((rc = node_head(g, c, &cn)) < 0) return rc;
         t = &g->types[cn.type];
-        rc = push(g, c, classify(g->names + t->name_off, t->name_len, cls));
+        rc = push(g, c, classify(g->s.arena + t->name_off, t->name_len, cls));
       }
       if (rc < 0) return rc;
     }
@@ -632,33 +373,137 @@ static int write_roots(gd *g) {
   return GS_OK;
 }
 
+/* ---- after the graph: only the process name is kept ---------------------
+ * Each step returns a negative code, 1 when the layout was as expected, or 0
+ * when it is one this reader does not follow (the section is then named
+ * "gcdump"; the trailer is still checked). */
+
+static int skip(gd *g, uint64_t n, const char *what) {
+  int rc = GS_OK;
+  while (rc == GS_OK && n > 0) {
+    size_t k = n < GD_CHUNK ? (size_t)n : GD_CHUNK;
+    rc = gsf_fs_get(&g->s, NULL, k, what);
+    n -= k;
+  }
+  return rc;
+}
+
+static int expect_end(gd *g) {
+  unsigned tag;
+  int rc = gsf_fs_u8(&g->s, &tag, "an object");
+  return rc < 0 ? rc : tag == GSF_TAG_END;
+}
+
+/* The MemoryGraph's fields after the blob: an address per node, then tagged
+ * fields up to its EndObject. */
+static int graph_rest(gd *g) {
+  static const unsigned char size[] = {1, 2, 4, 8};
+  uint32_t n;
+  unsigned tag;
+  int rc;
+  if (g->graph_minver >= 1) return 0;   /* a deferred region comes first */
+  if ((rc = gsf_fs_count(&g->s, &n, INT32_MAX, "the address count")) < 0 ||
+      (rc = skip(g, (uint64_t)n * 8, "the node addresses")) < 0)
+    return rc;
+  for (;;) {
+    if ((rc = gsf_fs_u8(&g->s, &tag, "the graph")) < 0) return rc;
+    if (tag == GSF_TAG_END) return 1;
+    if (tag >= GSF_TAG_BYTE && tag <= GSF_TAG_INT64) rc = skip(g, size[tag - GSF_TAG_BYTE], "the graph");
+    else if (tag == GSF_TAG_STRING) rc = gsf_fs_skip_string(&g->s);
+    else if (tag == GSF_TAG_BLOB && (rc = gsf_fs_count(&g->s, &n, INT32_MAX, "a blob length")) == GS_OK)
+      rc = skip(g, n, "a blob");
+    else if (tag != GSF_TAG_BLOB) return 0;
+    if (rc < 0) return rc;
+  }
+}
+
+/* An object field: 1 when nothing follows (null or a reference), 2 when
+ * its fields follow (*version is its type's, -1 when the type is a
+ * reference to an earlier one). */
+static int object_field(gd *g, int32_t *version) {
+  unsigned tag;
+  int32_t i, minver;
+  size_t name;
+  int rc = gsf_fs_u8(&g->s, &tag, "an object");
+  if (rc < 0) return rc;
+  if (tag == GSF_TAG_NULL) return 1;
+  if (tag == GSF_TAG_OBJREF) return (rc = gsf_fs_i32(&g->s, &i, "an object")) < 0 ? rc : 1;
+  if (tag != GSF_TAG_BEGIN && tag != GSF_TAG_BEGIN_PRIVATE) return 0;
+  rc = gsf_fs_type(&g->s, &name, version, &minver);
+  return rc < 0 ? rc : 2;
+}
+
+/* The dump's heap information: its size, then its segments, six int64 each
+ * (seven from the segment type's version 1 on). */
+static int heap_info(gd *g) {
+  int32_t v, segv = -1;
+  uint32_t n, i;
+  int rc = object_field(g, &v);
+  if (rc != 2) return rc;
+  if ((rc = skip(g, 8, "the heap information")) < 0 ||
+      (rc = gsf_fs_count(&g->s, &n, GD_MAX_SEGMENTS, "the segment count")) < 0)
+    return rc;
+  for (i = 0; i < n; i++) {
+    if ((rc = object_field(g, &v)) != 2) {
+      if (rc == 1) continue;
+      return rc;
+    }
+    if (v >= 0) segv = v;
+    if (segv < 0) return 0;
+    if ((rc = skip(g, segv >= 1 ? 56 : 48, "a segment")) < 0 || (rc = expect_end(g)) <= 0) return rc;
+  }
+  return expect_end(g);
+}
+
+static int dump_fields(gd *g) {
+  int32_t v;
+  int is_null, rc;
+  if (g->dump_version < 5) return 0;
+  if (g->dump_version < 8) rc = skip(g, 25, "the dump");    /* 3 int64, a bool */
+  else if ((rc = skip(g, 9, "the dump")) == GS_OK &&     /* a bool, 2 floats */
+           (rc = object_field(g, &v)) == 2)              /* JavaScript heap */
+    rc = expect_end(g);
+  if (rc == 1 && g->dump_version >= 8) rc = heap_info(g);
+  if (rc < 0 || (g->dump_version >= 8 && rc == 0)) return rc;
+  if ((rc = gsf_fs_skip_string(&g->s)) < 0 || (rc = skip(g, 8, "the dump")) < 0 ||
+      (rc = gsf_fs_skip_string(&g->s)) < 0)   /* collection log, time, machine */
+    return rc;
+  g->process_off = g->s.arena_len;
+  if ((rc = gsf_fs_string(&g->s, &is_null, 4096)) < 0) return rc;
+  g->process_len = g->s.arena_len - g->process_off;
+  return 1;
+}
+
 /* ---- entry points ------------------------------------------------------------ */
 
 static int read_graph(gd *g) {
-  unsigned char b[12];
   int32_t root;
+  size_t mark;
   int rc = read_header(g);
-  if (rc < 0 || (rc = get(g, b, 8, "the graph")) < 0) return rc;   /* total size */
-  if ((rc = get_i32(g, &root, "the graph")) < 0) return rc;
-  if ((rc = read_types(g)) < 0 || (rc = read_nodes(g)) < 0 || (rc = read_blob(g)) < 0 ||
-      (rc = read_tail(g)) < 0)
-    return rc;
+  if (rc < 0 || (rc = gsf_fs_get(&g->s, NULL, 8, "the graph")) < 0) return rc;   /* total size */
+  if ((rc = gsf_fs_i32(&g->s, &root, "the graph")) < 0) return rc;
+  if ((rc = read_types(g)) < 0 || (rc = read_nodes(g)) < 0 || (rc = read_blob(g)) < 0) return rc;
+  mark = g->s.arena_len;
+  if ((rc = graph_rest(g)) == 1) rc = dump_fields(g);
+  if (rc < 0 || (rc = gsf_fs_finish(&g->s)) < 0) return rc;
+  if (g->process_len == 0) g->s.arena_len = mark;
   if (root < 0 || (uint32_t)root >= g->nnodes)
-    return fail(g, GS_EFORMAT, g->blob_at, "the root node %ld is not one of the %lu nodes", (long)root,
-                (unsigned long)g->nnodes);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at, "the root node %ld is not one of the %lu nodes",
+                       (long)root, (unsigned long)g->nnodes);
   g->root = (uint32_t)root;
   return mark_skipped(g);
 }
 
 static int write_all(gd *g) {
-  static const char section[] = "gcdump";
+  const char *name = g->process_len ? g->s.arena + g->process_off : "gcdump";
+  size_t len = g->process_len ? g->process_len : strlen(name);
   uint32_t i;
-  int rc = gs_writer_section(g->w, 2, section, sizeof section - 1, 0);
+  int rc = gs_writer_section(g->w, 2, name, len, 0);
   if (rc < 0) return wfail(g, rc);
   for (i = 0; i < g->nnodes; i++)
     if (!(g->nflag[i] & NF_SKIP) && (rc = write_object(g, i)) < 0) return rc;
   if ((rc = write_roots(g)) < 0) return rc;
-  rc = gs_writer_end(g->w, section, sizeof section - 1, 0);
+  rc = gs_writer_end(g->w, name, len, 0);
   return rc < 0 ? wfail(g, rc) : GS_OK;
 }
 
@@ -667,28 +512,21 @@ int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, siz
   int rc;
   if (err && cap) err[0] = '\0';
   if (!in || !w) return GS_EINVAL;
-  g = calloc(1, sizeof *g);
-  if (!g || !(g->buf = malloc(GD_BUF))) {
-    free(g);
+  if (!(g = calloc(1, sizeof *g))) {
     if (err && cap) snprintf(err, cap, "out of memory");
     return GS_ENOMEM;
   }
-  g->fn = in;
-  g->ctx = in_ctx;
   g->w = w;
-  g->err = err;
-  g->cap = err ? cap : 0;
-  rc = read_graph(g);
+  rc = gsf_fs_init(&g->s, in, in_ctx, err, cap);
+  if (rc == GS_OK) rc = read_graph(g);
   if (rc == GS_OK) rc = write_all(g);
-  free(g->buf);
-  free(g->names);
+  gsf_fs_free(&g->s);
   free(g->types);
   free(g->node_off);
   free(g->nflag);
   free(g->blob);
   free(g->refs);
   free(g->stack);
-  free(g->tail);
   free(g);
   return rc;
 }
@@ -696,14 +534,14 @@ int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, siz
 int gsf_gcdump_sniff(const unsigned char *head, size_t n) {
   static const char magic[] = "!FastSerialization.1", type[] = "GCHeapDump";
   size_t p = 4 + sizeof magic - 1;
-  if (!head || n < p || le32(head) != sizeof magic - 1 || memcmp(head + 4, magic, sizeof magic - 1) != 0)
+  if (!head || n < p || gsf_le32(head) != sizeof magic - 1 || memcmp(head + 4, magic, sizeof magic - 1) != 0)
     return 0;
   /* BeginObject, the type object's BeginObject, the type's own type */
-  if (n < p + 3 || head[p] != TAG_BEGIN || head[p + 1] != TAG_BEGIN) return 0;
+  if (n < p + 3 || head[p] != GSF_TAG_BEGIN || head[p + 1] != GSF_TAG_BEGIN) return 0;
   p += 2;
-  if (head[p] == TAG_OBJREF) p += 4;
-  else if (head[p] != TAG_NULL) return 0;
+  if (head[p] == GSF_TAG_OBJREF) p += 4;
+  else if (head[p] != GSF_TAG_NULL) return 0;
   p += 1 + 8;   /* version, minimum reader version */
-  if (n < p + 4 + sizeof type - 1 || le32(head + p) != sizeof type - 1) return 0;
+  if (n < p + 4 + sizeof type - 1 || gsf_le32(head + p) != sizeof type - 1) return 0;
   return memcmp(head + p + 4, type, sizeof type - 1) == 0;
 }
