@@ -285,10 +285,10 @@ static int check_trailer(gsf_fs *s, const unsigned char *t, size_t n) {
     return gsf_fs_fail(s, GS_EFORMAT, end, "truncated file: the last 4 bytes do not point at the trailer");
   table = gsf_le32(t + n - 8);
   if (table <= start || table + 4 > end - 8)
-    return gsf_fs_fail(s, GS_EFORMAT, end - 8, "the trailer points at byte %llu, outside the last %lu bytes",
+    return gsf_fs_fail(s, GS_EFORMAT, end - 8, "truncated or corrupt file: the trailer points at byte %llu, outside the last %lu bytes",
                        (unsigned long long)table, (unsigned long)n);
   if (t[table - 1 - start] != GSF_TAG_END || (uint64_t)gsf_le32(t + (table - start)) * 4 + table + 4 != end - 8)
-    return gsf_fs_fail(s, GS_EFORMAT, table, "the forward reference table is malformed (truncated file?)");
+    return gsf_fs_fail(s, GS_EFORMAT, table, "truncated or corrupt file: the forward reference table does not end at the trailer");
   return GS_OK;
 }
 

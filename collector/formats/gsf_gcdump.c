@@ -22,6 +22,7 @@
  * checked, and memory grows only with bytes actually read. */
 #include "gsf_gcdump.h"
 
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,8 +61,7 @@ typedef struct gd {
   uint32_t blob_len;
   uint64_t blob_at;           /* file offset of the blob */
   size_t process_off, process_len;   /* the process name, in the arena */
-  uint64_t *refs;
-  size_t refs_cap;
+  uint64_t *refs;             /* room for the most references of an object */
   uint64_t *stack;            /* root walk: node index << 8 | class */
   size_t stack_len, stack_cap;
 } gd;
@@ -213,15 +213,34 @@ static int next_child(gd *g, uint32_t i, gd_node *n, uint32_t *child) {
   return GS_OK;
 }
 
-/* Undefined nodes all point at the placeholder record at offset 0. */
-static int mark_skipped(gd *g) {
-  uint32_t i;
+/* Decodes every node record before anything is written, so that a damaged
+ * one fails the file whole, and marks the nodes that are not objects:
+ * pseudo-nodes and undefined ones (all pointing at the placeholder record
+ * at offset 0). */
+static int check_nodes(gd *g) {
+  uint32_t i, c, max_refs = 1, pseudo = 1;
+  int32_t k;
   gd_node n;
   int rc;
   for (i = 0; i < g->nnodes; i++) {
     if ((rc = node_head(g, i, &n)) < 0) return rc;
-    if (g->node_off[i] == 0 || g->types[n.type].pseudo) g->nflag[i] |= NF_SKIP;
+    if (g->node_off[i] == 0 || g->types[n.type].pseudo) {
+      g->nflag[i] |= NF_SKIP;
+      pseudo++;
+    } else if ((uint32_t)n.nch > GSF_GCDUMP_MAX_OBJ_REFS)
+      return gsf_fs_fail(&g->s, GS_ELIMIT, g->blob_at + g->node_off[i],
+                         "node %lu has %ld references, above the limit of %u", (unsigned long)i,
+                         (long)n.nch, GSF_GCDUMP_MAX_OBJ_REFS);
+    else if ((uint32_t)n.nch > max_refs)
+      max_refs = (uint32_t)n.nch;
+    for (k = 0; k < n.nch; k++)
+      if ((rc = next_child(g, i, &n, &c)) < 0) return rc;
   }
+  /* what writing needs, so that it fails only if the writer does */
+  g->refs = calloc(max_refs, sizeof *g->refs);
+  g->stack = calloc(pseudo, sizeof *g->stack);
+  if (!g->refs || !g->stack) return gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for the roots");
+  g->stack_cap = pseudo;
   return GS_OK;
 }
 
@@ -251,14 +270,7 @@ static int write_object(gd *g, uint32_t i) {
   size_t nrefs = 0;
   int32_t k;
   int rc;
-  void *p = g->refs;
   if ((rc = node_head(g, i, &n)) < 0) return rc;
-  if ((uint32_t)n.nch > GSF_GCDUMP_MAX_OBJ_REFS)
-    return gsf_fs_fail(&g->s, GS_ELIMIT, g->blob_at + g->node_off[i], "node %lu has %ld references, above the limit of %u",
-                (unsigned long)i, (long)n.nch, GSF_GCDUMP_MAX_OBJ_REFS);
-  rc = gsf_grow(&p, &g->refs_cap, (size_t)n.nch, sizeof *g->refs);
-  g->refs = p;
-  if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for the references of node %lu", (unsigned long)i);
   for (k = 0; k < n.nch; k++) {
     if ((rc = next_child(g, i, &n, &c)) < 0) return rc;
     if (!(g->nflag[c] & NF_SKIP)) g->refs[nrefs++] = c;
@@ -313,11 +325,9 @@ static int write_root(gd *g, uint32_t id, unsigned cls) {
   return rc < 0 ? wfail(g, rc) : GS_OK;
 }
 
+/* Each pseudo-node is pushed once at most: check_nodes() made the room. */
 static int push(gd *g, uint32_t node, unsigned cls) {
-  void *p = g->stack;
-  int rc = gsf_grow(&p, &g->stack_cap, g->stack_len + 1, sizeof *g->stack);
-  g->stack = p;
-  if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for the roots");
+  assert(g->stack_len < g->stack_cap);
   g->nflag[node] |= NF_VISITED;
   g->stack[g->stack_len++] = (uint64_t)node << 8 | cls;
   return GS_OK;
@@ -491,7 +501,7 @@ static int read_graph(gd *g) {
     return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at, "the root node %ld is not one of the %lu nodes",
                        (long)root, (unsigned long)g->nnodes);
   g->root = (uint32_t)root;
-  return mark_skipped(g);
+  return check_nodes(g);
 }
 
 static int write_all(gd *g) {
