@@ -258,7 +258,21 @@ static void test_io_errors(void **state) {
   free(f.data);
 }
 
-int main(void) {
+/* "test_gcdump --write-sample FILE" writes the sample, the seed of the fuzz
+ * target (tests/fuzz/corpus/gcdump). */
+static int write_sample(const char *path) {
+  gcdb_file f;
+  FILE *out = fopen(path, "wb");
+  int ok;
+  gcdb_sample(&f);
+  ok = out && fwrite(f.data, 1, f.len, out) == f.len;
+  if (out && fclose(out) != 0) ok = 0;
+  free(f.data);
+  if (!ok) perror(path);
+  return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sample_records),
     cmocka_unit_test(test_sniff),
@@ -268,5 +282,6 @@ int main(void) {
     cmocka_unit_test(test_random_damage),
     cmocka_unit_test(test_io_errors),
   };
+  if (argc == 3 && strcmp(argv[1], "--write-sample") == 0) return write_sample(argv[2]);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
