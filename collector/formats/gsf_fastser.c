@@ -295,8 +295,9 @@ static int check_trailer(gsf_fs *s, const unsigned char *t, size_t n) {
 int gsf_fs_finish(gsf_fs *s) {
   unsigned char *t = malloc(FS_TAIL);
   size_t n = 0;
-  int rc = t ? GS_OK : gsf_fs_fail(s, GS_ENOMEM, s->off, "out of memory");
-  while (rc == GS_OK && (rc = fill(s)) == GS_OK && !s->eof) {
+  int rc;
+  if (!t) return gsf_fs_fail(s, GS_ENOMEM, s->off, "out of memory");
+  while ((rc = fill(s)) == GS_OK && !s->eof) {
     size_t k = s->len - s->pos, keep;
     if (k >= FS_TAIL) {
       memcpy(t, s->buf + s->len - FS_TAIL, FS_TAIL);

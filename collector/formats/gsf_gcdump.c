@@ -155,6 +155,7 @@ static int read_blob(gd *g) {
 /* One compressed int: 1 to 5 bytes, 7 bits each, the first sign-extended. */
 static int cint(gd *g, uint32_t *pos, int32_t *v) {
   uint32_t r, b, i;
+  *v = 0;
   if (*pos >= g->blob_len) goto past;
   b = g->blob[(*pos)++];
   r = (b & 0x40u) ? (b | 0xffffff80u) : (b & 0x7fu);
@@ -177,15 +178,16 @@ typedef struct gd_node {
 
 static int node_head(gd *g, uint32_t i, gd_node *n) {
   uint32_t pos = g->node_off[i];
-  int32_t ts;
+  int32_t ts = 0;
   int rc;
+  memset(n, 0, sizeof *n);
   if (pos >= g->blob_len)
     return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at - 4, "node %lu starts at byte %lu of the node data, which has %lu",
                 (unsigned long)i, (unsigned long)pos, (unsigned long)g->blob_len);
   if ((rc = cint(g, &pos, &ts)) < 0) return rc;
   if (ts < 0 || (uint32_t)ts >> 1 >= g->ntypes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has type %ld; the file has %lu types",
-                (unsigned long)i, (long)(ts >> 1), (unsigned long)g->ntypes);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has type %lu; the file has %lu types",
+                (unsigned long)i, (unsigned long)((uint32_t)ts >> 1), (unsigned long)g->ntypes);
   n->type = (uint32_t)ts >> 1;
   n->size = g->types[n->type].size;
   if ((ts & 1) && (rc = cint(g, &pos, &n->size)) < 0) return rc;
@@ -203,7 +205,9 @@ static int next_child(gd *g, uint32_t i, gd_node *n, uint32_t *child) {
   uint32_t at = n->pos;
   int32_t d;
   int64_t c;
-  int rc = cint(g, &n->pos, &d);
+  int rc;
+  *child = 0;
+  rc = cint(g, &n->pos, &d);
   if (rc < 0) return rc;
   c = (int64_t)i + d;
   if (c < 0 || c >= (int64_t)g->nnodes)
