@@ -72,7 +72,8 @@ static int fill(gsf_fs *s) {
   s->pos = s->len = 0;
   rc = s->fn(s->ctx, s->buf, FS_BUF, &got);
   if (rc < 0) return gsf_fs_fail(s, rc, s->off, "reading the file failed (%s)", gs_strerror(rc));
-  if (got > FS_BUF) return gsf_fs_fail(s, GS_EIO, s->off, "the input callback returned too many bytes");
+  if (got > FS_BUF)
+    return gsf_fs_fail(s, GS_EIO, s->off, "the input callback returned too many bytes");
   s->len = got;
   s->eof = got == 0;
   return GS_OK;
@@ -84,7 +85,8 @@ int gsf_fs_get(gsf_fs *s, void *dst, size_t n, const char *what) {
     size_t k;
     int rc = fill(s);
     if (rc < 0) return rc;
-    if (s->eof) return gsf_fs_fail(s, GS_EFORMAT, s->off, "truncated file: it ends inside %s", what);
+    if (s->eof)
+      return gsf_fs_fail(s, GS_EFORMAT, s->off, "truncated file: it ends inside %s", what);
     k = s->len - s->pos < n ? s->len - s->pos : n;
     if (d) {
       memcpy(d, s->buf + s->pos, k);
@@ -199,8 +201,8 @@ int gsf_fs_string(gsf_fs *s, int *is_null, uint32_t max_units) {
   int rc = string_length(s, &n, is_null);
   if (rc < 0 || n <= 0) return rc;
   if ((uint32_t)n > max_units)
-    return gsf_fs_fail(s, GS_ELIMIT, at, "string of %ld characters, above the limit of %lu", (long)n,
-                       (unsigned long)max_units);
+    return gsf_fs_fail(s, GS_ELIMIT, at, "string of %ld characters, above the limit of %lu",
+                       (long)n, (unsigned long)max_units);
   for (; n > 0; n--) {
     if ((rc = get_unit(s, &c)) < 0) return rc;
     if (hi && c >= 0xdc00 && c < 0xe000) {
@@ -249,8 +251,9 @@ int gsf_fs_type(gsf_fs *s, size_t *name_off, int32_t *version, int32_t *minver) 
   if ((rc = gsf_fs_string(s, &is_null, 4096)) < 0) return rc;
   at = s->off;
   if ((rc = gsf_fs_u8(s, &tag, "a type")) < 0) return rc;
-  return tag == GSF_TAG_END ? GS_OK
-                            : gsf_fs_fail(s, GS_EFORMAT, at, "type object not closed (tag %u)", tag);
+  return tag == GSF_TAG_END
+             ? GS_OK
+             : gsf_fs_fail(s, GS_EFORMAT, at, "type object not closed (tag %u)", tag);
 }
 
 int gsf_fs_begin(gsf_fs *s, const char *want, int suffix, int32_t *version, int32_t *minver) {
@@ -264,7 +267,8 @@ int gsf_fs_begin(gsf_fs *s, const char *want, int suffix, int32_t *version, int3
     return rc;
   if (rc < 0) return rc;
   if (tag != GSF_TAG_BEGIN && tag != GSF_TAG_BEGIN_PRIVATE)
-    return gsf_fs_fail(s, GS_EFORMAT, at, "expected the start of the %s object, found tag %u", want, tag);
+    return gsf_fs_fail(s, GS_EFORMAT, at, "expected the start of the %s object, found tag %u", want,
+                       tag);
   at = s->off;
   if ((rc = gsf_fs_type(s, &name, version, minver)) < 0) return rc;
   if (name == SIZE_MAX) return gsf_fs_fail(s, GS_EFORMAT, at, "expected the %s type object", want);
@@ -282,13 +286,19 @@ static int check_trailer(gsf_fs *s, const unsigned char *t, size_t n) {
   uint64_t end = s->off, start = end - n, table;
   if (n < 13) return gsf_fs_fail(s, GS_EFORMAT, end, "truncated file: it ends before the trailer");
   if (gsf_le32(t + n - 4) != end - 8)
-    return gsf_fs_fail(s, GS_EFORMAT, end, "truncated file: the last 4 bytes do not point at the trailer");
+    return gsf_fs_fail(s, GS_EFORMAT, end,
+                       "truncated file: the last 4 bytes do not point at the trailer");
   table = gsf_le32(t + n - 8);
   if (table <= start || table + 4 > end - 8)
-    return gsf_fs_fail(s, GS_EFORMAT, end - 8, "truncated or corrupt file: the trailer points at byte %llu, outside the last %lu bytes",
-                       (unsigned long long)table, (unsigned long)n);
-  if (t[table - 1 - start] != GSF_TAG_END || (uint64_t)gsf_le32(t + (table - start)) * 4 + table + 4 != end - 8)
-    return gsf_fs_fail(s, GS_EFORMAT, table, "truncated or corrupt file: the forward reference table does not end at the trailer");
+    return gsf_fs_fail(
+        s, GS_EFORMAT, end - 8,
+        "truncated or corrupt file: the trailer points at byte %llu, outside the last %lu bytes",
+        (unsigned long long)table, (unsigned long)n);
+  if (t[table - 1 - start] != GSF_TAG_END ||
+      (uint64_t)gsf_le32(t + (table - start)) * 4 + table + 4 != end - 8)
+    return gsf_fs_fail(
+        s, GS_EFORMAT, table,
+        "truncated or corrupt file: the forward reference table does not end at the trailer");
   return GS_OK;
 }
 

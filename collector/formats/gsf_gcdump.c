@@ -59,6 +59,7 @@ typedef struct gd {
   uint32_t nnodes;
   unsigned char *blob;
   uint32_t blob_len;
+  uint64_t table_at;          /* file offset of the node table */
   uint64_t blob_at;           /* file offset of the blob */
   size_t process_off, process_len;   /* the process name, in the arena */
   uint64_t *refs;             /* room for the most references of an object */
@@ -71,7 +72,8 @@ static int read_header(gd *g) {
   int32_t version;
   int rc = gsf_fs_get(&g->s, b, sizeof b, "the header");
   if (rc < 0) return rc;
-  if (!gsf_fs_is_header(b, sizeof b)) return gsf_fs_fail(&g->s, GS_EFORMAT, 0, "not a FastSerialization file");
+  if (!gsf_fs_is_header(b, sizeof b))
+    return gsf_fs_fail(&g->s, GS_EFORMAT, 0, "not a FastSerialization file");
   if ((rc = gsf_fs_begin(&g->s, "GCHeapDump", 0, &g->dump_version, &version)) < 0) return rc;
   return gsf_fs_begin(&g->s, "MemoryGraph", 1, &version, &g->graph_minver);
 }
@@ -95,7 +97,9 @@ static int read_types(gd *g) {
     gd_type *t;
     rc = gsf_grow(&p, &g->types_cap, (size_t)i + 1, sizeof *t);
     g->types = p;
-    if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu types", (unsigned long)g->ntypes);
+    if (rc < 0)
+      return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu types",
+                         (unsigned long)g->ntypes);
     t = &g->types[i];
     memset(t, 0, sizeof *t);
     t->name_off = g->s.arena_len;
@@ -107,8 +111,8 @@ static int read_types(gd *g) {
     }
     t->pseudo = t->name_len > 0 && g->s.arena[t->name_off] == '[';
     if ((rc = gsf_fs_i32(&g->s, &t->size, "a type")) < 0) return rc;
-    mark = g->s.arena_len;
-    if ((rc = gsf_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;   /* module name: not kept */
+    mark = g->s.arena_len;   /* the module name is not kept */
+    if ((rc = gsf_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;
     g->s.arena_len = mark;
   }
   return GS_OK;
@@ -121,16 +125,21 @@ static int read_nodes(gd *g) {
   uint32_t i;
   int rc;
   if ((rc = gsf_fs_count(&g->s, &g->nnodes, INT32_MAX, "the node count")) < 0) return rc;
+  g->table_at = g->s.off;
   for (i = 0; i < g->nnodes; i++) {
     void *p = g->node_off;
     rc = gsf_grow(&p, &g->node_cap, (size_t)i + 1, sizeof *g->node_off);
     g->node_off = p;
-    if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu nodes", (unsigned long)g->nnodes);
+    if (rc < 0)
+      return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu nodes",
+                         (unsigned long)g->nnodes);
     if ((rc = gsf_fs_get(&g->s, b, 4, "the node table")) < 0) return rc;
     g->node_off[i] = gsf_le32(b);
   }
   g->nflag = calloc(g->nnodes ? g->nnodes : 1, 1);
-  return g->nflag ? GS_OK : gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for %lu nodes", (unsigned long)g->nnodes);
+  return g->nflag ? GS_OK
+                  : gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for %lu nodes",
+                                (unsigned long)g->nnodes);
 }
 
 static int read_blob(gd *g) {
@@ -143,7 +152,9 @@ static int read_blob(gd *g) {
     void *p = g->blob;
     rc = gsf_grow(&p, &cap, have + k, 1);
     g->blob = p;
-    if (rc < 0) return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu bytes of node data", (unsigned long)g->blob_len);
+    if (rc < 0)
+      return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu bytes of node data",
+                         (unsigned long)g->blob_len);
     if ((rc = gsf_fs_get(&g->s, g->blob + have, k, "the node data")) < 0) return rc;
     have += k;
   }
@@ -167,7 +178,8 @@ static int cint(gd *g, uint32_t *pos, int32_t *v) {
   *v = r <= INT32_MAX ? (int32_t)r : -(int32_t)(~r) - 1;
   return GS_OK;
 past:
-  return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->blob_len, "truncated node record: it runs past the end of the node data");
+  return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->blob_len,
+                     "truncated node record: it runs past the end of the node data");
 }
 
 typedef struct gd_node {
@@ -182,21 +194,25 @@ static int node_head(gd *g, uint32_t i, gd_node *n) {
   int rc;
   memset(n, 0, sizeof *n);
   if (pos >= g->blob_len)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at - 4, "node %lu starts at byte %lu of the node data, which has %lu",
-                (unsigned long)i, (unsigned long)pos, (unsigned long)g->blob_len);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->table_at + 4 * (uint64_t)i,
+                       "node %lu starts at byte %lu of the node data, which has %lu",
+                       (unsigned long)i, (unsigned long)pos, (unsigned long)g->blob_len);
   if ((rc = cint(g, &pos, &ts)) < 0) return rc;
   if (ts < 0 || (uint32_t)ts >> 1 >= g->ntypes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has type %lu; the file has %lu types",
-                (unsigned long)i, (unsigned long)((uint32_t)ts >> 1), (unsigned long)g->ntypes);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
+                       "node %lu has type %lu; the file has %lu types", (unsigned long)i,
+                       (unsigned long)((uint32_t)ts >> 1), (unsigned long)g->ntypes);
   n->type = (uint32_t)ts >> 1;
   n->size = g->types[n->type].size;
   if ((ts & 1) && (rc = cint(g, &pos, &n->size)) < 0) return rc;
   if (n->size < 0)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has a negative size", (unsigned long)i);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
+                       "node %lu has a negative size", (unsigned long)i);
   if ((rc = cint(g, &pos, &n->nch)) < 0) return rc;
   if (n->nch < 0 || (uint32_t)n->nch > g->blob_len - pos)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i], "node %lu has %ld children, more than its record holds",
-                (unsigned long)i, (long)n->nch);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
+                       "node %lu has %ld children, more than its record holds", (unsigned long)i,
+                       (long)n->nch);
   n->pos = pos;
   return GS_OK;
 }
@@ -211,8 +227,9 @@ static int next_child(gd *g, uint32_t i, gd_node *n, uint32_t *child) {
   if (rc < 0) return rc;
   c = (int64_t)i + d;
   if (c < 0 || c >= (int64_t)g->nnodes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + at, "node %lu refers to node %lld; the file has %lu nodes",
-                (unsigned long)i, (long long)c, (unsigned long)g->nnodes);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + at,
+                       "node %lu refers to node %lld; the file has %lu nodes", (unsigned long)i,
+                       (long long)c, (unsigned long)g->nnodes);
   *child = (uint32_t)c;
   return GS_OK;
 }
@@ -243,7 +260,8 @@ static int check_nodes(gd *g) {
   /* what writing needs, so that it fails only if the writer does */
   g->refs = calloc(max_refs, sizeof *g->refs);
   g->stack = calloc(pseudo, sizeof *g->stack);
-  if (!g->refs || !g->stack) return gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for the roots");
+  if (!g->refs || !g->stack)
+    return gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for the roots");
   g->stack_cap = pseudo;
   return GS_OK;
 }
@@ -309,7 +327,8 @@ static int starts(const char *s, size_t n, const char *word) {
 
 static unsigned classify(const char *s, size_t n, unsigned parent) {
   unsigned pinned = has(s, n, "pinned") ? GS_FLAG_PINNED : 0;
-  if (starts(s, n, "[static var") || starts(s, n, "[thread static var")) return CLASS(GS_ROOT_STATIC, 0);
+  if (starts(s, n, "[static var") || starts(s, n, "[thread static var"))
+    return CLASS(GS_ROOT_STATIC, 0);
   if (starts(s, n, "[rcw")) return parent;
   if (starts(s, n, "[ccw") || has(s, n, "com/winrt") || has(s, n, "refcounted"))
     return CLASS(GS_ROOT_INTERNAL, 0);
@@ -345,7 +364,6 @@ static int walk_category(gd *g, uint32_t cat, unsigned parent) {
   uint32_t p, c;
   int32_t k;
   int rc;
-  n.type = 0;
   if ((rc = node_head(g, cat, &n)) < 0) return rc;
   t = &g->types[n.type];
   if ((rc = push(g, cat, classify(g->s.arena + t->name_off, t->name_len, parent))) < 0) return rc;
@@ -422,9 +440,11 @@ static int graph_rest(gd *g) {
   for (;;) {
     if ((rc = gsf_fs_u8(&g->s, &tag, "the graph")) < 0) return rc;
     if (tag == GSF_TAG_END) return 1;
-    if (tag >= GSF_TAG_BYTE && tag <= GSF_TAG_INT64) rc = skip(g, size[tag - GSF_TAG_BYTE], "the graph");
+    if (tag >= GSF_TAG_BYTE && tag <= GSF_TAG_INT64)
+      rc = skip(g, size[tag - GSF_TAG_BYTE], "the graph");
     else if (tag == GSF_TAG_STRING) rc = gsf_fs_skip_string(&g->s);
-    else if (tag == GSF_TAG_BLOB && (rc = gsf_fs_count(&g->s, &n, INT32_MAX, "a blob length")) == GS_OK)
+    else if (tag == GSF_TAG_BLOB &&
+             (rc = gsf_fs_count(&g->s, &n, INT32_MAX, "a blob length")) == GS_OK)
       rc = skip(g, n, "a blob");
     else if (tag != GSF_TAG_BLOB) return 0;
     if (rc < 0) return rc;
@@ -464,7 +484,8 @@ static int heap_info(gd *g) {
     }
     if (v >= 0) segv = v;
     if (segv < 0) return 0;
-    if ((rc = skip(g, segv >= 1 ? 56 : 48, "a segment")) < 0 || (rc = expect_end(g)) <= 0) return rc;
+    if ((rc = skip(g, segv >= 1 ? 56 : 48, "a segment")) < 0 || (rc = expect_end(g)) <= 0)
+      return rc;
   }
   return expect_end(g);
 }
@@ -502,8 +523,9 @@ static int read_graph(gd *g) {
   if (rc < 0 || (rc = gsf_fs_finish(&g->s)) < 0) return rc;
   if (g->process_len == 0) g->s.arena_len = mark;
   if (root < 0 || (uint32_t)root >= g->nnodes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at, "the root node %ld is not one of the %lu nodes",
-                       (long)root, (unsigned long)g->nnodes);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at,
+                       "the root node %ld is not one of the %lu nodes", (long)root,
+                       (unsigned long)g->nnodes);
   g->root = (uint32_t)root;
   return check_nodes(g);
 }
@@ -548,7 +570,8 @@ int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, siz
 int gsf_gcdump_sniff(const unsigned char *head, size_t n) {
   static const char magic[] = "!FastSerialization.1", type[] = "GCHeapDump";
   size_t p = 4 + sizeof magic - 1;
-  if (!head || n < p || gsf_le32(head) != sizeof magic - 1 || memcmp(head + 4, magic, sizeof magic - 1) != 0)
+  if (!head || n < p || gsf_le32(head) != sizeof magic - 1 ||
+      memcmp(head + 4, magic, sizeof magic - 1) != 0)
     return 0;
   /* BeginObject, the type object's BeginObject, the type's own type */
   if (n < p + 3 || head[p] != GSF_TAG_BEGIN || head[p + 1] != GSF_TAG_BEGIN) return 0;

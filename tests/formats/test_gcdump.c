@@ -50,7 +50,8 @@ static void assert_refused(const unsigned char *data, size_t len, const char *mu
   int rc = convert(data, len, 0, &out, err, sizeof err);
   if (rc >= 0 || strncmp(err, "byte ", 5) != 0 || out.len != 0 ||
       (must_say && !strstr(err, must_say))) {
-    print_error("input of %zu bytes: rc %d, err \"%s\", %zu bytes written\n", len, rc, err, out.len);
+    print_error("input of %zu bytes: rc %d, err \"%s\", %zu bytes written\n", len, rc, err,
+                out.len);
     fail();
   }
   gsu_buf_free(&out);

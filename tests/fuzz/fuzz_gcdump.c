@@ -51,7 +51,8 @@ static int sink_write(void *ctx, const void *buf, size_t len) {
   return GS_OK;
 }
 
-static int convert(const uint8_t *data, size_t size, size_t piece, sink *out, char *err, size_t cap) {
+static int convert(const uint8_t *data, size_t size, size_t piece, sink *out, char *err,
+                   size_t cap) {
   src in = {data, size, 0, piece};
   gs_writer *w;
   int rc;
