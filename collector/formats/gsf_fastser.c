@@ -27,8 +27,10 @@ int gsf_fs_init(gsf_fs *s, gs_read_fn fn, void *ctx, char *err, size_t cap) {
 void gsf_fs_free(gsf_fs *s) {
   free(s->buf);
   free(s->arena);
+  free(s->tail);
   s->buf = NULL;
   s->arena = NULL;
+  s->tail = NULL;
 }
 
 int gsf_fs_fail(gsf_fs *s, int code, uint64_t at, const char *fmt, ...) {
@@ -79,6 +81,21 @@ static int fill(gsf_fs *s) {
   return GS_OK;
 }
 
+/* Appends the k bytes at p to the tail, keeping its last FS_TAIL. */
+static void keep(gsf_fs *s, const unsigned char *p, size_t k) {
+  size_t n = s->tail_len, held;
+  if (!s->tail) return;
+  if (k >= FS_TAIL) {
+    memcpy(s->tail, p + k - FS_TAIL, FS_TAIL);
+    s->tail_len = FS_TAIL;
+    return;
+  }
+  held = n + k > FS_TAIL ? FS_TAIL - k : n;
+  memmove(s->tail, s->tail + n - held, held);
+  memcpy(s->tail + held, p, k);
+  s->tail_len = held + k;
+}
+
 int gsf_fs_get(gsf_fs *s, void *dst, size_t n, const char *what) {
   unsigned char *d = dst;
   while (n > 0) {
@@ -92,6 +109,7 @@ int gsf_fs_get(gsf_fs *s, void *dst, size_t n, const char *what) {
       memcpy(d, s->buf + s->pos, k);
       d += k;
     }
+    keep(s, s->buf + s->pos, k);
     s->pos += k;
     s->off += k;
     n -= k;
@@ -302,28 +320,20 @@ static int check_trailer(gsf_fs *s, const unsigned char *t, size_t n) {
   return GS_OK;
 }
 
+int gsf_fs_keep_tail(gsf_fs *s) {
+  if (!s->tail && !(s->tail = malloc(FS_TAIL)))
+    return gsf_fs_fail(s, GS_ENOMEM, s->off, "out of memory");
+  return GS_OK;
+}
+
 int gsf_fs_finish(gsf_fs *s) {
-  unsigned char *t = malloc(FS_TAIL);
-  size_t n = 0;
-  int rc;
-  if (!t) return gsf_fs_fail(s, GS_ENOMEM, s->off, "out of memory");
-  while ((rc = fill(s)) == GS_OK && !s->eof) {
-    size_t k = s->len - s->pos, keep;
-    if (k >= FS_TAIL) {
-      memcpy(t, s->buf + s->len - FS_TAIL, FS_TAIL);
-      n = FS_TAIL;
-    } else {
-      keep = n + k > FS_TAIL ? FS_TAIL - k : n;
-      memmove(t, t + n - keep, keep);
-      memcpy(t + keep, s->buf + s->pos, k);
-      n = keep + k;
-    }
-    s->off += k;
+  int rc = gsf_fs_keep_tail(s);
+  while (rc == GS_OK && (rc = fill(s)) == GS_OK && !s->eof) {
+    keep(s, s->buf + s->pos, s->len - s->pos);
+    s->off += s->len - s->pos;
     s->pos = s->len;
   }
-  if (rc == GS_OK) rc = check_trailer(s, t, n);
-  free(t);
-  return rc;
+  return rc < 0 ? rc : check_trailer(s, s->tail, s->tail_len);
 }
 
 int gsf_fs_is_header(const unsigned char *head, size_t n) {

@@ -32,6 +32,8 @@ typedef struct gsf_fs {
   size_t cap;
   char *arena;                /* strings read, UTF-8, one after another */
   size_t arena_len, arena_cap;
+  unsigned char *tail;        /* the last bytes read, once gsf_fs_keep_tail() */
+  size_t tail_len;
 } gsf_fs;
 
 int gsf_fs_init(gsf_fs *s, gs_read_fn fn, void *ctx, char *err, size_t cap);
@@ -66,8 +68,14 @@ int gsf_fs_type(gsf_fs *s, size_t *name_off, int32_t *version, int32_t *minver);
  * when suffix is set: an optional ForwardDefinition, BeginObject, the type. */
 int gsf_fs_begin(gsf_fs *s, const char *want, int suffix, int32_t *version, int32_t *minver);
 
+/* From now on keeps the last 64 KiB read, for gsf_fs_finish(): what follows
+ * may then be read by guesswork, even past the end, without losing the
+ * trailer. */
+int gsf_fs_keep_tail(gsf_fs *s);
+
 /* Reads the rest of the file and checks the trailer that ends every
- * FastSerialization file; a file cut anywhere fails here. */
+ * FastSerialization file (gsf_fs_keep_tail() first); a file cut anywhere
+ * fails here. */
 int gsf_fs_finish(gsf_fs *s);
 
 /* The file's first bytes start with the header (the length and magic). */

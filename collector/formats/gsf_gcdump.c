@@ -518,10 +518,19 @@ static int read_graph(gd *g) {
   if (rc < 0 || (rc = gsf_fs_get(&g->s, NULL, 8, "the graph")) < 0) return rc;   /* total size */
   if ((rc = gsf_fs_i32(&g->s, &root, "the graph")) < 0) return rc;
   if ((rc = read_types(g)) < 0 || (rc = read_nodes(g)) < 0 || (rc = read_blob(g)) < 0) return rc;
+  /* The fields after the graph are read by guesswork for the process name:
+   * a layout this reader does not know, or one that runs past the end,
+   * only loses the name. Whether the file is whole is the trailer's say. */
   mark = g->s.arena_len;
+  if ((rc = gsf_fs_keep_tail(&g->s)) < 0) return rc;
   if ((rc = graph_rest(g)) == 1) rc = dump_fields(g);
-  if (rc < 0 || (rc = gsf_fs_finish(&g->s)) < 0) return rc;
-  if (g->process_len == 0) g->s.arena_len = mark;
+  if (rc == GS_EIO || rc == GS_ENOMEM) return rc;
+  if (rc != 1) {
+    g->process_len = 0;
+    g->s.arena_len = mark;
+    if (g->s.cap) g->s.err[0] = '\0';
+  }
+  if ((rc = gsf_fs_finish(&g->s)) < 0) return rc;
   if (root < 0 || (uint32_t)root >= g->nnodes)
     return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at,
                        "the root node %ld is not one of the %lu nodes", (long)root,

@@ -136,7 +136,33 @@ static void test_corrupt_counts(void **state) {
   refuse_with(&f, f.root, 15, "root node");
   refuse_with(&f, f.root, 0xffffffffu, "root node");
   refuse_with(&f, f.first_offset + 4, 0x7ffffff0u, "starts at byte");
-  refuse_with(&f, f.process, 0x7fffffffu, "limit");
+  free(f.data);
+}
+
+/* The fields after the graph are read only for the process name: when they
+ * are not as expected (here its length), the section is named "gcdump" and
+ * the records are the same. */
+static void test_unknown_dump_fields(void **state) {
+  static const char from[] = "TestApp", to[] = "gcdump";
+  gcdb_file f;
+  gsu_buf out = {0}, want = {0};
+  const char *p = GCDB_SAMPLE_RECORDS, *q;
+  char err[256];
+  (void)state;
+  while ((q = strstr(p, from)) != NULL) {
+    gsu_buf_append(&want, p, (size_t)(q - p));
+    gsu_buf_append(&want, to, sizeof to - 1);
+    p = q + sizeof from - 1;
+  }
+  gsu_buf_append(&want, p, strlen(p) + 1);
+  gcdb_sample(&f);
+  put32(f.data + f.process, 0x7fffffffu);
+  gsu_assert_ok(convert(f.data, f.len, 0, &out, err, sizeof err));
+  assert_string_equal(err, "");
+  gsu_buf_append(&out, "", 1);
+  assert_string_equal(out.data, want.data);
+  gsu_buf_free(&out);
+  gsu_buf_free(&want);
   free(f.data);
 }
 
@@ -279,6 +305,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_sniff),
     cmocka_unit_test(test_truncations),
     cmocka_unit_test(test_corrupt_counts),
+    cmocka_unit_test(test_unknown_dump_fields),
     cmocka_unit_test(test_corrupt_records),
     cmocka_unit_test(test_random_damage),
     cmocka_unit_test(test_io_errors),
