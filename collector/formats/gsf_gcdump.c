@@ -43,6 +43,7 @@ typedef struct gd_type {
   uint32_t name_len;
   int32_t size;
   unsigned char pseudo, written;
+  unsigned char classified, cls;   /* the root class its name gives (roots) */
 } gd_type;
 
 typedef struct gd {
@@ -325,18 +326,34 @@ static int starts(const char *s, size_t n, const char *word) {
   return n >= strlen(word) && has(s, strlen(word), word);
 }
 
-static unsigned classify(const char *s, size_t n, unsigned parent) {
+#define INHERIT 0xffu
+
+static unsigned class_of_name(const char *s, size_t n) {
   unsigned pinned = has(s, n, "pinned") ? GS_FLAG_PINNED : 0;
   if (starts(s, n, "[static var") || starts(s, n, "[thread static var"))
     return CLASS(GS_ROOT_STATIC, 0);
-  if (starts(s, n, "[rcw")) return parent;
+  if (starts(s, n, "[rcw")) return INHERIT;
   if (starts(s, n, "[ccw") || has(s, n, "com/winrt") || has(s, n, "refcounted"))
     return CLASS(GS_ROOT_INTERNAL, 0);
   if (has(s, n, "finaliz")) return CLASS(GS_ROOT_FINALIZER, 0);
   if (has(s, n, "local var") || starts(s, n, "[stack]")) return CLASS(GS_ROOT_LOCAL, pinned);
   if (has(s, n, "dependent handle")) return CLASS(GS_ROOT_HANDLE, GS_FLAG_WEAK);
   if (has(s, n, "handle")) return CLASS(GS_ROOT_HANDLE, pinned);
-  return parent;
+  return INHERIT;
+}
+
+/* The class of pseudo-node p under a parent of class parent. Names are
+ * looked at once per type, so that long names on many nodes cost nothing. */
+static unsigned classify(gd *g, uint32_t p, unsigned parent) {
+  gd_node n;
+  gd_type *t;
+  if (node_head(g, p, &n) < 0) return parent;   /* cannot fail: check_nodes() */
+  t = &g->types[n.type];
+  if (!t->classified) {
+    t->cls = (unsigned char)class_of_name(g->s.arena + t->name_off, t->name_len);
+    t->classified = 1;
+  }
+  return t->cls == INHERIT ? parent : t->cls;
 }
 
 static int write_root(gd *g, uint32_t id, unsigned cls) {
@@ -359,14 +376,11 @@ static int push(gd *g, uint32_t node, unsigned cls) {
 /* Objects under one category, depth first: the objects a pseudo-node holds
  * directly, in order, then the pseudo-nodes it holds, last first. */
 static int walk_category(gd *g, uint32_t cat, unsigned parent) {
-  const gd_type *t;
   gd_node n;
   uint32_t p, c;
   int32_t k;
   int rc;
-  if ((rc = node_head(g, cat, &n)) < 0) return rc;
-  t = &g->types[n.type];
-  if ((rc = push(g, cat, classify(g->s.arena + t->name_off, t->name_len, parent))) < 0) return rc;
+  if ((rc = push(g, cat, classify(g, cat, parent))) < 0) return rc;
   while (g->stack_len > 0) {
     uint64_t e = g->stack[--g->stack_len];
     unsigned cls = (unsigned)(e & 0xffu);
@@ -375,12 +389,8 @@ static int walk_category(gd *g, uint32_t cat, unsigned parent) {
     for (k = 0; k < n.nch; k++) {
       if ((rc = next_child(g, p, &n, &c)) < 0) return rc;
       if (!(g->nflag[c] & NF_SKIP)) rc = write_root(g, c, cls);
-      else if (g->node_off[c] != 0 && !(g->nflag[c] & NF_VISITED)) {
-        gd_node cn;
-        if ((rc = node_head(g, c, &cn)) < 0) return rc;
-        t = &g->types[cn.type];
-        rc = push(g, c, classify(g->s.arena + t->name_off, t->name_len, cls));
-      }
+      else if (g->node_off[c] != 0 && !(g->nflag[c] & NF_VISITED))
+        rc = push(g, c, classify(g, c, cls));
       if (rc < 0) return rc;
     }
   }
