@@ -78,37 +78,30 @@ static void cint(out *o, int32_t v) {
   u8(o, (uint32_t)v & 0x7f);
 }
 
-enum { NTYPES = 15, NNODES = 15 };
+/* Ü n € 😀 newline x, a lone high surrogate, y */
+static const uint16_t odd_name[] = {0xdc, 'n', 0x20ac, 0xd83d, 0xde00, '\n', 'x', 0xd800, 'y'};
+const char gcdb_odd_name[] = "(odd)";
 
-static const char *const type_names[NTYPES] = {
+static const char *const sample_types[] = {
   "UNDEFINED", "[.NET Roots]", "[static vars]", "[static var App.cache]", "[local vars]",
   "[Pinned handles]", "[other roots]", "[FinalizerQueue]", "[Dependent Handles]", "App",
   "System.Object[] (Ptrs,ElemSize=8)", "[CCW for App RefCnt: 1]", "[COM/WinRT Objects]",
-  NULL /* the units below */, NULL /* a null name */};
-static const int32_t type_sizes[NTYPES] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 24, -1, 200, 0, 16, -1};
-/* Ü n € 😀 newline x, a lone high surrogate, y */
-static const uint16_t odd_name[] = {0xdc, 'n', 0x20ac, 0xd83d, 0xde00, '\n', 'x', 0xd800, 'y'};
-
-typedef struct node {
-  int type;            /* -1: undefined */
-  int32_t size;        /* -1: the type's */
-  int nch;
-  int ch[4];
-} node;
-
-static const node nodes[NNODES] = {
+  gcdb_odd_name, NULL /* a null name */};
+static const int32_t sample_sizes[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 24, -1, 200, 0, 16, -1};
+static const gcdb_node sample_nodes[] = {
   {1, -1, 4, {1, 4, 6, 13}}, {2, -1, 1, {2}}, {3, -1, 1, {8}}, {-1, -1, 0, {0}},
   {4, -1, 2, {9, 3}}, {5, -1, 1, {10}}, {6, -1, 3, {5, 7, 12}}, {7, -1, 1, {9}},
   {9, -1, 4, {9, 10, 3, 2}}, {10, 40, 2, {8, 8}}, {13, -1, 0, {0}}, {14, 100000, 0, {0}},
   {8, -1, 1, {11}}, {12, -1, 1, {14}}, {11, -1, 1, {8}}};
+static const gcdb_graph sample = {sample_types, sample_sizes, 15, sample_nodes, 15};
 
 /* The node records, last node first, after the undefined one at 0. */
-static void blob(out *b, uint32_t *offsets) {
+static void blob(out *b, const gcdb_graph *g, uint32_t *offsets) {
   int i, k;
   u8(b, 0);   /* UNDEFINED: type 0, size from the type */
   u8(b, 0);   /* no children */
-  for (i = NNODES - 1; i >= 0; i--) {
-    const node *n = &nodes[i];
+  for (i = g->nnodes - 1; i >= 0; i--) {
+    const gcdb_node *n = &g->nodes[i];
     if (n->type < 0) {
       offsets[i] = 0;
       continue;
@@ -121,35 +114,38 @@ static void blob(out *b, uint32_t *offsets) {
   }
 }
 
-static void graph(out *o, gcdb_file *f) {
+static void graph(out *o, const gcdb_graph *g, gcdb_file *f) {
   out b = {0};
-  uint32_t offsets[NNODES];
+  uint32_t *offsets = calloc((size_t)g->nnodes, sizeof *offsets);
   int i;
+  if (!offsets) abort();
   i64(o, 1000);                 /* total size */
   f->root = o->len;
   i32(o, 0);                    /* root node */
   f->type_count = o->len;
-  i32(o, NTYPES);
-  for (i = 0; i < NTYPES; i++) {
+  i32(o, (uint32_t)g->ntypes);
+  for (i = 0; i < g->ntypes; i++) {
+    const char *name = g->type_names[i];
     if (i == 1) f->first_type_name = o->len;
-    if (type_names[i]) str(o, type_names[i]);
-    else if (i == 13) units(o, odd_name, sizeof odd_name / sizeof *odd_name);
+    if (name == gcdb_odd_name) units(o, odd_name, sizeof odd_name / sizeof *odd_name);
+    else if (name) str(o, name);
     else i32(o, 0xffffffffu);
-    i32(o, (uint32_t)type_sizes[i]);
+    i32(o, (uint32_t)g->type_sizes[i]);
     i32(o, 0xffffffffu);        /* no module name */
   }
-  blob(&b, offsets);
+  blob(&b, g, offsets);
   f->node_count = o->len;
-  i32(o, NNODES);
+  i32(o, (uint32_t)g->nnodes);
   f->first_offset = o->len;
-  for (i = 0; i < NNODES; i++) i32(o, offsets[i]);
+  for (i = 0; i < g->nnodes; i++) i32(o, offsets[i]);
   f->blob_len = o->len;
   i32(o, (uint32_t)b.len);
   f->blob = o->len;
   put(o, b.p, b.len);
   free(b.p);
-  i32(o, NNODES);               /* addresses */
-  for (i = 0; i < NNODES; i++) i64(o, 0x10000 + 8 * (uint64_t)i);
+  free(offsets);
+  i32(o, (uint32_t)g->nnodes);  /* addresses */
+  for (i = 0; i < g->nnodes; i++) i64(o, 0x10000 + 8 * (uint64_t)i);
   u8(o, 8);                     /* tagged byte: 64-bit */
   u8(o, 1);
   u8(o, 6);                     /* end of the graph */
@@ -190,6 +186,10 @@ static void dump_fields(out *o, gcdb_file *f) {
 }
 
 void gcdb_sample(gcdb_file *f) {
+  gcdb_build(f, &sample);
+}
+
+void gcdb_build(gcdb_file *f, const gcdb_graph *g) {
   out o = {0};
   size_t table, trailer;
   memset(f, 0, sizeof *f);
@@ -198,7 +198,7 @@ void gcdb_sample(gcdb_file *f) {
   type_object(&o, "GCHeapDump", 10, 8);
   u8(&o, 4);
   type_object(&o, "Graphs.MemoryGraph", 1, 0);
-  graph(&o, f);
+  graph(&o, g, f);
   dump_fields(&o, f);
   u8(&o, 6);                    /* the end of the objects */
   table = o.len;

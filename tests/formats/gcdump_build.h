@@ -39,4 +39,24 @@ typedef struct gcdb_file {
 /* Builds the sample (free data with free()). */
 void gcdb_sample(gcdb_file *f);
 
+/* Any graph, its root node 0, with the sample's dump fields around it. */
+typedef struct gcdb_node {
+  int type;            /* -1: undefined (the placeholder record) */
+  int32_t size;        /* -1: the type's */
+  int nch;
+  int ch[6];
+} gcdb_node;
+
+typedef struct gcdb_graph {
+  const char *const *type_names;   /* NULL: a null name; gcdb_odd_name: odd characters */
+  const int32_t *type_sizes;
+  int ntypes;
+  const gcdb_node *nodes;
+  int nnodes;
+} gcdb_graph;
+
+extern const char gcdb_odd_name[];
+
+void gcdb_build(gcdb_file *f, const gcdb_graph *g);
+
 #endif

@@ -75,6 +75,60 @@ static void test_sample_records(void **state) {
   free(f.data);
 }
 
+/* The category names of dotnet-gcdump and of newer PerfView files, nested
+ * under "[GC Heaps]" and "[other roots]"; names of RCWs and static
+ * variables that hold words of other categories; a pseudo-node reached
+ * twice. */
+static void test_root_categories(void **state) {
+  static const char *const types[] = {
+    "UNDEFINED", "[GC Heaps]", "[.NET Roots]", "[other roots]", "[StrongHandle]",
+    "[PinnedHandle]", "[thread static vars]", "[static var Worker.current]",
+    "[Pinned local vars]", "[local vars]", "[RCW Some.Finalizer.Handle RefCnt: 1]",
+    "[AsyncPinnedHandle]", "[SizedRefHandle]", "[RefCountedHandle]", "Worker", "[JS Roots]",
+    "[static var Pinned.handles]"};
+  static const int32_t sizes[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0};
+  static const gcdb_node nodes[] = {
+    {1, -1, 2, {1, 14}},             /* 0 [GC Heaps] */
+    {2, -1, 4, {2, 7, 9, 10}},       /* 1 [.NET Roots] */
+    {3, -1, 5, {3, 4, 5, 6, 17}},    /* 2 [other roots] */
+    {4, -1, 1, {20}},                /* 3 [StrongHandle] */
+    {5, -1, 1, {21}},                /* 4 [PinnedHandle] */
+    {11, -1, 1, {22}},               /* 5 [AsyncPinnedHandle] */
+    {12, -1, 1, {20}},               /* 6 [SizedRefHandle] */
+    {6, -1, 2, {8, 19}},             /* 7 [thread static vars] */
+    {7, -1, 1, {22}},                /* 8 [static var Worker.current] */
+    {8, -1, 1, {21}},                /* 9 [Pinned local vars] */
+    {9, -1, 2, {11, 20}},            /* 10 [local vars] */
+    {10, -1, 1, {23}},               /* 11 [RCW ...] */
+    {-1, -1, 0, {0}}, {-1, -1, 0, {0}},
+    {15, -1, 2, {23, 1}},            /* 14 [JS Roots] */
+    {-1, -1, 0, {0}}, {-1, -1, 0, {0}},
+    {13, -1, 1, {21}},               /* 17 [RefCountedHandle] */
+    {-1, -1, 0, {0}},
+    {16, -1, 1, {20}},               /* 19 [static var Pinned.handles] */
+    {14, -1, 1, {21}}, {14, -1, 1, {22}}, {14, -1, 0, {0}}, {14, -1, 2, {20, 5}}};
+  static const gcdb_graph graph = {types, sizes, 17, nodes, 24};
+  static const char want[] =
+    "a 2 TestApp 0\n"
+    "t e Worker\n"
+    "o 14 e 20 15\n" "o 15 e 20 16\n" "o 16 e 20\n" "o 17 e 20 14\n"
+    "r 14 1 0\n" "r 17 1 0\n" "r 15 1 1\n"        /* local vars, RCW, pinned locals */
+    "r 14 4 0 e\n" "r 16 4 0 e\n"                   /* thread statics */
+    "r 15 0 0\n" "r 14 3 0\n" "r 16 3 1\n" "r 15 3 1\n" "r 14 3 0\n"   /* other roots */
+    "r 17 0 0\n"                                     /* [JS Roots] */
+    "c TestApp 0\n";
+  gcdb_file f;
+  gsu_buf out = {0};
+  char err[256];
+  (void)state;
+  gcdb_build(&f, &graph);
+  gsu_assert_ok(convert(f.data, f.len, 0, &out, err, sizeof err));
+  gsu_buf_append(&out, "", 1);
+  assert_string_equal(out.data, want);
+  gsu_buf_free(&out);
+  free(f.data);
+}
+
 static void test_sniff(void **state) {
   static const unsigned char nettrace[] =
       "\x14\0\0\0!FastSerialization.1\x04\x04\x01\x04\0\0\0\x04\0\0\0\x05\0\0\0Trace\x06";
@@ -302,6 +356,7 @@ static int write_sample(const char *path) {
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sample_records),
+    cmocka_unit_test(test_root_categories),
     cmocka_unit_test(test_sniff),
     cmocka_unit_test(test_truncations),
     cmocka_unit_test(test_corrupt_counts),
