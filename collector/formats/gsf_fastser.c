@@ -70,10 +70,14 @@ int gsf_grow(void **p, size_t *cap, size_t need, size_t elem) {
 static int fill(gsf_fs *s) {
   size_t got = 0;
   int rc;
+  if (s->read_rc < 0) return s->read_rc;
   if (s->pos < s->len || s->eof) return GS_OK;
   s->pos = s->len = 0;
   rc = s->fn(s->ctx, s->buf, FS_BUF, &got);
-  if (rc < 0) return gsf_fs_fail(s, rc, s->off, "reading the file failed (%s)", gs_strerror(rc));
+  if (rc < 0) {
+    s->read_rc = rc;
+    return gsf_fs_fail(s, rc, s->off, "reading the file failed (%s)", gs_strerror(rc));
+  }
   if (got > FS_BUF)
     return gsf_fs_fail(s, GS_EIO, s->off, "the input callback returned too many bytes");
   s->len = got;

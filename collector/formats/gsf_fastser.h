@@ -28,6 +28,7 @@ typedef struct gsf_fs {
   size_t pos, len;
   uint64_t off;               /* file offset of the next byte */
   int eof;
+  int read_rc;                /* the input's error, once it failed */
   char *err;
   size_t cap;
   char *arena;                /* strings read, UTF-8, one after another */

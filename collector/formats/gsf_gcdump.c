@@ -516,6 +516,7 @@ static int dump_fields(gd *g) {
   g->process_off = g->s.arena_len;
   if ((rc = gsf_fs_string(&g->s, &is_null, 4096)) < 0) return rc;
   g->process_len = g->s.arena_len - g->process_off;
+  if (blank(g->s.arena + g->process_off, g->process_len)) g->process_len = 0;
   return 1;
 }
 
@@ -523,9 +524,11 @@ static int dump_fields(gd *g) {
 
 static int read_graph(gd *g) {
   int32_t root;
+  uint64_t root_at;
   size_t mark;
   int rc = read_header(g);
   if (rc < 0 || (rc = gsf_fs_get(&g->s, NULL, 8, "the graph")) < 0) return rc;   /* total size */
+  root_at = g->s.off;
   if ((rc = gsf_fs_i32(&g->s, &root, "the graph")) < 0) return rc;
   if ((rc = read_types(g)) < 0 || (rc = read_nodes(g)) < 0 || (rc = read_blob(g)) < 0) return rc;
   /* The fields after the graph are read by guesswork for the process name:
@@ -534,7 +537,8 @@ static int read_graph(gd *g) {
   mark = g->s.arena_len;
   if ((rc = gsf_fs_keep_tail(&g->s)) < 0) return rc;
   if ((rc = graph_rest(g)) == 1) rc = dump_fields(g);
-  if (rc == GS_EIO || rc == GS_ENOMEM) return rc;
+  if (g->s.read_rc < 0) return g->s.read_rc;
+  if (rc == GS_ENOMEM) return rc;
   if (rc != 1) {
     g->process_len = 0;
     g->s.arena_len = mark;
@@ -542,9 +546,8 @@ static int read_graph(gd *g) {
   }
   if ((rc = gsf_fs_finish(&g->s)) < 0) return rc;
   if (root < 0 || (uint32_t)root >= g->nnodes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at,
-                       "the root node %ld is not one of the %lu nodes", (long)root,
-                       (unsigned long)g->nnodes);
+    return gsf_fs_fail(&g->s, GS_EFORMAT, root_at, "the root node %ld is not one of the %lu nodes",
+                       (long)root, (unsigned long)g->nnodes);
   g->root = (uint32_t)root;
   return check_nodes(g);
 }

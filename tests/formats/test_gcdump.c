@@ -14,14 +14,15 @@
 typedef struct mem_in {
   const unsigned char *p;
   size_t len, pos, step;   /* step: most bytes handed out per call */
-  int fail_at;             /* > 0: this call fails with GS_EIO */
+  int fail_at;             /* > 0: this call fails with fail_rc, else GS_EIO */
+  int fail_rc;
   int calls;
 } mem_in;
 
 static int mem_read(void *ctx, void *buf, size_t cap, size_t *got) {
   mem_in *m = ctx;
   size_t n = m->len - m->pos;
-  if (++m->calls == m->fail_at) return GS_EIO;
+  if (++m->calls == m->fail_at) return m->fail_rc ? m->fail_rc : GS_EIO;
   if (m->step && n > m->step) n = m->step;
   if (n > cap) n = cap;
   memcpy(buf, m->p + m->pos, n);
@@ -33,7 +34,7 @@ static int mem_read(void *ctx, void *buf, size_t cap, size_t *got) {
 /* Converts data into out (text); returns the reader's code. */
 static int convert(const unsigned char *data, size_t len, size_t step, gsu_buf *out, char *err,
                    size_t cap) {
-  mem_in in = {data, len, 0, step, 0, 0};
+  mem_in in = {data, len, 0, step, 0, 0, 0};
   gs_writer *w;
   int rc, wrc;
   gsu_assert_ok(gs_writer_new(&w, gsu_buf_write, out));
@@ -317,6 +318,21 @@ static void test_io_errors(void **state) {
   gsu_assert_err(gsf_gcdump_convert(mem_read, &in, w, err, sizeof err), GS_EIO);
   assert_non_null(strstr(err, "byte 128: reading the file failed"));
   gs_writer_free(w);
+  /* ... or among the dump's fields after the graph, which are otherwise
+   * read by guesswork: the input's error (here a decompressor's "bad
+   * format") is not taken for a layout the reader does not know */
+  memset(&in, 0, sizeof in);
+  in.p = f.data;
+  in.len = f.len;
+  in.step = 64;
+  in.fail_at = (int)(f.process / 64) + 1;
+  in.fail_rc = GS_EFORMAT;
+  assert_true(f.process / 64 * 64 > f.blob + 150);
+  gsu_assert_ok(gs_writer_new(&w, gsu_buf_write, &out));
+  gsu_assert_err(gsf_gcdump_convert(mem_read, &in, w, err, sizeof err), GS_EFORMAT);
+  assert_non_null(strstr(err, "reading the file failed"));
+  gs_writer_free(w);
+  assert_int_equal(out.len, 0);
   /* the output fails */
   memset(&in, 0, sizeof in);
   in.p = f.data;
