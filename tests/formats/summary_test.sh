@@ -1,0 +1,30 @@
+#!/bin/sh
+# gcdump_summary: `gcsnap summary --json` of wpfapp.gcdump, converted by the
+# .gcdump reader, against that of wpfapp.gclog, which was made from it: the
+# objects, bytes, references, roots by kind and flag, types by bytes and
+# unreachable objects must all agree. Exits 77 (skipped) without the files.
+#   summary_test.sh GCDUMP2GCLOG GCSNAP FIXTURES_DIR WORK_DIR
+set -eu
+conv=$1 gcsnap=$2 fixtures=$3 work=$4
+if [ ! -f "$fixtures/wpfapp.gcdump" ] || [ ! -f "$fixtures/wpfapp.gclog" ]; then
+  echo "$fixtures/wpfapp.gcdump or wpfapp.gclog not found: skipped"
+  exit 77
+fi
+out="$work/wpfapp-from-gcdump.gclog"
+"$conv" "$fixtures/wpfapp.gcdump" "$out"
+"$gcsnap" summary --json --top 0 "$out" > "$out.json"
+"$gcsnap" summary --json --top 0 "$fixtures/wpfapp.gclog" > "$work/wpfapp.json"
+python3 - "$out.json" "$work/wpfapp.json" <<'PY'
+import json, sys
+got, want = (json.load(open(p)) for p in sys.argv[1:3])
+keys = ["objects", "bytes", "references", "dangling_references", "roots", "roots_by_kind",
+        "roots_by_flag", "dangling_roots", "types", "unreachable", "unreachable_bytes", "by_type"]
+bad = [k for k in keys if got.get(k) != want.get(k)]
+for k in bad:
+    print("%s differs: %s from the .gcdump, %s from the .gclog" % (k, str(got.get(k))[:200], str(want.get(k))[:200]))
+if want["objects"] != 138204 or len(want["by_type"]) != want["types"]:
+    print("unexpected reference summary: %s objects, %d of %s types listed" % (want["objects"], len(want["by_type"]), want["types"]))
+    bad.append("reference")
+print("compared %d fields of %d objects and %d types: %s" % (len(keys), got["objects"], got["types"], "differ" if bad else "same"))
+sys.exit(1 if bad else 0)
+PY
