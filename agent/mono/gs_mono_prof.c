@@ -128,21 +128,24 @@ static void reply(int fd, const char *text) {
 static void serve_capture(int fd, int stable_ids) {
   gsm_snap snap;
   char err[160] = "", domain[256] = "?", line[200];
-  MonoThread *self;
+  static int attached;
   const char *name;
   if (!prof.ready || prof.stopping) {
     reply(fd, prof.stopping ? "x the runtime is shutting down\n"
                             : "x the runtime has not started yet\n");
     return;
   }
-  self = mono_thread_attach(mono_get_root_domain());
+  /* A tools thread: the runtime knows it, yet never waits for it to stop,
+   * so the module's thread may block on its socket between captures. */
+  if (!attached) {
+    mono_threads_attach_tools_thread();
+    attached = 1;
+  }
   gsm_snap_capture(&snap, stable_ids);
   if (!snap.error[0] && gsm_emit_prepare(&snap, err, sizeof err) == 0) {
     name = mono_domain_get_friendly_name(mono_get_root_domain());
     snprintf(domain, sizeof domain, "%s", name && *name ? name : "?");
   }
-  /* A thread left attached while it waits on a socket hangs the runtime's exit. */
-  mono_thread_detach(self);
   if (snap.error[0] || err[0]) {
     snprintf(line, sizeof line, "x %s\n", snap.error[0] ? snap.error : err);
     reply(fd, line);

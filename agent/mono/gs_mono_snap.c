@@ -60,7 +60,7 @@ static void classify(root_range *r, const char *name) {
   case MONO_ROOT_SOURCE_THREAD_STATIC: case MONO_ROOT_SOURCE_CONTEXT_STATIC:
   case MONO_ROOT_SOURCE_EPHEMERON: case MONO_ROOT_SOURCE_TOGGLEREF: r->kind = 5; break;
   case MONO_ROOT_SOURCE_DOMAIN:
-    if (name && strcmp(name, "String Pool") == 0) r->kind = 5;
+    if (name && strstr(name, "String Pool")) r->kind = 5;   /* interned strings, literals */
     break;
   default: break;
   }
