@@ -217,7 +217,7 @@ def wait_dead(p, timeout):
 
 
 def test_faults():
-    app = App("Churn.exe", ["1000000", "keep"])
+    app = App("Churn.exe", ["300000", "keep"])
     app.wait_line("ready", 120)
     out = os.path.join(WORK, "fault.gclog")
     # The agent killed mid-capture: the program runs on, no file appears.
@@ -231,14 +231,13 @@ def test_faults():
     a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + app.sock, "--out", out])
     time.sleep(0.15)
     a.send_signal(signal.SIGSTOP)
-    t0 = time.time()
-    r = agent("--source", "mono:" + app.sock, "--json", "--out", os.devnull, check_rc=False)
+    time.sleep(1)
+    check(app.p.poll() is None and not os.path.exists(out), "an agent stopped mid-capture: no file")
     a.kill()
     a.wait()
-    print("stopped agent: a second agent got exit %d after %.1f s: %s" % (r.returncode, time.time() - t0, r.stderr.strip()))
     check(app.p.poll() is None, "the program runs on while an agent is stopped")
     stats = capture(app, out)
-    check(stats["objects"] > 1000000, "a capture after the faults works (%d objects)" % stats["objects"])
+    check(stats["objects"] > 300000, "a capture after the faults works (%d objects)" % stats["objects"])
     # No collector: the agent retries, the program is unaffected.
     port = socket.socket()
     port.bind(("127.0.0.1", 0))
@@ -247,10 +246,12 @@ def test_faults():
     r = agent("--source", "mono:" + app.sock, "--connect", dead, "--device-id", "m", "--once",
               "--connect-timeout", "2", check_rc=False)
     check(r.returncode == 3 and app.p.poll() is None, "no collector: agent exit 3, the program runs on")
-    # The program killed mid-capture: the agent fails, no file.
+    # The program killed mid-capture (stopped first, so that the capture is
+    # surely under way): the agent fails, no file.
+    app.p.send_signal(signal.SIGSTOP)
     a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + app.sock, "--out", out + "2"],
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(0.1)
+    time.sleep(0.3)
     app.p.kill()
     app.p.wait()
     err = a.communicate(timeout=30)[1]
