@@ -10,8 +10,10 @@
  *   x MESSAGE                    the capture failed (instead of the rest)
  *
  * Numbers are hexadecimal. Type IDs stay the same for a class for the life
- * of the process. Names are Mono's (mono_type_get_name) with nested types
- * joined by '+' as .NET prints them. */
+ * of the process. Names are Mono's (mono_type_get_name) with a nested
+ * type joined to its declaring type by '+' as .NET prints them
+ * (Outer+Inner), where the declaring type's name is a prefix of it: not in
+ * generic declaring types, which Mono prints without their arity. */
 #include <errno.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -26,6 +28,18 @@ static size_t ntypes, names_cap;
 
 static uint64_t type_of(MonoClass *k) {
   return gsm_map_get(&types, (uint64_t)(uintptr_t)k);
+}
+
+/* Mono joins a nested type to its declaring type with '.'; .NET with '+'. */
+static void mark_nesting(MonoClass *k, char *name) {
+  MonoClass *outer;
+  while ((outer = mono_class_get_nesting_type(k))) {
+    char *o = mono_type_get_name(mono_class_get_type(outer));
+    size_t n = o ? strlen(o) : 0;
+    if (o && strncmp(name, o, n) == 0 && name[n] == '.') name[n] = '+';
+    if (o) mono_free(o);
+    k = outer;
+  }
 }
 
 static int add_type(MonoClass *k) {
@@ -45,9 +59,9 @@ static int add_type(MonoClass *k) {
     free(copy);
     return -1;
   }
+  mark_nesting(k, copy);
   for (c = copy; *c; c++)
-    if (*c == '/') *c = '+';
-    else if (*c == '\n' || *c == '\r') *c = ' ';
+    if (*c == '\n' || *c == '\r') *c = ' ';
   names[++ntypes] = copy;
   return 0;
 }
