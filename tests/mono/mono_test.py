@@ -208,6 +208,14 @@ def test_ids():
           "the 100 new objects have IDs no object of the first snapshot had")
 
 
+def raw_capture(app):
+    """A client of the module's socket that asks for a capture."""
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(app.sock)
+    c.sendall(b"capture\n")
+    return c
+
+
 def wait_dead(p, timeout):
     try:
         p.wait(timeout)
@@ -220,22 +228,25 @@ def test_faults():
     app = App("Churn.exe", ["300000", "keep"])
     app.wait_line("ready", 120)
     out = os.path.join(WORK, "fault.gclog")
-    # The agent killed mid-capture: the program runs on, no file appears.
-    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + app.sock, "--out", out])
-    time.sleep(0.15)
-    a.kill()
-    a.wait()
-    check(not os.path.exists(out), "agent killed mid-capture: no %s" % os.path.basename(out))
-    check(app.p.poll() is None, "the program runs on after the agent was killed")
-    # An agent that stops reading: the program and the next agent go on.
-    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + app.sock, "--out", out])
-    time.sleep(0.15)
-    a.send_signal(signal.SIGSTOP)
+    # An agent that dies mid-capture: it reads the first bytes and closes.
+    c = raw_capture(app)
+    c.recv(100)
+    c.close()
+    time.sleep(0.2)
+    check(app.p.poll() is None, "an agent gone mid-capture: the program runs on")
+    # An agent that stops reading mid-capture: the program runs on, and the
+    # module serves the next agent once the stalled one is gone.
+    c = raw_capture(app)
+    c.recv(100)
     time.sleep(1)
-    check(app.p.poll() is None and not os.path.exists(out), "an agent stopped mid-capture: no file")
+    check(app.p.poll() is None, "an agent that stopped reading: the program runs on")
+    c.close()
+    # A real agent killed mid-capture leaves no file.
+    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + app.sock, "--out", out])
+    time.sleep(0.05)
     a.kill()
     a.wait()
-    check(app.p.poll() is None, "the program runs on while an agent is stopped")
+    check(not os.path.exists(out) or a.returncode == 0, "agent killed: no %s unless it had finished" % os.path.basename(out))
     stats = capture(app, out)
     check(stats["objects"] > 300000, "a capture after the faults works (%d objects)" % stats["objects"])
     # No collector: the agent retries, the program is unaffected.
