@@ -64,11 +64,12 @@ static char *next_line(mono_source *s) {
       s->pos = 0;
     }
     if (s->len == s->cap) {
+      size_t cap = s->cap ? s->cap * 2 : 65536;
       char *bigger;
       if (s->cap >= MAX_LINE) return fail(s, 0, "a line longer than 64 MiB", NULL), NULL;
-      if (!(bigger = realloc(s->buf, s->cap * 2))) return fail(s, 0, "out of memory", NULL), NULL;
+      if (!(bigger = realloc(s->buf, cap))) return fail(s, 0, "out of memory", NULL), NULL;
       s->buf = bigger;
-      s->cap *= 2;
+      s->cap = cap;
     }
     rc = gs_port_net_recv(s->sock, s->buf + s->len, s->cap - s->len, &got, REPLY_MS);
     if (rc == GS_EOF)
