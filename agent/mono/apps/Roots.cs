@@ -41,6 +41,12 @@ static class Program {
   [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
   static void DropPending() { for (int i = 0; i < 3; i++) new Pending(); }
 
+  static void RunOnThread(ThreadStart f) {
+    var t = new Thread(f);
+    t.Start();
+    t.Join();
+  }
+
   static void Setup() {
     for (int i = 0; i < 5; i++) Registry.Head = new Node { Next = Registry.Head, Value = i };
     Registry.Loop = new Cycle();
@@ -59,10 +65,12 @@ static class Program {
     Setup();
     // The finalizer thread takes the Blocker first and stays in its
     // finalizer; the Pending objects collected after it wait in the queue.
-    DropBlocker();
+    // On their own threads, so that no stale stack slot of this thread
+    // keeps them alive (the stacks are scanned conservatively).
+    RunOnThread(DropBlocker);
     GC.Collect();
-    if (!Blocker.Started.WaitOne(10000)) { Console.Error.WriteLine("no finalizer ran"); return 1; }
-    DropPending();
+    if (!Blocker.Started.WaitOne(60000)) { Console.Error.WriteLine("no finalizer ran"); return 1; }
+    RunOnThread(DropPending);
     GC.Collect();
     var a = new Local { Name = "a" };
     var b = new Local { Name = "b" };

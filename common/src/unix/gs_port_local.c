@@ -17,21 +17,21 @@ int gs_port_local_connect(gs_port_socket **out, const char *path, char *err, siz
   *out = NULL;
   memset(&sa, 0, sizeof sa);
   if (strlen(path) >= sizeof sa.sun_path) {
-    snprintf(err, errcap, "%s: path too long for a socket (at most %u bytes)", path,
+    snprintf(err, errcap, "%.100s...: path too long for a socket (at most %u bytes)", path,
              (unsigned)sizeof sa.sun_path - 1);
     return GS_EINVAL;
   }
   sa.sun_family = AF_UNIX;
   memcpy(sa.sun_path, path, strlen(path) + 1);
   if ((fd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0) {
-    snprintf(err, errcap, "%s: %s", path, strerror(errno));
+    snprintf(err, errcap, "%.200s: %s", path, strerror(errno));
     return GS_EIO;
   }
   fcntl(fd, F_SETFD, FD_CLOEXEC);
   do rc = connect(fd, (struct sockaddr *)&sa, sizeof sa);
   while (rc != 0 && errno == EINTR);
   if (rc != 0 || !(*out = malloc(sizeof **out))) {
-    snprintf(err, errcap, "%s: %s", path, rc != 0 ? strerror(errno) : "out of memory");
+    snprintf(err, errcap, "%.200s: %s", path, rc != 0 ? strerror(errno) : "out of memory");
     close(fd);
     return rc != 0 ? GS_EIO : GS_ENOMEM;
   }

@@ -5,6 +5,6 @@
 
 int gs_port_local_connect(gs_port_socket **out, const char *path, char *err, size_t errcap) {
   *out = NULL;
-  snprintf(err, errcap, "%s: local sockets are not supported on Windows", path);
+  snprintf(err, errcap, "%.200s: local sockets are not supported on Windows", path);
   return GS_EINVAL;
 }
