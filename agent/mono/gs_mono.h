@@ -25,6 +25,7 @@
 typedef struct gsm_vec {
   unsigned char *p;
   size_t len, cap, elem;  /* elements used, elements mapped, bytes each */
+  size_t touched;         /* bytes written at most: the memory it costs */
 } gsm_vec;
 
 /* Room for n more elements: a pointer to the first, or NULL when the
@@ -43,11 +44,14 @@ typedef struct gsm_map {
 int gsm_map_init(gsm_map *m, size_t keys);     /* room for keys at half load; 0 or -1 */
 void gsm_map_free(gsm_map *m);
 uint64_t gsm_map_get(const gsm_map *m, uint64_t key);   /* 0: absent */
+/* Starts loading key's slot into the cache: lookups in a row hide misses. */
+void gsm_map_prefetch(const gsm_map *m, uint64_t key);
 void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value);  /* needs room */
 int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value);  /* 0 or -1 */
 uint64_t gsm_map_del(gsm_map *m, uint64_t key);   /* its value, 0: absent */
 
-/* Bytes mapped now and at most since the last reset, by every array and map. */
+/* Bytes in use now and at most since the last reset: the pages the arrays
+ * wrote (mapped pages never written cost nothing) and the maps' tables. */
 size_t gsm_mem_peak(void);
 void gsm_mem_reset_peak(void);
 

@@ -9,11 +9,20 @@
 
 static size_t mem_now, mem_peak;
 
-static void *map_bytes(size_t bytes) {
+static void count(size_t more) {
+  size_t now = __atomic_add_fetch(&mem_now, more, __ATOMIC_RELAXED);
+  if (now > mem_peak) mem_peak = now;
+}
+
+static void *map_raw(size_t bytes) {
   void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) return NULL;
-  mem_now = __atomic_add_fetch(&mem_now, bytes, __ATOMIC_RELAXED);
-  if (mem_now > mem_peak) mem_peak = mem_now;
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* A map's table: its slots are written anywhere, so all of it counts. */
+static void *map_bytes(size_t bytes) {
+  void *p = map_raw(bytes);
+  if (p) count(bytes);
   return p;
 }
 
@@ -41,22 +50,26 @@ void *gsm_vec_push(gsm_vec *v, size_t n) {
     if (v->p) {
       p = mremap(v->p, v->cap * v->elem, bytes, MREMAP_MAYMOVE);
       if (p == MAP_FAILED) return NULL;
-      __atomic_add_fetch(&mem_now, bytes - v->cap * v->elem, __ATOMIC_RELAXED);
-      if (mem_now > mem_peak) mem_peak = mem_now;
-    } else if (!(p = map_bytes(bytes))) {
+    } else if (!(p = map_raw(bytes))) {
       return NULL;
     }
     v->p = p;
     v->cap = cap;
   }
   v->len += n;
+  if (v->len * v->elem > v->touched) {
+    size_t pages = (v->len * v->elem + 4095) & ~(size_t)4095;
+    count(pages - v->touched);
+    v->touched = pages;
+  }
   return v->p + (v->len - n) * v->elem;
 }
 
 void gsm_vec_free(gsm_vec *v) {
-  unmap_bytes(v->p, v->cap * v->elem);
+  if (v->p) munmap(v->p, v->cap * v->elem);
+  __atomic_sub_fetch(&mem_now, v->touched, __ATOMIC_RELAXED);
   v->p = NULL;
-  v->len = v->cap = 0;
+  v->len = v->cap = v->touched = 0;
 }
 
 /* ---- the map: linear probing, deletion by backward shift ---- */
@@ -80,6 +93,10 @@ void gsm_map_free(gsm_map *m) {
   if (m->slots) unmap_bytes(m->slots, (m->mask + 1) * 16);
   m->slots = NULL;
   m->mask = m->count = 0;
+}
+
+void gsm_map_prefetch(const gsm_map *m, uint64_t key) {
+  if (m->slots) __builtin_prefetch(&m->slots[2 * slot_of(m, key)]);
 }
 
 uint64_t gsm_map_get(const gsm_map *m, uint64_t key) {

@@ -26,11 +26,15 @@ typedef struct root_range {
 
 #define ID_BITS   40
 #define ID_MASK   (((uint64_t)1 << ID_BITS) - 1)
+#define PREFETCH  16            /* map lookups started ahead of use */
 
 static struct {
   int stable, max_gen;
   volatile int capturing;
-  pthread_mutex_t ranges_lock, handles_lock;
+  pthread_mutex_t ranges_lock, handles_lock, moves_lock;
+  int deferring;                /* moves wait in pending: ids is being read */
+  int lost_moves;               /* pending ran out of memory: forget every identity */
+  gsm_vec pending;              /* old, new address pairs */
   gsm_vec ranges;               /* root_range, sorted by start */
   gsm_map handles;              /* handle + 1 -> type + 1 */
   gsm_map ids;                  /* address -> identity | check << ID_BITS */
@@ -38,7 +42,8 @@ static struct {
   gsm_snap *snap;
   MonoProfilerHandle handle;
 } S = {0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-       {NULL, 0, 0, sizeof(root_range)}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
+       PTHREAD_MUTEX_INITIALIZER, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
+       {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
 
 static void fail(const char *why) {
   if (!S.snap->error[0]) strncpy(S.snap->error, why, sizeof S.snap->error - 1);
@@ -232,37 +237,76 @@ static uint64_t id_of(const gsm_map *m, uint64_t addr) {
   return v ? v & ID_MASK : addr;
 }
 
-/* Gives every walked object its identity and, when asked, writes the
- * identities over the addresses of objects, references and roots. */
+static void apply_moves(const uint64_t *pairs, uint64_t count) {
+  uint64_t i, v;
+  for (i = 0; i + 1 < count; i += 2)
+    if ((v = gsm_map_del(&S.ids, pairs[i]))) gsm_map_put(&S.ids, pairs[i + 1], v);
+}
+
+/* Gives every walked object its identity, in the pause. When asked, the
+ * objects get their identities at once; their references and roots are
+ * rewritten after the world restarted (rewrite_refs), from the map, while
+ * moves wait. */
 static void assign_ids(gsm_snap *s, int rewrite) {
   gsm_map fresh;
   gsm_obj *o = (gsm_obj *)s->objs.p;
-  uint64_t *r = (uint64_t *)s->refs.p;
-  gsm_root *rt = (gsm_root *)s->roots.p;
   size_t i;
+  if (S.deferring) {             /* an earlier walk of this capture */
+    apply_moves((const uint64_t *)S.pending.p, S.pending.len * 2);
+    gsm_vec_free(&S.pending);
+  }
+  if (S.lost_moves) gsm_map_free(&S.ids);  /* an identity may have moved unseen */
+  S.lost_moves = 0;
   if (gsm_map_init(&fresh, s->objs.len)) {
     fail("out of memory for the identity map");
     return;
   }
   for (i = 0; i < s->objs.len; i++) {
-    uint64_t old = gsm_map_get(&S.ids, o[i].id), check = check_of(&o[i]);
+    uint64_t old, check = check_of(&o[i]);
+    if (i + PREFETCH < s->objs.len) {
+      gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
+      gsm_map_prefetch(&fresh, o[i + PREFETCH].id);
+    }
+    old = gsm_map_get(&S.ids, o[i].id);
     uint64_t id = old && old >> ID_BITS == check ? old & ID_MASK : ++S.next_id;
     gsm_map_put(&fresh, o[i].id, id | check << ID_BITS);
+    if (rewrite) o[i].id = id;
   }
   gsm_map_free(&S.ids);
   S.ids = fresh;
-  if (!rewrite) return;
-  for (i = 0; i < s->refs.len; i++) r[i] = id_of(&S.ids, r[i]);
-  for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
-  for (i = 0; i < s->objs.len; i++) o[i].id = id_of(&S.ids, o[i].id);
+  S.deferring = rewrite;
 }
 
+/* Moves come from the collector with the world stopped; the capture's
+ * thread, a tools thread, is never stopped, so it holds moves_lock only
+ * briefly and the collector never waits on a stopped holder. */
 static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count) {
-  uint64_t i, v;
   (void)p;
-  for (i = 0; i + 1 < count; i += 2)
-    if ((v = gsm_map_del(&S.ids, (uint64_t)(uintptr_t)objects[i])))
-      gsm_map_put(&S.ids, (uint64_t)(uintptr_t)objects[i + 1], v);
+  pthread_mutex_lock(&S.moves_lock);
+  if (!S.deferring) {
+    apply_moves((const uint64_t *)objects, count);
+  } else {
+    uint64_t *q = gsm_vec_push(&S.pending, count / 2);
+    if (q) memcpy(q, objects, count / 2 * 2 * sizeof *q);
+    else S.lost_moves = 1;
+  }
+  pthread_mutex_unlock(&S.moves_lock);
+}
+
+static void rewrite_refs(gsm_snap *s) {
+  uint64_t *r = (uint64_t *)s->refs.p;
+  gsm_root *rt = (gsm_root *)s->roots.p;
+  size_t i;
+  for (i = 0; i < s->refs.len; i++) {
+    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH]);
+    r[i] = id_of(&S.ids, r[i]);
+  }
+  for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
+  pthread_mutex_lock(&S.moves_lock);
+  apply_moves((const uint64_t *)S.pending.p, S.pending.len * 2);
+  gsm_vec_free(&S.pending);
+  S.deferring = 0;
+  pthread_mutex_unlock(&S.moves_lock);
 }
 
 /* ---- the collection ---- */
@@ -326,6 +370,7 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   mono_profiler_set_gc_event_callback(S.handle, NULL);
   mono_profiler_set_gc_roots_callback(S.handle, NULL);
   S.snap = NULL;
+  if (S.deferring) rewrite_refs(s);
   s->mem_bytes = gsm_mem_peak() - t0;
   if (!s->error[0] && !s->objs.len) strcpy(s->error, "the collection walked no object");
 }

@@ -129,15 +129,22 @@ say "The stored snapshot: gcsnap fetch $id -o $out/demo.gclog.zst, then validate
 "$bin/gcsnap" summary --top 15 "$out/demo.gclog.zst"
 
 if [ "$source" = mono ]; then
-  say "Scheduled captures: gcsnap schedule add $device --every 2s, until 4 are stored"
-  "$bin/gcsnap" schedule add "$device" --every 2s --collector "$url"
-  stored() {
-    n=$("$bin/gcsnap" snapshots --device "$device" --status complete --json --collector "$url" |
-        grep -c '"id":')
-    [ "$n" -ge 5 ]
+  say "Scheduled captures: gcsnap schedule add $device --every 2s, until 4 more are stored"
+  # complete_ids N: the IDs of the device's newest N complete snapshots.
+  complete_ids() {
+    "$bin/gcsnap" snapshots --device "$device" --status complete --limit "$1" --json \
+      --collector "$url" | sed -n 's/^ *"id": \([0-9]*\).*/\1/p'
   }
+  before=$(complete_ids 1)
+  schedule=$("$bin/gcsnap" schedule add "$device" --every 2s --collector "$url") ||
+    die "gcsnap schedule add failed"
+  echo "$schedule"
+  schedule=$(echo "$schedule" | sed -n 's/^Schedule \([0-9]*\):.*/\1/p')
+  stored() { [ "$(complete_ids 4 | awk -v b="${before:-0}" '$1 > b' | wc -l)" -ge 4 ]; }
   wait_for "4 scheduled captures" stored
-  "$bin/gcsnap" snapshots --device "$device" --collector "$url"
+  # The store outlives this run: the schedule does not.
+  "$bin/gcsnap" schedule rm "$schedule" --collector "$url" >/dev/null
+  "$bin/gcsnap" snapshots --device "$device" --limit 5 --collector "$url"
 
   say "Leak suspects of the last 4 snapshots: gcsnap trend --device $device --last 4 --top 3"
   "$bin/gcsnap" trend --device "$device" --last 4 --top 3 --collector "$url" | tee "$out/demo-trend.txt"
