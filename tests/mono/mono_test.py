@@ -5,8 +5,9 @@ usage: mono_test.py SUITE BIN_DIR LIB_DIR APPS_DIR WORK_DIR
 
 Suites: roots (every root kind, exact counts, strict validation), statics
 (weak handles keep nothing alive; statics found through their container),
-ids (stable IDs across real compaction, checked by each object's place in
-an array), faults (agent killed or stopped, program killed, no collector).
+ids (stable IDs of objects across collections, checked by each object's
+place in an array), faults (agent gone or stalled, program killed, no
+collector), own (--trigger and --every with --spool on a running program).
 Exit 0 pass, 1 fail, 77 skipped (no mono or the programs not built).
 """
 import json
@@ -270,6 +271,32 @@ def test_faults():
           "program killed mid-capture: agent exit %d, no file (%s)" % (a.returncode, err.strip()))
 
 
+def test_own():
+    """Captures of the agent's own: --trigger reads the heap's size from the module."""
+    sock = os.path.join(WORK, "contacts.sock")
+    env = dict(os.environ, LD_LIBRARY_PATH=LIB)
+    app = subprocess.Popen(["mono", "--profile=gcsnap:socket=" + sock, os.path.join(APPS, "Contacts.exe"), "5"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    procs.append(app)
+    for _ in range(300):
+        if os.path.exists(sock):
+            break
+        time.sleep(0.1)
+    spool = os.path.join(WORK, "spool")
+    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + sock, "--connect", "127.0.0.1:1",
+                          "--device-id", "m", "--spool", spool, "--trigger", "heap-growth=5%", "--cooldown", "500ms",
+                          "--check-interval", "100ms", "--every", "1s"], stderr=subprocess.PIPE, text=True)
+    procs.append(a)
+    time.sleep(3.5)
+    a.terminate()
+    err = a.communicate(timeout=10)[1]
+    fired = [l for l in err.splitlines() if "heap-growth=5%: the heap holds" in l]
+    files = [f for f in os.listdir(spool) if f.endswith(".gcspool")]
+    check(len(fired) >= 1, "heap-growth=5%% fired on the program's heap %d times" % len(fired))
+    check(len(files) >= 3, "%d captures spooled (trigger and --every 1s)" % len(files))
+    check(app.poll() is None, "the program runs on")
+
+
 def main():
     if not shutil.which("mono") or not os.path.exists(os.path.join(LIB, "libmono-profiler-gcsnap.so")) \
             or not os.path.exists(os.path.join(APPS, "Roots.exe")):
@@ -278,7 +305,8 @@ def main():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
     try:
-        {"roots": test_roots, "statics": test_statics, "ids": test_ids, "faults": test_faults}[suite]()
+        {"roots": test_roots, "statics": test_statics, "ids": test_ids, "faults": test_faults,
+         "own": test_own}[suite]()
     finally:
         for p in procs:
             if p.poll() is None:
