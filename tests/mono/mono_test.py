@@ -5,8 +5,8 @@ usage: mono_test.py SUITE BIN_DIR LIB_DIR APPS_DIR WORK_DIR
 
 Suites: roots (every root kind, exact counts, strict validation), statics
 (weak handles keep nothing alive; statics found through their container),
-ids (stable IDs of objects across collections, checked by each object's
-place in an array), faults (agent gone or stalled, program killed, no
+ids (stable IDs across real compaction, checked by each object's place in
+an array), faults (agent gone or stalled, program killed, no
 collector), own (--trigger and --every with --spool on a running program).
 Exit 0 pass, 1 fail, 77 skipped (no mono or the programs not built).
 """
@@ -200,7 +200,8 @@ def test_ids():
 
     a1, a2 = tracked(caps["address", 1]), tracked(caps["address", 2])
     moved = sum(1 for x, y in zip(a1, a2) if x != y)
-    check(len(a1) == 2000, "2000 Tracked objects; the collector moved %d of them" % moved)
+    # SGen evacuates the sparsest blocks only: about 100 of the 2000 move.
+    check(len(a1) == 2000 and moved >= 50, "2000 Tracked objects; the collector moved %d of them" % moved)
     s1, s2 = tracked(caps["stable", 1]), tracked(caps["stable", 2])
     kept = sum(1 for x, y in zip(s1, s2) if x == y)
     check(kept == 2000, "stable IDs: %d of 2000 survivors kept their ID, by their place in the array" % kept)

@@ -18,11 +18,19 @@ static class Registry {
 }
 
 static class Program {
-  static int Main() {
+  // On a thread of its own, so that no stale slot of the main thread's
+  // stack (scanned conservatively) keeps the fillers alive later.
+  static void Fill() {
     for (int i = 0; i < Registry.All.Length; i++) {
       Registry.All[i] = new Tracked { Payload = i, Pad = -i };
       for (int j = 0; j < 50; j++) Registry.Fillers[i * 50 + j] = new Filler { A = i, B = j };
     }
+  }
+
+  static int Main() {
+    var t = new System.Threading.Thread(Fill);
+    t.Start();
+    t.Join();
     Console.WriteLine("ready 1");
     Console.ReadLine();
     Registry.Fillers = null;
