@@ -259,17 +259,45 @@ def test_faults():
     r = agent("--source", "mono:" + app.sock, "--connect", dead, "--device-id", "m", "--once",
               "--connect-timeout", "2", check_rc=False)
     check(r.returncode == 3 and app.p.poll() is None, "no collector: agent exit 3, the program runs on")
-    # The program killed mid-capture (stopped first, so that the capture is
-    # surely under way): the agent fails, no file.
+    # The program killed mid-capture, with a collector: the capture was asked
+    # for while the program was stopped, so it is surely under way when the
+    # program dies. The collector lists no complete snapshot of it.
+    port, http = free_port(), free_port()
+    url = "http://127.0.0.1:%d" % http
+    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port, "--http",
+                          "127.0.0.1:%d" % http, "--store", os.path.join(WORK, "store")],
+                         stderr=subprocess.DEVNULL)
+    procs.append(d)
+    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + app.sock, "--connect",
+                          "127.0.0.1:%d" % port, "--device-id", "dying"], stderr=subprocess.PIPE, text=True)
+    procs.append(a)
+    wait_until(lambda: "dying" in gcsnap("devices", "--collector", url).stdout, "the agent to connect")
     app.p.send_signal(signal.SIGSTOP)
-    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "mono:" + app.sock, "--out", out + "2"],
-                         stderr=subprocess.PIPE, text=True)
-    time.sleep(0.3)
+    cap = subprocess.Popen([os.path.join(BIN, "gcsnap"), "capture", "dying", "--wait", "--collector", url],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(0.5)
     app.p.kill()
     app.p.wait()
-    err = a.communicate(timeout=30)[1]
-    check(a.returncode == 1 and not os.path.exists(out + "2"),
-          "program killed mid-capture: agent exit %d, no file (%s)" % (a.returncode, err.strip()))
+    out_cap = cap.communicate(timeout=60)[0]
+    listed = gcsnap("snapshots", "--device", "dying", "--status", "complete", "--json", "--collector", url).stdout
+    check(cap.returncode != 0 and '"id"' not in listed,
+          "program killed mid-capture: the capture failed (%s), no complete snapshot listed" % out_cap.strip())
+    a.terminate()
+    check("program closed the connection" in a.communicate(timeout=10)[1], "the agent reported the program's death")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until(cond, what, timeout=30):
+    t0 = time.time()
+    while not cond():
+        if time.time() - t0 > timeout:
+            fail("timed out waiting for " + what)
+        time.sleep(0.1)
 
 
 def test_own():
