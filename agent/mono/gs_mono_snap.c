@@ -237,10 +237,16 @@ static uint64_t id_of(const gsm_map *m, uint64_t addr) {
   return v ? v & ID_MASK : addr;
 }
 
-static void apply_moves(const uint64_t *pairs, uint64_t count) {
-  uint64_t i, v;
-  for (i = 0; i + 1 < count; i += 2)
-    if ((v = gsm_map_del(&S.ids, pairs[i]))) gsm_map_put(&S.ids, pairs[i + 1], v);
+static void move(uint64_t from, uint64_t to) {
+  uint64_t v = gsm_map_del(&S.ids, from);
+  if (v) gsm_map_put(&S.ids, to, v);
+}
+
+static void apply_pending(void) {
+  const uint64_t *pairs = (const uint64_t *)S.pending.p;
+  size_t i;
+  for (i = 0; i < S.pending.len; i++) move(pairs[2 * i], pairs[2 * i + 1]);
+  gsm_vec_free(&S.pending);
 }
 
 /* Gives every walked object its identity, in the pause. When asked, the
@@ -251,10 +257,7 @@ static void assign_ids(gsm_snap *s, int rewrite) {
   gsm_map fresh;
   gsm_obj *o = (gsm_obj *)s->objs.p;
   size_t i;
-  if (S.deferring) {             /* an earlier walk of this capture */
-    apply_moves((const uint64_t *)S.pending.p, S.pending.len * 2);
-    gsm_vec_free(&S.pending);
-  }
+  if (S.deferring) apply_pending();   /* an earlier walk of this capture */
   if (S.lost_moves) gsm_map_free(&S.ids);  /* an identity may have moved unseen */
   S.lost_moves = 0;
   if (gsm_map_init(&fresh, s->objs.len)) {
@@ -262,13 +265,13 @@ static void assign_ids(gsm_snap *s, int rewrite) {
     return;
   }
   for (i = 0; i < s->objs.len; i++) {
-    uint64_t old, check = check_of(&o[i]);
+    uint64_t old, id, check = check_of(&o[i]);
     if (i + PREFETCH < s->objs.len) {
       gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
       gsm_map_prefetch(&fresh, o[i + PREFETCH].id);
     }
     old = gsm_map_get(&S.ids, o[i].id);
-    uint64_t id = old && old >> ID_BITS == check ? old & ID_MASK : ++S.next_id;
+    id = old && old >> ID_BITS == check ? old & ID_MASK : ++S.next_id;
     gsm_map_put(&fresh, o[i].id, id | check << ID_BITS);
     if (rewrite) o[i].id = id;
   }
@@ -281,14 +284,18 @@ static void assign_ids(gsm_snap *s, int rewrite) {
  * thread, a tools thread, is never stopped, so it holds moves_lock only
  * briefly and the collector never waits on a stopped holder. */
 static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count) {
+  uint64_t i, *q = NULL;
   (void)p;
   pthread_mutex_lock(&S.moves_lock);
-  if (!S.deferring) {
-    apply_moves((const uint64_t *)objects, count);
-  } else {
-    uint64_t *q = gsm_vec_push(&S.pending, count / 2);
-    if (q) memcpy(q, objects, count / 2 * 2 * sizeof *q);
-    else S.lost_moves = 1;
+  if (S.deferring && !(q = gsm_vec_push(&S.pending, (size_t)(count / 2)))) S.lost_moves = 1;
+  for (i = 0; i + 1 < count; i += 2) {
+    uint64_t from = (uint64_t)(uintptr_t)objects[i], to = (uint64_t)(uintptr_t)objects[i + 1];
+    if (!S.deferring) {
+      move(from, to);
+    } else if (q) {
+      *q++ = from;
+      *q++ = to;
+    }
   }
   pthread_mutex_unlock(&S.moves_lock);
 }
@@ -303,8 +310,7 @@ static void rewrite_refs(gsm_snap *s) {
   }
   for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
   pthread_mutex_lock(&S.moves_lock);
-  apply_moves((const uint64_t *)S.pending.p, S.pending.len * 2);
-  gsm_vec_free(&S.pending);
+  apply_pending();
   S.deferring = 0;
   pthread_mutex_unlock(&S.moves_lock);
 }

@@ -51,14 +51,15 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 
-# capture NAME MONO-COMMAND...: runs Roots.exe, captures it into NAME.gclog.
+# capture NAME AGENT MONO-COMMAND...: runs Roots.exe, captures it with stable
+# IDs into NAME.gclog.
 capture() {
   name=$1 agent_cmd=$2
   shift 2
   sock=$work/$name.sock
   fifo=$work/$name.in
   mkfifo "$fifo"
-  "$@" "--profile=gcsnap:socket=$sock" "$apps/Roots.exe" <"$fifo" >"$name.out" 2>"$name.log" &
+  "$@" "--profile=gcsnap:socket=$sock,ids=stable" "$apps/Roots.exe" <"$fifo" >"$name.out" 2>"$name.log" &
   app=$!
   exec 3>"$fifo"
   i=0
@@ -68,7 +69,7 @@ capture() {
     kill -0 "$app" 2>/dev/null || die "$name: Roots.exe exited: $(cat "$name.out") $(tail -3 "$name.log")"
     sleep 0.2
   done
-  $agent_cmd --source "mono:$sock" --out "$name.gclog" --json >"$name.json" 2>"$name.agent.log" ||
+  $agent_cmd --source "mono:$sock" --stable-ids --out "$name.gclog" --json >"$name.json" 2>"$name.agent.log" ||
     { kill "$app"; die "$name: the agent failed: $(cat "$name.agent.log")"; }
   echo >&3
   exec 3>&-
