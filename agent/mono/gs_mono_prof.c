@@ -11,8 +11,10 @@
  *   heap             "heap BYTES": mono_gc_get_used_size, no collection
  *   capture [stable] a snapshot (gs_mono_emit.c), IDs stable when asked
  *
- * A capture attaches the thread to the runtime, forces a full collection
- * and detaches before any I/O. The module links no Mono library: the mono
+ * The first capture attaches the thread to the runtime as a tools thread
+ * (known to the runtime, never stopped by it, so it may wait on its socket)
+ * and forces a full collection; type names are resolved and all I/O done
+ * after the world restarted. The module links no Mono library: the mono
  * executable exports the API. */
 #include <errno.h>
 #include <poll.h>
@@ -145,6 +147,7 @@ static void serve_capture(int fd, int stable_ids) {
   if (!snap.error[0] && gsm_emit_prepare(&snap, err, sizeof err) == 0) {
     name = mono_domain_get_friendly_name(mono_get_root_domain());
     snprintf(domain, sizeof domain, "%s", name && *name ? name : "?");
+    domain[strcspn(domain, "\r\n")] = 0;     /* one line */
   }
   if (snap.error[0] || err[0]) {
     snprintf(line, sizeof line, "x %s\n", snap.error[0] ? snap.error : err);
