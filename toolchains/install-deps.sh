@@ -43,6 +43,9 @@ wine64              runs the Win32 agent and its tests (tests/cross)
 libcmocka-dev:armel cmocka for the ARM target, so the unit tests of common/ run under qemu-arm
 lld                 links the Windows CE API guard against CE's exports only (toolchains/arm-wince.cmake)
 llvm                llvm-dlltool makes that guard's import libraries, llvm-readobj checks its PE file
+mono-runtime        Mono, the .NET runtime the profiler module (agent/mono) loads into; runs the C# demo and test programs
+libmono-2.0-dev     Mono's profiler API headers (mono-2.pc) the module is built against
+mono-mcs            mcs compiles the C# demo application and test programs (agent/mono/apps)
 cppcheck            static checks of the C code (tests/static)
 clang-tidy          static checks of the C code (tests/static)
 LIST

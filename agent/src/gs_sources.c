@@ -15,6 +15,7 @@ static const source_entry sources[] = {
 #ifndef GS_AGENT_MINIMAL
   {"mock", gs_source_mock_new, gs_source_mock_help},
   {"demo", gs_source_demo_new, gs_source_demo_help},
+  {"mono", gs_source_mono_new, gs_source_mono_help},
 #endif
   {"file", gs_source_file_new, gs_source_file_help},
 };
@@ -25,7 +26,7 @@ const char *gs_sources_names(void) {
 #ifdef GS_AGENT_MINIMAL
   return "file";
 #else
-  return "mock|demo|file";
+  return "mock|demo|mono|file";
 #endif
 }
 

@@ -17,11 +17,13 @@ typedef int (*gs_source_new_fn)(gs_source **out, const char *options, char *err,
 int gs_source_mock_new(gs_source **out, const char *options, char *err, size_t errcap);
 int gs_source_file_new(gs_source **out, const char *options, char *err, size_t errcap);
 int gs_source_demo_new(gs_source **out, const char *options, char *err, size_t errcap);
+int gs_source_mono_new(gs_source **out, const char *options, char *err, size_t errcap);
 
 /* --help text of each backend: one block, indented, ending in a newline. */
 extern const char gs_source_mock_help[];
 extern const char gs_source_file_help[];
 extern const char gs_source_demo_help[];
+extern const char gs_source_mono_help[];
 
 /* Opens the source spec names. An unknown name is GS_EINVAL. */
 int gs_sources_open(gs_source **out, const char *spec, char *err, size_t errcap);
@@ -29,7 +31,7 @@ int gs_sources_open(gs_source **out, const char *spec, char *err, size_t errcap)
 /* Writes the help of every source built in. */
 void gs_sources_help(FILE *f);
 
-/* The names of the sources built in, "mock|demo|file", for messages. */
+/* The names of the sources built in, "mock|demo|mono|file", for messages. */
 const char *gs_sources_names(void);
 
 #endif

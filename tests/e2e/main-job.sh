@@ -1,27 +1,43 @@
 #!/bin/sh
 # main-job.sh - the main job end to end, as the Quick start runs it: a
 # collector on an embedded store, the demo application's agent connected to
-# it, a capture on demand, the stored snapshot's summary; then both stop.
+# it, a capture on demand, the stored snapshot's summary; with the C#
+# application on Mono also a few captures on a schedule and their leak
+# suspects (gcsnap trend); then everything stops.
 #
 # usage: main-job.sh BIN_DIR OUT_DIR [SOURCE]
 #
 # BIN_DIR holds gcsnapd, gcsnap and gcsnap-agent; the store (demo-store/),
 # the logs and the fetched snapshot (demo.gclog.zst) go to OUT_DIR. SOURCE
-# is the agent's heap source (default
-# demo:objects=200000,steps=500). The collector listens on free loopback
-# ports, so a collector already running on the default ones is not
-# disturbed. Exit status 0 when the snapshot was stored, validated and
-# summarized; 77 when the programs are not built (or the agent cannot
+# is the agent's heap source: `mono` (the default when Mono and the
+# profiler module are built: the C# demo application
+# BIN_DIR/../mono-apps/Contacts.exe on Mono with BIN_DIR/../lib's module,
+# device contacts-1), or any source spec, such as the instrumented
+# runtime's demo:objects=200000,steps=500 (the default otherwise, device
+# demo-1). The collector listens on free loopback ports, so a collector
+# already running on the default ones is not disturbed. Exit status 0 when
+# the snapshot was stored, validated and summarized (and, for mono, the
+# leak was found); 77 when the programs are not built (or the agent cannot
 # connect), which ctest reports as skipped.
 set -eu
 
 [ $# -ge 2 ] && [ $# -le 3 ] || { echo "usage: main-job.sh BIN_DIR OUT_DIR [SOURCE]" >&2; exit 2; }
 bin=$1
 out=$2
-source=${3:-demo:objects=200000,steps=500}
+lib=$bin/../lib
+apps=$bin/../mono-apps
+if [ $# -ge 3 ]; then
+  source=$3
+elif command -v mono >/dev/null 2>&1 && [ -f "$lib/libmono-profiler-gcsnap.so" ] &&
+     [ -f "$apps/Contacts.exe" ]; then
+  source=mono
+else
+  source=demo:objects=200000,steps=500
+fi
 mkdir -p "$out"
 store=$out/demo-store
 device=demo-1
+[ "$source" != mono ] || device=contacts-1
 
 say() { printf '\n== %s\n' "$*"; }
 die() { printf 'main-job: %s\n' "$*" >&2; exit 1; }
@@ -41,11 +57,12 @@ agent_port=$(free_port 7410)
 http_port=$(free_port 7411)
 url=http://127.0.0.1:$http_port
 
-collector_pid= agent_pid=
+collector_pid= agent_pid= app_pid=
 stop_all() {
   [ -z "$agent_pid" ] || { kill "$agent_pid" 2>/dev/null || true; wait "$agent_pid" 2>/dev/null || true; }
+  [ -z "$app_pid" ] || { kill "$app_pid" 2>/dev/null || true; wait "$app_pid" 2>/dev/null || true; }
   [ -z "$collector_pid" ] || { kill "$collector_pid" 2>/dev/null || true; wait "$collector_pid" 2>/dev/null || true; }
-  agent_pid= collector_pid=
+  agent_pid= collector_pid= app_pid=
 }
 trap stop_all EXIT
 trap 'exit 130' INT TERM
@@ -74,9 +91,25 @@ say "Starting the collector: gcsnapd --listen 127.0.0.1:$agent_port --http 127.0
 collector_pid=$!
 wait_for "the collector's HTTP API" "$bin/gcsnap" devices --collector "$url"
 
-say "Starting the demo application's agent: gcsnap-agent --source $source --connect 127.0.0.1:$agent_port --device-id $device"
-"$bin/gcsnap-agent" --source "$source" --connect "127.0.0.1:$agent_port" --device-id "$device" \
-  2>"$out/demo-agent.log" &
+agent_source=$source
+agent_opts=
+if [ "$source" = mono ]; then
+  sock=$out/contacts.sock
+  rm -f "$sock"
+  say "Starting the C# demo application on Mono with the gcsnap module: mono --profile=gcsnap:socket=$sock,ids=stable Contacts.exe"
+  LD_LIBRARY_PATH=$lib mono "--profile=gcsnap:socket=$sock,ids=stable" "$apps/Contacts.exe" \
+    >"$out/demo-app.log" 2>&1 &
+  app_pid=$!
+  wait_for "the application's gcsnap socket" test -S "$sock"
+  agent_source=mono:$sock
+  agent_opts=--stable-ids
+fi
+
+say "Starting the demo application's agent: gcsnap-agent --source $agent_source $agent_opts --connect 127.0.0.1:$agent_port --device-id $device"
+# $agent_opts is empty or one word.
+# shellcheck disable=SC2086
+"$bin/gcsnap-agent" --source "$agent_source" $agent_opts --connect "127.0.0.1:$agent_port" \
+  --device-id "$device" 2>"$out/demo-agent.log" &
 agent_pid=$!
 wait_for "the agent to connect" connected
 "$bin/gcsnap" devices --collector "$url"
@@ -95,6 +128,29 @@ say "The stored snapshot: gcsnap fetch $id -o $out/demo.gclog.zst, then validate
 "$bin/gcsnap" validate --strict "$out/demo.gclog.zst"
 "$bin/gcsnap" summary --top 15 "$out/demo.gclog.zst"
 
-say "Stopping the agent and the collector"
+if [ "$source" = mono ]; then
+  say "Scheduled captures: gcsnap schedule add $device --every 2s, until 4 more are stored"
+  # complete_ids N: the IDs of the device's newest N complete snapshots.
+  complete_ids() {
+    "$bin/gcsnap" snapshots --device "$device" --status complete --limit "$1" --json \
+      --collector "$url" | sed -n 's/^ *"id": \([0-9]*\).*/\1/p'
+  }
+  before=$(complete_ids 1)
+  schedule=$("$bin/gcsnap" schedule add "$device" --every 2s --collector "$url") ||
+    die "gcsnap schedule add failed"
+  echo "$schedule"
+  schedule=$(echo "$schedule" | sed -n 's/^Schedule \([0-9]*\):.*/\1/p')
+  stored() { [ "$(complete_ids 4 | awk -v b="${before:-0}" '$1 > b' | wc -l)" -ge 4 ]; }
+  wait_for "4 scheduled captures" stored
+  # The store outlives this run: the schedule does not.
+  "$bin/gcsnap" schedule rm "$schedule" --collector "$url" >/dev/null
+  "$bin/gcsnap" snapshots --device "$device" --limit 5 --collector "$url"
+
+  say "Leak suspects of the last 4 snapshots: gcsnap trend --device $device --last 4 --top 3"
+  "$bin/gcsnap" trend --device "$device" --last 4 --top 3 --collector "$url" | tee "$out/demo-trend.txt"
+  grep -q 'DetailView' "$out/demo-trend.txt" || die "the leak (DetailView) is not among the suspects"
+fi
+
+say "Stopping the agent, the application and the collector"
 stop_all
 echo "Done. The store stays in $store; logs: $out/demo-gcsnapd.log, $out/demo-agent.log"

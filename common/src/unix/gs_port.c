@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "gs_error.h"
 #include "gs_port.h"
+#include "gs_port_socket.h"
 
 static int port_errno;
 
@@ -272,9 +273,6 @@ uint64_t gs_port_peak_rss(void) {
 
 /* ---- network ---- */
 
-struct gs_port_socket {
-  int fd;
-};
 
 #ifndef MSG_NOSIGNAL
 #define MSG_NOSIGNAL 0              /* SO_NOSIGPIPE does the work instead */

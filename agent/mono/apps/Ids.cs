@@ -1,0 +1,44 @@
+// Ids.cs - objects that move between two captures, for the stable ID test.
+// Tracked objects are allocated between fillers of the same size; after the
+// first capture the fillers die, so the collector evacuates the sparse
+// blocks and the Tracked objects move. Registry.All keeps them in order:
+// the test reads an object's place in that array as its payload. Fresh
+// objects are allocated after the first capture. The program prints
+// "ready 1", waits for a line, churns, prints "ready 2", waits and exits.
+using System;
+
+class Tracked { public long Payload; public long Pad; }
+class Filler { public long A; public long B; }
+class Fresh { public long Payload; }
+
+static class Registry {
+  public static Tracked[] All = new Tracked[2000];
+  public static Filler[] Fillers = new Filler[2000 * 50];
+  public static Fresh[] New;
+}
+
+static class Program {
+  // On a thread of its own, so that no stale slot of the main thread's
+  // stack (scanned conservatively) keeps the fillers alive later.
+  static void Fill() {
+    for (int i = 0; i < Registry.All.Length; i++) {
+      Registry.All[i] = new Tracked { Payload = i, Pad = -i };
+      for (int j = 0; j < 50; j++) Registry.Fillers[i * 50 + j] = new Filler { A = i, B = j };
+    }
+  }
+
+  static int Main() {
+    var t = new System.Threading.Thread(Fill);
+    t.Start();
+    t.Join();
+    Console.WriteLine("ready 1");
+    Console.ReadLine();
+    Registry.Fillers = null;
+    for (int i = 0; i < 3; i++) GC.Collect();
+    Registry.New = new Fresh[100];
+    for (int i = 0; i < Registry.New.Length; i++) Registry.New[i] = new Fresh { Payload = i };
+    Console.WriteLine("ready 2");
+    Console.ReadLine();
+    return 0;
+  }
+}

@@ -1,0 +1,100 @@
+/* gs_mono.h - the parts of the gcsnap profiler module for Mono, shared
+ * between its files (not a public interface).
+ *
+ * gs_mono_mem.c  memory that is safe to take while the world is stopped:
+ *                growable arrays and hash maps on mmap, never malloc
+ * gs_mono_snap.c the capture: an induced full collection, the heap walk,
+ *                roots, GC handles and stable identities, in the pause
+ * gs_mono_emit.c the snapshot written to the agent as text lines, after
+ *                the world restarted (type names, I/O)
+ * gs_mono_prof.c the module's entry point, options, runtime callbacks and
+ *                the socket the agent talks to */
+#ifndef GS_MONO_H
+#define GS_MONO_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <mono/metadata/class.h>
+#include <mono/metadata/mono-gc.h>
+#include <mono/metadata/object.h>
+
+/* ---- gs_mono_mem.c ---- */
+
+/* A growable array of fixed-size elements in anonymous mappings. */
+typedef struct gsm_vec {
+  unsigned char *p;
+  size_t len, cap, elem;  /* elements used, elements mapped, bytes each */
+  size_t touched;         /* bytes written at most: the memory it costs */
+} gsm_vec;
+
+/* Room for n more elements: a pointer to the first, or NULL when the
+ * system refuses the memory. The array may move. */
+void *gsm_vec_push(gsm_vec *v, size_t n);
+void gsm_vec_free(gsm_vec *v);
+
+/* An open-addressing map from nonzero 64-bit keys to 64-bit values. It
+ * grows only in gsm_map_put_grow, never in put, so the pause can size it
+ * first and insert without mapping memory. */
+typedef struct gsm_map {
+  uint64_t *slots;        /* key, value pairs */
+  size_t mask, count;     /* slots - 1; keys held */
+} gsm_map;
+
+int gsm_map_init(gsm_map *m, size_t keys);     /* room for keys at half load; 0 or -1 */
+void gsm_map_free(gsm_map *m);
+uint64_t gsm_map_get(const gsm_map *m, uint64_t key);   /* 0: absent */
+/* Starts loading key's slot into the cache: lookups in a row hide misses. */
+void gsm_map_prefetch(const gsm_map *m, uint64_t key);
+void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value);  /* needs room */
+int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value);  /* 0 or -1 */
+uint64_t gsm_map_del(gsm_map *m, uint64_t key);   /* its value, 0: absent */
+
+/* Bytes in use now and at most since the last reset: the pages the arrays
+ * wrote (mapped pages never written cost nothing) and the maps' tables. */
+size_t gsm_mem_peak(void);
+void gsm_mem_reset_peak(void);
+
+/* Microseconds of a monotonic clock (no lock, safe in the pause). */
+uint64_t gsm_now_us(void);
+
+/* ---- gs_mono_snap.c ---- */
+
+typedef struct gsm_obj {
+  uint64_t id;            /* the address, or the stable identity */
+  MonoClass *klass;
+  uint32_t size;
+  uint32_t nrefs;         /* its references: the next nrefs of refs */
+} gsm_obj;
+
+typedef struct gsm_root {
+  uint64_t id;
+  MonoClass *container;   /* static roots: the declaring type */
+  uint32_t kind, flags;
+} gsm_root;
+
+/* One capture's result, valid until gsm_snap_release. */
+typedef struct gsm_snap {
+  gsm_vec objs, refs, roots;
+  uint64_t pause_us, mem_bytes;
+  char error[160];        /* nonempty: the capture failed */
+} gsm_snap;
+
+/* Installs the runtime callbacks; stable: track objects across moves. */
+void gsm_snap_install(void *handle, int stable);
+/* Runs a capture from a thread attached to the runtime. stable_ids: the
+ * snapshot's IDs are identities (needs stable at install). */
+void gsm_snap_capture(gsm_snap *s, int stable_ids);
+void gsm_snap_release(gsm_snap *s);
+
+/* ---- gs_mono_emit.c ---- */
+
+/* Resolves type names (on a thread attached to the runtime): 0 or -1. */
+int gsm_emit_prepare(const gsm_snap *s, char *err, size_t errcap);
+/* Writes the snapshot's lines to fd; 0, or -1 when the peer went away or
+ * stalled. */
+int gsm_emit(int fd, const gsm_snap *s, const char *domain);
+/* Writes all of buf to fd, waiting at most 60 s for progress: 0 or -1. */
+int gsm_write_all(int fd, const void *buf, size_t len);
+
+#endif

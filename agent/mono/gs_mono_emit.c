@@ -1,0 +1,189 @@
+/* gs_mono_emit.c - the snapshot as text lines for the agent, written after
+ * the world restarted (names allocate; sockets block).
+ *
+ *   s NAME                       the section: the root domain's name
+ *   t ID NAME                    a type, before the objects that use it
+ *   o ID TYPE SIZE [REF...]      an object and its references
+ *   r ID KIND FLAGS CONTAINER    a root (CONTAINER: a type ID, statics only)
+ *   e PAUSE_US MEM_BYTES         the end: the world-stopped time, the
+ *                                module's added memory
+ *   x MESSAGE                    the capture failed (instead of the rest)
+ *
+ * Numbers are hexadecimal. Type IDs stay the same for a class for the life
+ * of the process. Names are Mono's (mono_type_get_name) with a nested
+ * type joined to its declaring type by '+' as .NET prints them
+ * (Outer+Inner), where the declaring type's name is a prefix of it: not in
+ * generic declaring types, which Mono prints without their arity. */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <mono/utils/mono-publib.h>
+#include "gs_mono.h"
+
+static gsm_map types;           /* class -> type ID */
+static char **names;            /* by type ID */
+static size_t ntypes, names_cap;
+
+static uint64_t type_of(MonoClass *k) {
+  return gsm_map_get(&types, (uint64_t)(uintptr_t)k);
+}
+
+/* Mono joins a nested type to its declaring type with '.'; .NET with '+'. */
+static void mark_nesting(MonoClass *k, char *name) {
+  MonoClass *outer;
+  while ((outer = mono_class_get_nesting_type(k))) {
+    char *o = mono_type_get_name(mono_class_get_type(outer));
+    size_t n = o ? strlen(o) : 0;
+    if (o && strncmp(name, o, n) == 0 && name[n] == '.') name[n] = '+';
+    if (o) mono_free(o);
+    k = outer;
+  }
+}
+
+static int add_type(MonoClass *k) {
+  char *name, *copy, *c;
+  if (!k || type_of(k)) return 0;
+  if (ntypes + 1 >= names_cap) {
+    size_t cap = names_cap ? names_cap * 2 : 256;
+    char **grown = realloc(names, cap * sizeof *names);
+    if (!grown) return -1;
+    names = grown;
+    names_cap = cap;
+  }
+  name = mono_type_get_name(mono_class_get_type(k));
+  copy = strdup(name ? name : "?");
+  if (name) mono_free(name);
+  if (!copy || gsm_map_put_grow(&types, (uint64_t)(uintptr_t)k, ntypes + 1)) {
+    free(copy);
+    return -1;
+  }
+  mark_nesting(k, copy);
+  for (c = copy; *c; c++)
+    if (*c == '\n' || *c == '\r') *c = ' ';
+  names[++ntypes] = copy;
+  return 0;
+}
+
+int gsm_emit_prepare(const gsm_snap *s, char *err, size_t errcap) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
+  const gsm_root *r = (const gsm_root *)s->roots.p;
+  size_t i;
+  int rc = 0;
+  for (i = 0; !rc && i < s->objs.len; i++) rc = add_type(o[i].klass);
+  for (i = 0; !rc && i < s->roots.len; i++) rc = add_type(r[i].container);
+  if (rc) strncpy(err, "out of memory for type names", errcap - 1);
+  return rc;
+}
+
+/* ---- output ---- */
+
+static char buf[65536];
+static size_t used;
+static int out_fd, out_failed;
+
+int gsm_write_all(int fd, const void *p, size_t len) {
+  const char *c = p;
+  while (len) {
+    ssize_t n = send(fd, c, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      c += n;
+      len -= (size_t)n;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      struct pollfd pf;
+      pf.fd = fd;
+      pf.events = POLLOUT;
+      int ready = poll(&pf, 1, 60000);
+      if (ready == 0 || (ready < 0 && errno != EINTR)) return -1;
+    } else if (n < 0 && errno != EINTR) {
+      return -1;
+    }
+  }
+  return 0;
+}
+
+static void flush(void) {
+  if (!out_failed && used && gsm_write_all(out_fd, buf, used)) out_failed = 1;
+  used = 0;
+}
+
+static void put(const char *s, size_t n) {
+  if (used + n > sizeof buf) flush();
+  if (n > sizeof buf) {
+    if (!out_failed && gsm_write_all(out_fd, s, n)) out_failed = 1;
+    return;
+  }
+  memcpy(buf + used, s, n);
+  used += n;
+}
+
+static void put_hex(char lead, uint64_t v) {
+  char tmp[18], *p = tmp + sizeof tmp;
+  do *--p = "0123456789abcdef"[v & 15];
+  while (v >>= 4);
+  *--p = lead;
+  put(p, (size_t)(tmp + sizeof tmp - p));
+}
+
+static void put_line(char tag, const char *text) {
+  char head[2];
+  head[0] = tag;
+  head[1] = ' ';
+  put(head, 2);
+  put(text, strlen(text));
+  put("\n", 1);
+}
+
+static void emit_types(const gsm_snap *s) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
+  const gsm_root *r = (const gsm_root *)s->roots.p;
+  unsigned char *seen = calloc(ntypes + 1, 1);
+  size_t i;
+  for (i = 0; i < s->objs.len + s->roots.len; i++) {
+    MonoClass *k = i < s->objs.len ? o[i].klass : r[i - s->objs.len].container;
+    uint64_t t = k ? type_of(k) : 0;
+    if (!t || (seen && seen[t])) continue;
+    if (seen) seen[t] = 1;
+    put("t", 1);
+    put_hex(' ', t);
+    put(" ", 1);
+    put(names[t], strlen(names[t]));
+    put("\n", 1);
+  }
+  free(seen);
+}
+
+int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
+  const uint64_t *ref = (const uint64_t *)s->refs.p;
+  const gsm_root *r = (const gsm_root *)s->roots.p;
+  size_t i, j;
+  out_fd = fd;
+  out_failed = 0;
+  used = 0;
+  put_line('s', domain);
+  emit_types(s);
+  for (i = 0; i < s->objs.len && !out_failed; i++) {
+    put("o", 1);
+    put_hex(' ', o[i].id);
+    put_hex(' ', type_of(o[i].klass));
+    put_hex(' ', o[i].size);
+    for (j = 0; j < o[i].nrefs; j++) put_hex(' ', *ref++);
+    put("\n", 1);
+  }
+  for (i = 0; i < s->roots.len && !out_failed; i++) {
+    put("r", 1);
+    put_hex(' ', r[i].id);
+    put_hex(' ', r[i].kind);
+    put_hex(' ', r[i].flags);
+    put_hex(' ', r[i].container ? type_of(r[i].container) : 0);
+    put("\n", 1);
+  }
+  put("e", 1);
+    put_hex(' ', s->pause_us);
+  put_hex(' ', s->mem_bytes);
+  put("\n", 1);
+  flush();
+  return out_failed ? -1 : 0;
+}

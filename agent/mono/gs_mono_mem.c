@@ -1,0 +1,161 @@
+/* gs_mono_mem.c - memory the module may take while the runtime's world is
+ * stopped. A suspended thread may hold malloc's lock, so everything the
+ * pause touches lives in anonymous mappings, grown with mremap: system
+ * calls, no user-space lock. */
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include "gs_mono.h"
+
+static size_t mem_now, mem_peak;
+
+static void count(size_t more) {
+  size_t now = __atomic_add_fetch(&mem_now, more, __ATOMIC_RELAXED);
+  if (now > mem_peak) mem_peak = now;
+}
+
+static void *map_raw(size_t bytes) {
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+/* A map's table: its slots are written anywhere, so all of it counts.
+ * Lookups land at random: huge pages spare them most TLB misses. */
+static void *map_bytes(size_t bytes) {
+  void *p = map_raw(bytes);
+  if (!p) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (bytes >= (size_t)4 << 20) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  count(bytes);
+  return p;
+}
+
+static void unmap_bytes(void *p, size_t bytes) {
+  if (!p) return;
+  munmap(p, bytes);
+  __atomic_sub_fetch(&mem_now, bytes, __ATOMIC_RELAXED);
+}
+
+size_t gsm_mem_peak(void) { return mem_peak; }
+void gsm_mem_reset_peak(void) { mem_peak = mem_now; }
+
+uint64_t gsm_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void *gsm_vec_push(gsm_vec *v, size_t n) {
+  if (v->len + n > v->cap) {
+    size_t cap = v->cap ? v->cap : 65536, bytes;
+    void *p;
+    while (cap < v->len + n) cap *= 2;
+    bytes = cap * v->elem;
+    if (v->p) {
+      p = mremap(v->p, v->cap * v->elem, bytes, MREMAP_MAYMOVE);
+      if (p == MAP_FAILED) return NULL;
+    } else if (!(p = map_raw(bytes))) {
+      return NULL;
+    }
+    v->p = p;
+    v->cap = cap;
+  }
+  v->len += n;
+  if (v->len * v->elem > v->touched) {
+    size_t pages = (v->len * v->elem + 4095) & ~(size_t)4095;
+    count(pages - v->touched);
+    v->touched = pages;
+  }
+  return v->p + (v->len - n) * v->elem;
+}
+
+void gsm_vec_free(gsm_vec *v) {
+  if (v->p) munmap(v->p, v->cap * v->elem);
+  __atomic_sub_fetch(&mem_now, v->touched, __ATOMIC_RELAXED);
+  v->p = NULL;
+  v->len = v->cap = v->touched = 0;
+}
+
+/* ---- the map: linear probing, deletion by backward shift ---- */
+
+static size_t slot_of(const gsm_map *m, uint64_t key) {
+  key ^= key >> 33;
+  key *= 0xff51afd7ed558ccdULL;
+  key ^= key >> 33;
+  return (size_t)key & m->mask;
+}
+
+int gsm_map_init(gsm_map *m, size_t keys) {
+  size_t n = 1024;
+  while (n < keys * 2) n *= 2;
+  m->count = 0;
+  m->mask = n - 1;
+  return (m->slots = map_bytes(n * 16)) ? 0 : -1;
+}
+
+void gsm_map_free(gsm_map *m) {
+  if (m->slots) unmap_bytes(m->slots, (m->mask + 1) * 16);
+  m->slots = NULL;
+  m->mask = m->count = 0;
+}
+
+void gsm_map_prefetch(const gsm_map *m, uint64_t key) {
+  if (m->slots) __builtin_prefetch(&m->slots[2 * slot_of(m, key)]);
+}
+
+uint64_t gsm_map_get(const gsm_map *m, uint64_t key) {
+  size_t i;
+  if (!m->slots) return 0;
+  for (i = slot_of(m, key); m->slots[2 * i]; i = (i + 1) & m->mask)
+    if (m->slots[2 * i] == key) return m->slots[2 * i + 1];
+  return 0;
+}
+
+void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value) {
+  size_t i;
+  for (i = slot_of(m, key); m->slots[2 * i]; i = (i + 1) & m->mask)
+    if (m->slots[2 * i] == key) {
+      m->slots[2 * i + 1] = value;
+      return;
+    }
+  m->slots[2 * i] = key;
+  m->slots[2 * i + 1] = value;
+  m->count++;
+}
+
+int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value) {
+  if (!m->slots && gsm_map_init(m, 512)) return -1;
+  if ((m->count + 1) * 2 > m->mask + 1) {
+    gsm_map bigger;
+    size_t i;
+    if (gsm_map_init(&bigger, m->count + 1)) return -1;
+    for (i = 0; i <= m->mask; i++)
+      if (m->slots[2 * i]) gsm_map_put(&bigger, m->slots[2 * i], m->slots[2 * i + 1]);
+    gsm_map_free(m);
+    *m = bigger;
+  }
+  gsm_map_put(m, key, value);
+  return 0;
+}
+
+uint64_t gsm_map_del(gsm_map *m, uint64_t key) {
+  size_t i, j;
+  uint64_t value;
+  if (!m->slots) return 0;
+  for (i = slot_of(m, key); m->slots[2 * i] != key; i = (i + 1) & m->mask)
+    if (!m->slots[2 * i]) return 0;
+  value = m->slots[2 * i + 1];
+  /* Shift back the entries of the run after i that may sit in i. */
+  for (j = (i + 1) & m->mask; m->slots[2 * j]; j = (j + 1) & m->mask) {
+    size_t home = slot_of(m, m->slots[2 * j]);
+    if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+      m->slots[2 * i] = m->slots[2 * j];
+      m->slots[2 * i + 1] = m->slots[2 * j + 1];
+      i = j;
+    }
+  }
+  m->slots[2 * i] = m->slots[2 * i + 1] = 0;
+  m->count--;
+  return value;
+}

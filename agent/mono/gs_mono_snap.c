@@ -1,0 +1,388 @@
+/* gs_mono_snap.c - one consistent snapshot of a Mono heap.
+ *
+ * A capture forces a full collection and walks the heap when that
+ * collection's world is about to restart (MONO_GC_EVENT_PRE_START_WORLD):
+ * every live object is then in place and nothing runs. While the world is
+ * stopped the module records into mappings only (gs_mono_mem.c): a
+ * suspended thread may hold any lock, malloc's included.
+ *
+ * Roots arrive as (slot, object) pairs; their reason is the registered
+ * root range the slot lies in. GC handles are not reported as roots: the
+ * module follows their creation and deletion and reads their targets in
+ * the pause. With stable IDs, a map from address to identity follows the
+ * collector's moves between captures and is rebuilt from each walk; an
+ * identity whose class and size changed at its address is a new object
+ * that reused a dead one's address without a move. */
+#include <string.h>
+#include <mono/metadata/profiler.h>
+#include "gs_mono.h"
+
+/* A registered root range and what its roots are in the dump. */
+typedef struct root_range {
+  uintptr_t start, size;
+  const void *key;
+  uint32_t source, kind, flags;
+} root_range;
+
+#define ID_BITS   40
+#define ID_MASK   (((uint64_t)1 << ID_BITS) - 1)
+#define PREFETCH  16            /* map lookups started ahead of use */
+
+static struct {
+  int stable, max_gen;
+  volatile int capturing;
+  pthread_mutex_t ranges_lock, handles_lock, moves_lock;
+  int deferring;                /* moves wait in pending: ids is being read */
+  int lost_moves;               /* pending ran out of memory: forget every identity */
+  gsm_vec pending;              /* old, new address pairs */
+  gsm_vec ranges;               /* root_range, sorted by start */
+  gsm_map handles;              /* handle + 1 -> type + 1 */
+  gsm_map ids;                  /* address -> identity | check << ID_BITS */
+  uint64_t next_id, stop_t0;
+  gsm_snap *snap;
+  MonoProfilerHandle handle;
+} S = {0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+       PTHREAD_MUTEX_INITIALIZER, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
+       {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
+
+static void fail(const char *why) {
+  if (!S.snap->error[0]) strncpy(S.snap->error, why, sizeof S.snap->error - 1);
+}
+
+/* ---- root ranges ---- */
+
+/* The dump's root kind for a range: RPM kinds 0 other, 1 stack, 2
+ * finalizer queue, 3 handle, 4 static, 5 other runtime tables. */
+static void classify(root_range *r, const char *name) {
+  r->kind = 0;
+  r->flags = 0;
+  switch (r->source) {
+  case MONO_ROOT_SOURCE_STACK: r->kind = 1; r->flags = 1; break;  /* scanned conservatively: pinned */
+  case MONO_ROOT_SOURCE_HANDLE: r->kind = 1; break;
+  case MONO_ROOT_SOURCE_FINALIZER_QUEUE: r->kind = 2; break;
+  case MONO_ROOT_SOURCE_GC_HANDLE: r->kind = 3; break;
+  case MONO_ROOT_SOURCE_STATIC: r->kind = 4; break;
+  case MONO_ROOT_SOURCE_THREAD_STATIC: case MONO_ROOT_SOURCE_CONTEXT_STATIC:
+  case MONO_ROOT_SOURCE_EPHEMERON: case MONO_ROOT_SOURCE_TOGGLEREF: r->kind = 5; break;
+  case MONO_ROOT_SOURCE_DOMAIN:
+    if (name && strstr(name, "String Pool")) r->kind = 5;   /* interned strings, literals */
+    break;
+  default: break;
+  }
+}
+
+/* Index of the last range starting at or before addr, or -1. */
+static long range_floor(uintptr_t addr) {
+  const root_range *r = (const root_range *)S.ranges.p;
+  long lo = 0, hi = (long)S.ranges.len - 1, found = -1;
+  while (lo <= hi) {
+    long mid = lo + (hi - lo) / 2;
+    if (r[mid].start <= addr) found = mid, lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return found;
+}
+
+/* SGen registers pseudo roots (addresses 1 to 4) from its own thread during
+ * the first collection: nothing here may allocate, and nothing does. */
+static void on_root_register(MonoProfiler *p, const mono_byte *start, uintptr_t size,
+                             MonoGCRootSource source, const void *key, const char *name) {
+  root_range r, *slot;
+  long at;
+  (void)p;
+  r.start = (uintptr_t)start;
+  r.size = size ? size : 1;
+  r.key = key;
+  r.source = (uint32_t)source;
+  classify(&r, name);
+  pthread_mutex_lock(&S.ranges_lock);
+  at = range_floor(r.start) + 1;
+  if (gsm_vec_push(&S.ranges, 1)) {
+    slot = (root_range *)S.ranges.p + at;
+    memmove(slot + 1, slot, (S.ranges.len - 1 - (size_t)at) * sizeof r);
+    *slot = r;
+  }
+  pthread_mutex_unlock(&S.ranges_lock);
+}
+
+static void on_root_unregister(MonoProfiler *p, const mono_byte *start) {
+  long at;
+  (void)p;
+  pthread_mutex_lock(&S.ranges_lock);
+  at = range_floor((uintptr_t)start);
+  if (at >= 0 && ((root_range *)S.ranges.p)[at].start == (uintptr_t)start) {
+    root_range *slot = (root_range *)S.ranges.p + at;
+    memmove(slot, slot + 1, (S.ranges.len - 1 - (size_t)at) * sizeof *slot);
+    S.ranges.len--;
+  }
+  pthread_mutex_unlock(&S.ranges_lock);
+}
+
+static const root_range *range_of(uintptr_t slot) {
+  long at = range_floor(slot);
+  const root_range *r = at >= 0 ? (const root_range *)S.ranges.p + at : NULL;
+  return r && slot - r->start < r->size ? r : NULL;
+}
+
+static gsm_root *push_root(uint64_t obj, uint32_t kind, uint32_t flags, MonoClass *container) {
+  gsm_root *r = gsm_vec_push(&S.snap->roots, 1);
+  if (!r) {
+    fail("out of memory for roots");
+    return NULL;
+  }
+  r->id = obj;
+  r->kind = kind;
+  r->flags = flags;
+  r->container = container;
+  return r;
+}
+
+static void on_roots(MonoProfiler *p, uint64_t count, const mono_byte *const *addresses,
+                     MonoObject *const *objects) {
+  uint64_t i;
+  int locked;
+  (void)p;
+  if (!S.capturing) return;
+  /* Registration happens under the GC lock, which the collector holds now;
+   * the lock is only tried so that a broken promise cannot hang the pause. */
+  locked = pthread_mutex_trylock(&S.ranges_lock) == 0;
+  for (i = 0; i < count; i++) {
+    const root_range *r = range_of((uintptr_t)addresses[i]);
+    MonoClass *container = NULL;
+    if (!objects[i]) continue;
+    if (r && r->source == MONO_ROOT_SOURCE_GC_HANDLE) continue;  /* from the handle table */
+    if (r && r->kind == 4 && r->key) container = mono_vtable_class((MonoVTable *)r->key);
+    if (!push_root((uint64_t)(uintptr_t)objects[i], r ? r->kind : 0, r ? r->flags : 0,
+                   container))
+      break;
+  }
+  if (locked) pthread_mutex_unlock(&S.ranges_lock);
+}
+
+/* ---- GC handles ---- */
+
+static void on_handle_created(MonoProfiler *p, uint32_t handle, MonoGCHandleType type,
+                              MonoObject *obj) {
+  (void)p;
+  (void)obj;
+  pthread_mutex_lock(&S.handles_lock);
+  gsm_map_put_grow(&S.handles, (uint64_t)handle + 1, (uint64_t)type + 1);
+  pthread_mutex_unlock(&S.handles_lock);
+}
+
+static void on_handle_deleted(MonoProfiler *p, uint32_t handle, MonoGCHandleType type) {
+  (void)p;
+  (void)type;
+  pthread_mutex_lock(&S.handles_lock);
+  gsm_map_del(&S.handles, (uint64_t)handle + 1);
+  pthread_mutex_unlock(&S.handles_lock);
+}
+
+/* Every live handle's target, as a handle root: weak ones flagged weak
+ * (they keep nothing alive), pinned ones pinned. */
+static void handle_roots(void) {
+  size_t i;
+  if (pthread_mutex_trylock(&S.handles_lock) != 0) {
+    fail("a thread was stopped while changing the GC handle table; try again");
+    return;
+  }
+  for (i = 0; S.handles.slots && i <= S.handles.mask; i++) {
+    uint64_t h = S.handles.slots[2 * i], type = S.handles.slots[2 * i + 1] - 1;
+    MonoObject *o;
+    if (!h || !(o = mono_gchandle_get_target((uint32_t)(h - 1)))) continue;
+    if (!push_root((uint64_t)(uintptr_t)o, 3,
+                   type == MONO_GC_HANDLE_PINNED ? 1 : type <= MONO_GC_HANDLE_WEAK_TRACK_RESURRECTION ? 2 : 0,
+                   NULL))
+      break;
+  }
+  pthread_mutex_unlock(&S.handles_lock);
+}
+
+/* ---- the walk ---- */
+
+static int on_object(MonoObject *obj, MonoClass *klass, uintptr_t size, uintptr_t num,
+                     MonoObject **refs, uintptr_t *offsets, void *data) {
+  gsm_snap *s = data;
+  gsm_obj *last = s->objs.len ? (gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
+  uint64_t *r;
+  uintptr_t i;
+  (void)offsets;
+  /* An object with many references comes in several calls, the later
+   * ones with size 0. */
+  if (!(size == 0 && last && last->id == (uint64_t)(uintptr_t)obj)) {
+    if (!(last = gsm_vec_push(&s->objs, 1))) goto oom;
+    last->id = (uint64_t)(uintptr_t)obj;
+    last->klass = klass;
+    last->size = (uint32_t)mono_object_get_size(obj);
+    last->nrefs = 0;
+  }
+  if (num && !(r = gsm_vec_push(&s->refs, num))) goto oom;
+  for (i = 0; i < num; i++) r[i] = (uint64_t)(uintptr_t)refs[i];
+  last->nrefs += (uint32_t)num;
+  return 0;
+oom:
+  fail("out of memory for the heap walk");
+  return 1;
+}
+
+/* ---- stable identities ---- */
+
+static uint64_t check_of(const gsm_obj *o) {
+  uint64_t h = (uint64_t)(uintptr_t)o->klass * 0x9e3779b97f4a7c15ULL ^ o->size;
+  return (h >> 40) & 0xffffff;
+}
+
+static uint64_t id_of(const gsm_map *m, uint64_t addr) {
+  uint64_t v = gsm_map_get(m, addr);
+  return v ? v & ID_MASK : addr;
+}
+
+static void move(uint64_t from, uint64_t to) {
+  uint64_t v = gsm_map_del(&S.ids, from);
+  if (v) gsm_map_put(&S.ids, to, v);
+}
+
+static void apply_pending(void) {
+  const uint64_t *pairs = (const uint64_t *)S.pending.p;
+  size_t i;
+  for (i = 0; i < S.pending.len; i++) move(pairs[2 * i], pairs[2 * i + 1]);
+  gsm_vec_free(&S.pending);
+}
+
+/* Gives every walked object its identity, in the pause. When asked, the
+ * objects get their identities at once; their references and roots are
+ * rewritten after the world restarted (rewrite_refs), from the map, while
+ * moves wait. */
+static void assign_ids(gsm_snap *s, int rewrite) {
+  gsm_map fresh;
+  gsm_obj *o = (gsm_obj *)s->objs.p;
+  size_t i;
+  if (S.deferring) apply_pending();   /* an earlier walk of this capture */
+  if (S.lost_moves) gsm_map_free(&S.ids);  /* an identity may have moved unseen */
+  S.lost_moves = 0;
+  if (gsm_map_init(&fresh, s->objs.len)) {
+    fail("out of memory for the identity map");
+    return;
+  }
+  for (i = 0; i < s->objs.len; i++) {
+    uint64_t old, id, check = check_of(&o[i]);
+    if (i + PREFETCH < s->objs.len) {
+      gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
+      gsm_map_prefetch(&fresh, o[i + PREFETCH].id);
+    }
+    old = gsm_map_get(&S.ids, o[i].id);
+    id = old && old >> ID_BITS == check ? old & ID_MASK : ++S.next_id;
+    gsm_map_put(&fresh, o[i].id, id | check << ID_BITS);
+    if (rewrite) o[i].id = id;
+  }
+  gsm_map_free(&S.ids);
+  S.ids = fresh;
+  S.deferring = rewrite;
+}
+
+/* Moves come from the collector with the world stopped; the capture's
+ * thread, a tools thread, is never stopped, so it holds moves_lock only
+ * briefly and the collector never waits on a stopped holder. */
+static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count) {
+  uint64_t i, *q = NULL;
+  (void)p;
+  pthread_mutex_lock(&S.moves_lock);
+  if (S.deferring && !(q = gsm_vec_push(&S.pending, (size_t)(count / 2)))) S.lost_moves = 1;
+  for (i = 0; i + 1 < count; i += 2) {
+    uint64_t from = (uint64_t)(uintptr_t)objects[i], to = (uint64_t)(uintptr_t)objects[i + 1];
+    if (!S.deferring) {
+      move(from, to);
+    } else if (q) {
+      *q++ = from;
+      *q++ = to;
+    }
+  }
+  pthread_mutex_unlock(&S.moves_lock);
+}
+
+static void rewrite_refs(gsm_snap *s) {
+  uint64_t *r = (uint64_t *)s->refs.p;
+  gsm_root *rt = (gsm_root *)s->roots.p;
+  size_t i;
+  for (i = 0; i < s->refs.len; i++) {
+    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH]);
+    r[i] = id_of(&S.ids, r[i]);
+  }
+  for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
+  pthread_mutex_lock(&S.moves_lock);
+  apply_pending();
+  S.deferring = 0;
+  pthread_mutex_unlock(&S.moves_lock);
+}
+
+/* ---- the collection ---- */
+
+static int rewrite_ids;
+
+static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bool serial) {
+  gsm_snap *s = S.snap;
+  (void)p;
+  (void)serial;
+  if (!S.capturing) return;
+  if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) S.stop_t0 = gsm_now_us();
+  if (ev == MONO_GC_EVENT_POST_START_WORLD && S.stop_t0) {
+    s->pause_us += gsm_now_us() - S.stop_t0;
+    S.stop_t0 = 0;
+  }
+  if ((int)gen != S.max_gen) return;
+  /* A forced collection may first finish a concurrent one: the last wins. */
+  if (ev == MONO_GC_EVENT_START) {
+    s->roots.len = 0;
+    s->error[0] = 0;
+  }
+  if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
+  s->objs.len = s->refs.len = 0;
+  mono_gc_walk_heap(0, on_object, s);
+  handle_roots();
+  if (S.stable && !s->error[0]) assign_ids(s, rewrite_ids);
+}
+
+void gsm_snap_install(void *handle, int stable) {
+  S.handle = handle;
+  S.stable = stable;
+  mono_profiler_set_gc_root_register_callback(S.handle, on_root_register);
+  mono_profiler_set_gc_root_unregister_callback(S.handle, on_root_unregister);
+  mono_profiler_set_gc_handle_created_callback(S.handle, on_handle_created);
+  mono_profiler_set_gc_handle_deleted_callback(S.handle, on_handle_deleted);
+  if (stable) mono_profiler_set_gc_moves_callback(S.handle, on_moves);
+}
+
+void gsm_snap_capture(gsm_snap *s, int stable_ids) {
+  uint64_t t0;
+  memset(s, 0, sizeof *s);
+  s->objs.elem = sizeof(gsm_obj);
+  s->refs.elem = sizeof(uint64_t);
+  s->roots.elem = sizeof(gsm_root);
+  if (stable_ids && !S.stable) {
+    strcpy(s->error, "stable IDs need the module loaded with ids=stable");
+    return;
+  }
+  gsm_mem_reset_peak();
+  t0 = gsm_mem_peak();
+  S.snap = s;
+  rewrite_ids = stable_ids;
+  S.max_gen = mono_gc_max_generation();
+  /* The roots and GC events cost the collector only while a capture runs. */
+  mono_profiler_set_gc_roots_callback(S.handle, on_roots);
+  mono_profiler_set_gc_event_callback(S.handle, on_gc);
+  S.capturing = 1;
+  mono_gc_collect(S.max_gen);
+  S.capturing = 0;
+  mono_profiler_set_gc_event_callback(S.handle, NULL);
+  mono_profiler_set_gc_roots_callback(S.handle, NULL);
+  S.snap = NULL;
+  if (S.deferring) rewrite_refs(s);
+  s->mem_bytes = gsm_mem_peak() - t0;
+  if (!s->error[0] && !s->objs.len) strcpy(s->error, "the collection walked no object");
+}
+
+void gsm_snap_release(gsm_snap *s) {
+  gsm_vec_free(&s->objs);
+  gsm_vec_free(&s->refs);
+  gsm_vec_free(&s->roots);
+}

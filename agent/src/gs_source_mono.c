@@ -1,0 +1,237 @@
+/* gs_source_mono.c - the mono heap source: a program running on Mono with
+ * the gcsnap profiler module (agent/mono), reached through the Unix socket
+ * the module listens on:
+ *
+ *   mono --profile=gcsnap:socket=PATH[,ids=stable] app.exe
+ *   gcsnap-agent --source mono:PATH ...
+ *
+ * Each walk is one connection: the module greets, the source asks for a
+ * capture, the module answers with the snapshot as text lines
+ * (agent/mono/gs_mono_emit.c) that are checked and handed to the visitor
+ * one by one. The module is another process: every line is bounded and
+ * checked, and a connection that ends before the end line fails the walk,
+ * so a program that dies mid-capture leaves no snapshot. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gs_port_local.h"
+#include "gs_sources.h"
+
+#define MAX_LINE        ((size_t)64 << 20)  /* an object of about 4M references */
+#define REPLY_MS        120000              /* a capture of a large heap takes seconds */
+#define HELLO           "gcsnap-mono 1 ids="
+
+const char gs_source_mono_help[] =
+  "  mono:PATH     a program running on Mono with the gcsnap profiler module,\n"
+  "                loaded as mono --profile=gcsnap:socket=PATH[,ids=stable] app.exe;\n"
+  "                PATH is that socket. Each capture is an induced full\n"
+  "                collection with the program stopped. Object IDs are\n"
+  "                addresses; --stable-ids (module loaded with ids=stable) gives\n"
+  "                identities that survive compaction.\n";
+
+typedef struct mono_source {
+  gs_source base;
+  char *path;
+  gs_port_socket *sock;
+  char *buf;                    /* received bytes; lines are cut in place */
+  size_t cap, len, pos;
+  uint64_t *refs;
+  size_t refs_cap;
+} mono_source;
+
+static int fail(mono_source *s, int rc, const char *what, const char *detail) {
+  snprintf(s->base.error, sizeof s->base.error, "%.60s: %.110s%s%.80s", s->path, what,
+           detail ? ": " : "", detail ? detail : "");
+  return rc;
+}
+
+/* The next line, NUL-terminated, or NULL (the reason in base.error). */
+static char *next_line(mono_source *s) {
+  for (;;) {
+    char *nl = s->pos < s->len ? memchr(s->buf + s->pos, '\n', s->len - s->pos) : NULL;
+    size_t got;
+    int rc;
+    if (nl) {
+      char *line = s->buf + s->pos;
+      *nl = 0;
+      s->pos = (size_t)(nl - s->buf) + 1;
+      return line;
+    }
+    if (s->pos) {
+      memmove(s->buf, s->buf + s->pos, s->len - s->pos);
+      s->len -= s->pos;
+      s->pos = 0;
+    }
+    if (s->len == s->cap) {
+      size_t cap = s->cap ? s->cap * 2 : 65536;
+      char *bigger;
+      if (s->cap >= MAX_LINE) return fail(s, 0, "a line longer than 64 MiB", NULL), NULL;
+      if (!(bigger = realloc(s->buf, cap))) return fail(s, 0, "out of memory", NULL), NULL;
+      s->buf = bigger;
+      s->cap = cap;
+    }
+    rc = gs_port_net_recv(s->sock, s->buf + s->len, s->cap - s->len, &got, REPLY_MS);
+    if (rc == GS_EOF)
+      return fail(s, 0, "the program closed the connection before the end of the "
+                        "snapshot (did it exit?)", NULL), NULL;
+    if (rc || !got)
+      return fail(s, 0, rc ? "reading from the module failed" : "no answer from the "
+                  "module within 120 s", rc ? gs_port_error_text() : NULL), NULL;
+    s->len += got;
+  }
+}
+
+/* Connects, checks the greeting and sends cmd. */
+static int open_link(mono_source *s, const char *cmd, int *stable) {
+  char err[200];
+  const char *hello;
+  int rc;
+  gs_port_net_close(s->sock);
+  s->sock = NULL;
+  s->len = s->pos = 0;
+  if ((rc = gs_port_local_connect(&s->sock, s->path, err, sizeof err)))
+    return fail(s, rc, "cannot reach the profiler module (is the program running with "
+                       "--profile=gcsnap:socket=PATH?)", err);
+  if (!(hello = next_line(s))) return GS_EIO;
+  if (strncmp(hello, HELLO, strlen(HELLO)) != 0)
+    return fail(s, GS_EFORMAT, "not the gcsnap profiler module", hello);
+  if (stable) *stable = strcmp(hello + strlen(HELLO), "stable") == 0;
+  if (gs_port_net_send(s->sock, cmd, strlen(cmd), 10000))
+    return fail(s, GS_EIO, "sending to the module failed", gs_port_error_text());
+  return GS_OK;
+}
+
+/* A hexadecimal number of 1 to 16 digits at *p, which then points past it
+ * and one blank. 0 or -1. */
+static int hex(const char **p, uint64_t *out) {
+  const char *c = *p;
+  uint64_t v = 0;
+  int n = 0;
+  for (; n < 17; c++, n++) {
+    unsigned d;
+    if (*c >= '0' && *c <= '9') d = (unsigned)(*c - '0');
+    else if (*c >= 'a' && *c <= 'f') d = (unsigned)(*c - 'a' + 10);
+    else break;
+    v = v << 4 | d;
+  }
+  if (n == 0 || n > 16 || (*c && *c != ' ')) return -1;
+  *p = *c ? c + 1 : c;
+  *out = v;
+  return 0;
+}
+
+static int object_line(mono_source *s, const char *p, const gs_heap_visitor *v) {
+  uint64_t id, type, size;
+  size_t n = 0;
+  if (hex(&p, &id) || hex(&p, &type) || hex(&p, &size)) return -1;
+  while (*p) {
+    if (n == s->refs_cap) {
+      size_t cap = s->refs_cap ? s->refs_cap * 2 : 1024;
+      uint64_t *grown = realloc(s->refs, cap * sizeof *grown);
+      if (!grown) return fail(s, GS_ENOMEM, "out of memory", NULL);
+      s->refs = grown;
+      s->refs_cap = cap;
+    }
+    if (hex(&p, &s->refs[n++])) return -1;
+  }
+  return v->object(v->ctx, id, type, size, s->refs, n);
+}
+
+static int root_line(const char *p, const gs_heap_visitor *v) {
+  uint64_t id, kind, flags, container;
+  if (hex(&p, &id) || hex(&p, &kind) || hex(&p, &flags) || hex(&p, &container) || *p ||
+      kind > 5 || flags > 0xffff)
+    return -1;
+  return v->root(v->ctx, id, (unsigned)kind, (unsigned)flags, container);
+}
+
+/* One line of the snapshot: GS_OK, 1 at the end line, or an error (-1: malformed). */
+static int snapshot_line(mono_source *s, const char *line, const gs_heap_visitor *v) {
+  const char *p = line + 2;
+  uint64_t a, b;
+  if (line[0] && line[1] != ' ') return -1;
+  switch (line[0]) {
+  case 's': return v->section(v->ctx, p, strlen(p));
+  case 't':
+    if (hex(&p, &a) || !*p) return -1;
+    return v->type(v->ctx, a, p, strlen(p));
+  case 'o': return object_line(s, p, v);
+  case 'r': return root_line(p, v);
+  case 'e':
+    if (hex(&p, &a) || hex(&p, &b) || *p) return -1;
+    s->base.pause_us = a;
+    return v->section_end(v->ctx) ? GS_EIO : 1;
+  case 'x': return fail(s, GS_EIO, "the module could not capture", p);
+  default: return -1;
+  }
+}
+
+static int mono_walk(gs_source *src, const gs_heap_visitor *v) {
+  mono_source *s = (mono_source *)src;
+  const char *line;
+  int rc, stable;
+  if ((rc = open_link(s, src->use_stable_ids ? "capture stable\n" : "capture\n", &stable)))
+    return rc;
+  if (src->use_stable_ids && !stable)
+    return fail(s, GS_EINVAL, "stable IDs need the module loaded with ids=stable", NULL);
+  while ((line = next_line(s))) {
+    if ((rc = snapshot_line(s, line, v)) == 1) return GS_OK;
+    if (rc == -1) return fail(s, GS_EFORMAT, "malformed line from the module", line);
+    if (rc) return rc;
+  }
+  return GS_EIO;
+}
+
+static int mono_heap_bytes(gs_source *src, uint64_t *bytes) {
+  mono_source *s = (mono_source *)src;
+  const char *line, *p;
+  int rc;
+  if ((rc = open_link(s, "heap\n", NULL))) return rc;
+  if (!(line = next_line(s))) return GS_EIO;
+  p = line + 5;
+  if (strncmp(line, "heap ", 5) != 0 || hex(&p, bytes) || *p)
+    return fail(s, GS_EFORMAT, "malformed answer from the module", line);
+  return GS_OK;
+}
+
+static void mono_free(gs_source *src) {
+  mono_source *s = (mono_source *)src;
+  if (!s) return;
+  gs_port_net_close(s->sock);
+  free(s->path);
+  free(s->buf);
+  free(s->refs);
+  free(s);
+}
+
+static const gs_source_ops mono_ops = {"mono", mono_walk, mono_free, mono_heap_bytes, NULL};
+
+int gs_source_mono_new(gs_source **out, const char *options, char *err, size_t errcap) {
+  mono_source *s;
+  int stable = 0, rc;
+  *out = NULL;
+  if (!*options) {
+    snprintf(err, errcap, "give the module's socket: mono:PATH");
+    return GS_EINVAL;
+  }
+  if (!(s = calloc(1, sizeof *s)) || !(s->path = malloc(strlen(options) + 1)) ||
+      !(s->buf = malloc(s->cap = 65536))) {
+    mono_free(s ? &s->base : NULL);
+    snprintf(err, errcap, "out of memory");
+    return GS_ENOMEM;
+  }
+  memcpy(s->path, options, strlen(options) + 1);
+  s->base.ops = &mono_ops;
+  /* The greeting tells whether the module keeps identities. */
+  if ((rc = open_link(s, "", &stable))) {
+    snprintf(err, errcap, "%s", s->base.error);
+    mono_free(&s->base);
+    return rc == GS_EINVAL ? GS_EINVAL : GS_EIO;
+  }
+  gs_port_net_close(s->sock);
+  s->sock = NULL;
+  s->base.stable_ids = stable;
+  *out = &s->base;
+  return GS_OK;
+}

@@ -1,0 +1,19 @@
+/* gs_port_local.h - a client of a local (Unix domain) stream socket.
+ *
+ * The agent reaches a heap source that lives inside another process on the
+ * same machine (a runtime's profiler module) through a socket file. The
+ * connection is a gs_port_socket: send, receive and close it with the
+ * network calls of gs_port.h. Platforms without local sockets return
+ * GS_EINVAL with a message. */
+#ifndef GS_PORT_LOCAL_H
+#define GS_PORT_LOCAL_H
+
+#include <stddef.h>
+#include "gs_port.h"
+
+/* Connects to the socket file at path. On failure err says why ("PATH:
+ * No such file or directory") and the result is GS_EIO, or GS_EINVAL for a
+ * path too long for the platform. */
+int gs_port_local_connect(gs_port_socket **s, const char *path, char *err, size_t errcap);
+
+#endif

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""mono.py - benchmark of the Mono profiler module: world-stopped time,
+the module's added memory, and capture-to-stored time, as a table.
+
+usage: tests/bench/mono.py [--json] [--check] [BUILD_DIR]
+
+For 100K, 1M and 5M objects (GS_BENCH_SIZES overrides) the C# program
+Churn.exe builds a heap of that many objects on Mono with the module, once
+with address IDs (ids=address) and once with stable IDs (ids=stable). Each
+row is the fastest of GS_BENCH_REPEAT (default 3) captures after a first
+one, taken straight from the module's socket: `stopped` is the time the
+world was stopped (collection and walk), `module` the memory the module
+mapped for the capture (B/object), `read` the time until the last line
+arrived. `stored` is one capture sent by gcsnap-agent --once to a gcsnapd on
+loopback, from the agent's start to the collector's Ack. The ratio column
+compares each stable-ID row with the address row of the same size (the
+baseline). --check exits 1 when a target is missed: stopped <= 50 ms per
+million objects with address IDs, <= 100 ms with stable IDs, module memory
+<= 40 B/object. Exit 77 when Mono or the module is missing.
+"""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+args = [a for a in sys.argv[1:] if not a.startswith("--")]
+opts = [a for a in sys.argv[1:] if a.startswith("--")]
+if "--help" in opts or "-h" in sys.argv[1:]:
+    print(__doc__)
+    sys.exit(0)
+build = os.path.abspath(args[0] if args else "build")
+sizes = [int(n) for n in os.environ.get("GS_BENCH_SIZES", "100000 1000000 5000000").split()]
+repeat = int(os.environ.get("GS_BENCH_REPEAT", "3"))
+bin_, lib, apps = (os.path.join(build, d) for d in ("bin", "lib", "mono-apps"))
+if not shutil.which("mono") or not os.path.exists(os.path.join(lib, "libmono-profiler-gcsnap.so")):
+    print("mono.py: mono or the module is missing (toolchains/install-deps.sh, then build)", file=sys.stderr)
+    sys.exit(77)
+work = tempfile.mkdtemp(prefix="gcsnap-bench-mono-")
+
+
+def module_capture(sock):
+    """(stopped us, module bytes, seconds to the last line, objects)."""
+    t0 = time.perf_counter()
+    c = socket.socket(socket.AF_UNIX)
+    c.connect(sock)
+    c.sendall(b"capture\n")
+    tail, objects = b"", 0
+    while True:
+        d = c.recv(1 << 20)
+        if not d:
+            break
+        objects += d.count(b"\no ")
+        tail = (tail + d)[-200:]
+    c.close()
+    end = tail.rstrip(b"\n").split(b"\n")[-1].split()
+    if end[0] != b"e":
+        raise SystemExit("mono.py: the capture failed: %r" % tail)
+    return int(end[1], 16), int(end[2], 16), time.perf_counter() - t0, objects
+
+
+def stored(sock, port):
+    t0 = time.perf_counter()
+    subprocess.run([os.path.join(bin_, "gcsnap-agent"), "--source", "mono:" + sock, "--connect",
+                    "127.0.0.1:%d" % port, "--device-id", "bench", "--once"], check=True,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def row(n, ids, port):
+    sock = os.path.join(work, "churn.sock")
+    env = dict(os.environ, LD_LIBRARY_PATH=lib)
+    app = subprocess.Popen(["mono", "--profile=gcsnap:socket=%s,ids=%s" % (sock, ids),
+                            os.path.join(apps, "Churn.exe"), str(n)],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+    try:
+        if app.stdout.readline().strip() != b"ready":
+            raise SystemExit("mono.py: Churn.exe did not start")
+        module_capture(sock)                      # first: type names, warm caches
+        best = min((module_capture(sock) for _ in range(repeat)), key=lambda r: r[0])
+        st = min(stored(sock, port) for _ in range(repeat))
+    finally:
+        app.kill()
+        app.wait()
+    us, mem, secs, objs = best
+    return {"size": n, "objects": objs, "ids": ids, "stopped_ms": us / 1000.0,
+            "stopped_ms_per_million": us / 1000.0 / (objs / 1e6),
+            "module_bytes": mem, "module_b_per_object": mem / objs,
+            "read_s": secs, "stored_s": st}
+
+
+def main():
+    port = free_port()
+    store = os.path.join(work, "store")
+    d = subprocess.Popen([os.path.join(bin_, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
+                          "--http", "127.0.0.1:%d" % free_port(), "--store", store],
+                         stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    rows = []
+    try:
+        for n in sizes:
+            for ids in ("address", "stable"):
+                rows.append(row(n, ids, port))
+                if not "--json" in opts:
+                    print(".", end="", file=sys.stderr, flush=True)
+    finally:
+        d.kill()
+        d.wait()
+        shutil.rmtree(work, ignore_errors=True)
+    failed = []
+    for r in rows:
+        base = [b for b in rows if b["size"] == r["size"] and b["ids"] == "address"][0]
+        r["stopped_ratio"] = r["stopped_ms"] / base["stopped_ms"] if base["stopped_ms"] else 0
+        limit = 50 if r["ids"] == "address" else 100
+        if r["stopped_ms_per_million"] > limit or r["module_b_per_object"] > 40:
+            failed.append(r)
+    if "--json" in opts:
+        print(json.dumps({"rows": rows}))
+    else:
+        print()
+        print("%10s %8s %10s %9s %8s %9s %8s %8s %9s" % ("objects", "ids", "stopped", "ms/1M", "x addr",
+                                                       "module", "B/obj", "read", "stored"))
+        for r in rows:
+            print("%10d %8s %8.1f ms %9.1f %8.2f %7.1f MB %8.1f %6.2f s %7.2f s" % (
+                r["objects"], r["ids"], r["stopped_ms"], r["stopped_ms_per_million"], r["stopped_ratio"],
+                r["module_bytes"] / 1e6, r["module_b_per_object"], r["read_s"], r["stored_s"]))
+        print("targets: stopped <= 50 ms/1M (address), <= 100 ms/1M (stable); module <= 40 B/object")
+    if "--check" in opts and failed:
+        print("mono.py: %d rows miss a target" % len(failed), file=sys.stderr)
+        return 1
+    return 0
+
+
+sys.exit(main())
