@@ -41,7 +41,7 @@ typedef struct mono_source {
 } mono_source;
 
 static int fail(mono_source *s, int rc, const char *what, const char *detail) {
-  snprintf(s->base.error, sizeof s->base.error, "%.60s: %.110s%s%.80s", s->path, what,
+  snprintf(s->base.error, sizeof s->base.error, "%.100s: %.100s%s%.50s", s->path, what,
            detail ? ": " : "", detail ? detail : "");
   return rc;
 }
