@@ -42,10 +42,15 @@ typedef struct gs_idset {
   int hashed;
   gs_idmap ids;
   int sealed;
+  int bitmaps_only;          /* fail rather than become a hash table */
 } gs_idset;
 
 int gs_idset_init(gs_idset *s);
 void gs_idset_free(gs_idset *s);
+/* From now on, an add that would turn the set into a hash table fails with
+ * GS_ELIMIT instead, after which the set must be cleared before use; so it
+ * never takes more than max(32 MB, 32 bytes per member) of bitmaps. */
+void gs_idset_bitmaps_only(gs_idset *s);
 /* Empties the set and unseals it. */
 void gs_idset_clear(gs_idset *s);
 
@@ -53,8 +58,8 @@ void gs_idset_clear(gs_idset *s);
 static inline int gs_idset_add(gs_idset *s, uint64_t id);
 static inline int gs_idset_has(gs_idset *s, uint64_t id);
 
-/* 1 when every member of a is in b, else 0. */
-int gs_idset_within(gs_idset *a, gs_idset *b);
+/* Bytes the set holds: bitmaps, rank tables, chunk table or hash table. */
+size_t gs_idset_memory(const gs_idset *s);
 
 /* Prepares rank queries; no more adds until cleared. */
 int gs_idset_seal(gs_idset *s);
