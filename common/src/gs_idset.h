@@ -57,6 +57,9 @@ void gs_idset_clear(gs_idset *s);
 /* Returns 1 when id was added, 0 when already a member, or GS_ENOMEM. */
 static inline int gs_idset_add(gs_idset *s, uint64_t id);
 static inline int gs_idset_has(gs_idset *s, uint64_t id);
+/* Asks the processor for the memory a later gs_idset_has(s, id) reads, so
+ * that the misses of several lookups overlap. Only a hint. */
+static inline void gs_idset_prefetch(gs_idset *s, uint64_t id);
 
 /* Bytes the set holds: bitmaps, rank tables, chunk table or hash table. */
 size_t gs_idset_memory(const gs_idset *s);
@@ -101,6 +104,16 @@ static inline size_t gs_idset_word_index_(const gs_idset *s, uint64_t id) {
 static inline uint64_t *gs_idset_word_(gs_idset *s, uint64_t id) {
   gs_idset_chunk *ch = gs_idset_chunk_(s, id);
   return ch ? &ch->bits[gs_idset_word_index_(s, id)] : NULL;
+}
+
+static inline void gs_idset_prefetch(gs_idset *s, uint64_t id) {
+#if defined(__GNUC__) || defined(__clang__)
+  const uint64_t *word = gs_idset_word_(s, id);
+  if (word) __builtin_prefetch(word);
+#else
+  (void)s;
+  (void)id;
+#endif
 }
 
 static inline int gs_idset_has(gs_idset *s, uint64_t id) {

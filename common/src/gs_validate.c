@@ -29,6 +29,7 @@
 
 #define TYPE_DEFINED    1u     /* type bits */
 #define TYPE_USED       2u
+#define PRUNE_AHEAD     16     /* pending references looked up ahead while pruning */
 
 typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
 typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
@@ -171,8 +172,10 @@ static void sort_refs(first_ref *r, size_t n, ref_order before) {
  * mention of an ID but its first. */
 static void prune_refs(gs_validator *v) {
   size_t i, n = 0;
-  for (i = 0; i < v->nrefs; i++)
+  for (i = 0; i < v->nrefs; i++) {
+    if (i + PRUNE_AHEAD < v->nrefs) gs_idset_prefetch(&v->defined, v->refs[i + PRUNE_AHEAD].id);
     if (!gs_idset_has(&v->defined, v->refs[i].id)) v->refs[n++] = v->refs[i];
+  }
   v->nrefs = n;
   if (!v->merge || n < 2) return;
   sort_refs(v->refs, n, by_id);
@@ -226,6 +229,8 @@ static int check_object(gs_validator *v, const gs_record *rec) {
   if (!err)
     emit(v, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined more than once in this section",
          (unsigned long long)rec->id);
+  /* References land anywhere in the bitmaps: ask for them all first. */
+  for (i = 0; i < rec->nrefs; i++) gs_idset_prefetch(&v->defined, rec->refs[i]);
   for (i = 0; i < rec->nrefs; i++)
     if ((err = check_reference(v, rec->refs[i], rec->line))) return err;
   return GS_OK;
