@@ -57,9 +57,9 @@ void gs_idset_clear(gs_idset *s);
 /* Returns 1 when id was added, 0 when already a member, or GS_ENOMEM. */
 static inline int gs_idset_add(gs_idset *s, uint64_t id);
 static inline int gs_idset_has(gs_idset *s, uint64_t id);
-/* Asks the processor for the memory a later gs_idset_has(s, id) reads, so
- * that the misses of several lookups overlap. Only a hint. */
-static inline void gs_idset_prefetch(gs_idset *s, uint64_t id);
+/* gs_idset_prefetch(s, id) asks the processor for the memory a later
+ * gs_idset_has(s, id) (or, once sealed, gs_idset_rank) reads, so that the
+ * misses of several lookups overlap. Only a hint; a macro, below. */
 
 /* Bytes the set holds: bitmaps, rank tables, chunk table or hash table. */
 size_t gs_idset_memory(const gs_idset *s);
@@ -106,15 +106,21 @@ static inline uint64_t *gs_idset_word_(gs_idset *s, uint64_t id) {
   return ch ? &ch->bits[gs_idset_word_index_(s, id)] : NULL;
 }
 
-static inline void gs_idset_prefetch(gs_idset *s, uint64_t id) {
+/* A macro, not a function: GCC finds a function that only prefetches free
+ * of side effects and drops its calls. */
 #if defined(__GNUC__) || defined(__clang__)
-  const uint64_t *word = gs_idset_word_(s, id);
-  if (word) __builtin_prefetch(word);
+#define gs_idset_prefetch(s, id)                                          \
+  do {                                                                    \
+    gs_idset_chunk *gs_ch_ = gs_idset_chunk_((s), (id));                  \
+    if (gs_ch_) {                                                         \
+      size_t gs_w_ = gs_idset_word_index_((s), (id));                     \
+      __builtin_prefetch(&gs_ch_->bits[gs_w_]);                           \
+      if (gs_ch_->rank) __builtin_prefetch(&gs_ch_->rank[gs_w_]);         \
+    }                                                                     \
+  } while (0)
 #else
-  (void)s;
-  (void)id;
+#define gs_idset_prefetch(s, id) ((void)(s), (void)(id))
 #endif
-}
 
 static inline int gs_idset_has(gs_idset *s, uint64_t id) {
   const uint64_t *word = gs_idset_word_(s, id);
