@@ -72,14 +72,6 @@ static uint32_t succ_next(succ_iter *it) {
 
 /* ---- depth-first numbering -------------------------------------------- */
 
-/* Asks for what the search will read about each target of refs[k..end). */
-static void prefetch_targets(const dom_work *w, uint32_t k, uint32_t end) {
-  for (; k < end; k++) {
-    PREFETCH(&w->dfn[w->g->refs[k]]);
-    PREFETCH(&w->g->ref_offsets[w->g->refs[k]]);
-  }
-}
-
 /* The position of each open vertex in its successor list lives in its
  * semi field, which is free until the semi-dominators are computed. */
 static void number_vertices(dom_work *w) {
@@ -95,7 +87,14 @@ static void number_vertices(dom_work *w) {
     uint32_t y;
     succ_start(&it, g, w->vertex[cur]);
     if (w->vx[cur].semi != NONE) it.k = w->vx[cur].semi;
-    else if (it.node != g->nnodes) prefetch_targets(w, it.k, it.end);
+    else if (it.node != g->nnodes) {
+      /* A new vertex: ask for what the search will read about each target. */
+      uint32_t k;
+      for (k = it.k; k < it.end; k++) {
+        PREFETCH(&w->dfn[g->refs[k]]);
+        PREFETCH(&g->ref_offsets[g->refs[k]]);
+      }
+    }
     y = succ_next(&it);
     w->vx[cur].semi = it.k;
     if (y == NONE) { cur = w->vx[cur].parent; continue; }
