@@ -58,7 +58,7 @@ static int naive_has(const naive_set *s, uint64_t id) { return s->keys[naive_slo
 
 int main(int argc, char **argv) {
   static char line[NAIVE_LINE];
-  naive_set defined = {calloc(1024, sizeof(uint64_t)), 1024, 0, 54};
+  naive_set defined = {NULL, 1024, 0, 54};
   uint64_t *later = NULL, nlater = 0, cap_later = 0, records = 0, dup = 0, dangling = 0, i;
   struct rusage ru;
   struct stat st;
@@ -68,6 +68,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: naive FILE\n");
     return 2;
   }
+  if (!(defined.keys = calloc(defined.cap, sizeof *defined.keys))) return 1;
   t0 = naive_now();
   while (fgets(line, sizeof line, f)) {
     char *p = line + 1, *end;
