@@ -198,7 +198,7 @@ run_input() { # run_input NAME FILE
                 graph) l=$graph_line label="graph load" ;; dominators) l=$dom_line label=dominators ;; esac
     extra=
     case $ph in
-      validate) extra="   target >= $target_mbps MB/s and ${target_naive}x naive: $v_ok, RSS: $vm_ok   ($(field "$l" errors) errors, $(field "$l" warnings) warnings)" ;;
+      validate) extra="   target >= $target_mbps MB/s and ${target_naive}x naive: $v_ok, RSS: $vm_ok   ($(field "$l" errors) errors, $(field "$l" warnings) warnings; main thread $(field "$l" main_cpu_s) s of CPU)" ;;
       graph) extra="   target >= $target_graph_mbps MB/s: $g_ok" ;;
       dominators) extra="   target <= $(calc '%.1f' "$target_dom_s * ($scale > 0.1 ? $scale : 0.1)") s: $d_ok, RSS: $dm_ok" ;;
     esac
