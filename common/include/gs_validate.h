@@ -8,7 +8,9 @@
  * largest section): a bit per object ID (see README.md), 24 bytes per root,
  * and at most 32 bytes per distinct ID referenced but not defined so far in
  * the section, however often it is named (so 10 million dangling IDs take at
- * most 320 MB); gs_validator_memory() says what it holds now. */
+ * most 320 MB), plus the bitmaps that spot repeated IDs: 32 MB, or for
+ * gs_validate_reader() up to a twentieth of the input's size hint, then 32
+ * bytes per such ID. gs_validator_memory() says what it holds now. */
 #ifndef GS_VALIDATE_H
 #define GS_VALIDATE_H
 

@@ -60,7 +60,10 @@ static void free_chunks(gs_idset *s) {
   forget_ways(s);
 }
 
-void gs_idset_bitmaps_only(gs_idset *s) { s->bitmaps_only = 1; }
+void gs_idset_bitmaps_only(gs_idset *s, size_t free_chunks) {
+  s->bitmaps_only = 1;
+  s->free_chunks = free_chunks;
+}
 
 void gs_idset_clear(gs_idset *s) {
   free_chunks(s);
@@ -132,7 +135,9 @@ static gs_idset_chunk *find_chunk(gs_idset *s, uint64_t key) {
 static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
   gs_idset_chunk *ch;
   gs_idmap_slot *d;
-  if (s->nchunks >= FREE_CHUNKS && s->count < MIN_PER_CHUNK * s->nchunks) return 0;
+  if (s->nchunks >= FREE_CHUNKS && s->nchunks >= s->free_chunks &&
+      s->count < MIN_PER_CHUNK * s->nchunks)
+    return 0;
   if (s->nchunks == s->chunks_cap) {
     /* The cache points into the array, which may move. */
     if (gs_array_reserve((void **)&s->chunks, &s->chunks_cap, s->nchunks + 1, sizeof *s->chunks))

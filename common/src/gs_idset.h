@@ -43,14 +43,18 @@ typedef struct gs_idset {
   gs_idmap ids;
   int sealed;
   int bitmaps_only;          /* fail rather than become a hash table */
+  size_t free_chunks;        /* chunks allowed whatever their members */
 } gs_idset;
 
 int gs_idset_init(gs_idset *s);
 void gs_idset_free(gs_idset *s);
 /* From now on, an add that would turn the set into a hash table fails with
  * GS_ELIMIT instead, after which the set must be cleared before use; so it
- * never takes more than max(32 MB, 32 bytes per member) of bitmaps. */
-void gs_idset_bitmaps_only(gs_idset *s);
+ * never takes more than 512 KB per chunk of max(64, free_chunks) and 32
+ * bytes per member beyond them. free_chunks lets a set whose members come
+ * from anywhere in a known range at first (references to objects not read
+ * yet) keep its bitmaps. */
+void gs_idset_bitmaps_only(gs_idset *s, size_t free_chunks);
 /* Empties the set and unseals it. */
 void gs_idset_clear(gs_idset *s);
 

@@ -29,7 +29,12 @@
 
 #define TYPE_DEFINED    1u     /* type bits */
 #define TYPE_USED       2u
-#define PRUNE_AHEAD     16     /* pending references looked up ahead while pruning */
+/* The size hint over the bytes of an object record, times the bytes of an
+ * object, over the 16 MB of addresses of an ID set's chunk: the chunks a
+ * heap's references may name before their objects come. */
+#define EXPECTED_RECORD_BYTES 40
+#define EXPECTED_OBJECT_BYTES 64
+#define PRUNE_AHEAD     64     /* pending references looked up ahead while pruning */
 
 typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
 typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
@@ -95,7 +100,7 @@ int gs_validator_new(gs_validator **out, gs_diag_fn fn, void *ctx) {
     gs_validator_free(v);
     return GS_ENOMEM;
   }
-  gs_idset_bitmaps_only(&v->forward);
+  gs_idset_bitmaps_only(&v->forward, 0);
   *out = v;
   return GS_OK;
 }
@@ -168,8 +173,7 @@ static void sort_refs(first_ref *r, size_t n, ref_order before) {
   }
 }
 
-/* Drops the references whose object has come; in merge mode also every
- * mention of an ID but its first. */
+/* Drops the references whose object has come, keeping their order. */
 static void prune_refs(gs_validator *v) {
   size_t i, n = 0;
   for (i = 0; i < v->nrefs; i++) {
@@ -177,18 +181,25 @@ static void prune_refs(gs_validator *v) {
     if (!gs_idset_has(&v->defined, v->refs[i].id)) v->refs[n++] = v->refs[i];
   }
   v->nrefs = n;
-  if (!v->merge || n < 2) return;
-  sort_refs(v->refs, n, by_id);
+}
+
+/* Keeps only the first mention of each ID (merge mode), in ID order. */
+static void merge_refs(gs_validator *v) {
+  size_t i, n;
+  if (v->nrefs < 2) return;
+  sort_refs(v->refs, v->nrefs, by_id);
   for (i = 1, n = 1; i < v->nrefs; i++)
     if (v->refs[i].id != v->refs[n - 1].id) v->refs[n++] = v->refs[i];
   v->nrefs = n;
 }
 
-/* Makes room for one more pending reference; see the top of the file. */
+/* Makes room for one more pending reference; see the top of the file. The
+ * sort of merge mode runs only when the list would grow otherwise. */
 static int refs_room(gs_validator *v) {
   size_t cap;
   first_ref *grown;
   prune_refs(v);
+  if (v->merge && v->nrefs > v->refs_cap / 4 * 3) merge_refs(v);
   if (v->nrefs <= v->refs_cap / 4 * 3 && v->nrefs < v->refs_cap) return GS_OK;
   cap = v->refs_cap ? v->refs_cap / 2 * 3 : 1024;
   if (cap > SIZE_MAX / sizeof *v->refs || !(grown = realloc(v->refs, cap * sizeof *v->refs)))
@@ -325,6 +336,7 @@ static int late_cmp(const void *a, const void *b) {
 /* The section's dangling references, in line order then ID order. */
 static void order_refs(gs_validator *v) {
   prune_refs(v);
+  if (v->merge) merge_refs(v);
   sort_refs(v->refs, v->nrefs, by_line);
 }
 
@@ -505,6 +517,10 @@ int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_count
   group *g = malloc(sizeof *g);
   int err = g ? gs_validator_new(&v, fn, ctx) : GS_ENOMEM;
   if (err) { free(g); return err; }
+  /* A heap of this size spans about this many chunks of addresses, which
+   * references ahead of their objects may touch from the start. */
+  gs_idset_bitmaps_only(&v->forward, (size_t)(gs_reader_size_hint(r) / EXPECTED_RECORD_BYTES *
+                                              EXPECTED_OBJECT_BYTES >> 24));
   g->n = g->nrefs = 0;
   for (;;) {
     err = gs_reader_next(r, &rec);
