@@ -50,6 +50,7 @@
 #define MOCK_NO_TARGET     UINT64_MAX
 
 enum { MOCK_DIST_GEOMETRIC, MOCK_DIST_UNIFORM, MOCK_DIST_FIXED };
+enum { MOCK_TARGETS_LOCAL, MOCK_TARGETS_FORWARD, MOCK_TARGETS_RANDOM };
 enum { MOCK_TYPE_UNWRITTEN = 0, MOCK_TYPE_WRITTEN = 1, MOCK_TYPE_WAITING = 2 };
 
 const char gs_source_mock_help[] =
@@ -91,6 +92,7 @@ typedef struct mock_options {
   uint64_t degree_milli;          /* mean references per object, in thousandths */
   unsigned degree_dist;
   int cycles;
+  unsigned targets;               /* MOCK_TARGETS_* */
 } mock_options;
 
 typedef struct gs_mock {
@@ -182,6 +184,7 @@ static int mock_parse_degree(const gs_knob *k, mock_options *o, char *err, size_
 static int mock_parse_knob(const gs_knob *k, mock_options *o, char *err, size_t cap) {
   static const char *const dists[] = {"geometric", "uniform", "fixed", NULL};
   static const char *const bools[] = {"0", "1", NULL};
+  static const char *const targets[] = {"local", "forward", "random", NULL};
   uint64_t v = 0;
   unsigned w = 0;
   int rc;
@@ -205,6 +208,11 @@ static int mock_parse_knob(const gs_knob *k, mock_options *o, char *err, size_t 
   if (gs_knob_is(k, "degree-dist")) {
     rc = gs_knob_word(k, dists, &w, err, cap);
     o->degree_dist = w;
+    return rc;
+  }
+  if (gs_knob_is(k, "targets")) {
+    rc = gs_knob_word(k, targets, &w, err, cap);
+    o->targets = w;
     return rc;
   }
   if (gs_knob_is(k, "cycles")) {
@@ -298,7 +306,7 @@ static int mock_define_unused_types(gs_mock *m) {
 
 /* Live number of a target for live object k: a neighbour, one of the
  * popular long-lived objects at the start of the heap, or anything. */
-static uint64_t mock_pick_live(gs_mock *m, uint64_t k) {
+static uint64_t mock_pick_local(gs_mock *m, uint64_t k) {
   uint64_t pick = gs_mock_below(&m->rng, 100);
   if (pick < 55) {
     uint64_t d = 1 + gs_mock_below(&m->rng, 48);
@@ -310,6 +318,15 @@ static uint64_t mock_pick_live(gs_mock *m, uint64_t k) {
     return (u * u / 2048) % m->live;
   }
   return gs_mock_below(&m->rng, m->live);
+}
+
+/* The local pick, mirrored ahead of k or drawn anywhere, by the targets knob. */
+static uint64_t mock_pick_live(gs_mock *m, uint64_t k) {
+  uint64_t t;
+  if (m->opt.targets == MOCK_TARGETS_RANDOM) return gs_mock_below(&m->rng, m->live);
+  t = mock_pick_local(m, k);
+  if (m->opt.targets == MOCK_TARGETS_FORWARD && t < k && k + (k - t) < m->live) t = k + (k - t);
+  return t;
 }
 
 /* ID of a live target for live object k; with forward set only objects

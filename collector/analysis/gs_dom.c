@@ -5,23 +5,45 @@
  * compression; each immediate dominator is then the nearest common ancestor
  * of its parent and its semi-dominator, found by walking up the dominators
  * already known (Georgiadis's semi-NCA). Every walk is a loop over arrays,
- * so the deepest heap cannot overflow the C stack. */
+ * so the deepest heap cannot overflow the C stack.
+ *
+ * A heap's references land anywhere in arrays much larger than the cache,
+ * so the cost is cache misses: what a step of the search needs about a
+ * vertex is kept in one 16-byte record, the scans over references ask for
+ * their targets' entries some steps ahead, and predecessors are gathered
+ * reading the graph in node order. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_dom.h"
 #include "gs_error.h"
 
 #define NONE UINT32_MAX
+/* How far ahead of a scan over the references to ask for the entry of a
+ * node they name: a heap's references land anywhere in arrays far larger
+ * than the cache, and asking early lets the misses overlap. */
+#define AHEAD 16
+
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
+
+/* What semi-NCA reads about a vertex, together, since a step of its path
+ * compression lands on an arbitrary vertex: one cache miss, not four. */
+typedef struct dom_vertex {
+  uint32_t semi;         /* during the search: position in the successor list */
+  uint32_t best;         /* least semi-dominator on the compressed path above */
+  uint32_t ancestor;     /* link-eval forest */
+  uint32_t parent;       /* preorder number of the DFS parent */
+} dom_vertex;
 
 typedef struct dom_work {
   const gs_graph *g;
   uint32_t count;        /* vertices numbered so far */
   uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen */
   uint32_t *vertex;      /* preorder number -> node */
-  uint32_t *parent;      /* preorder number of the DFS parent */
-  uint32_t *semi;
-  uint32_t *label;
-  uint32_t *ancestor;
+  dom_vertex *vx;        /* by preorder number */
   uint32_t *idom;        /* also the stack of compress() */
   uint32_t *pred_off;    /* predecessors by preorder number (CSR) */
   uint32_t *preds;
@@ -50,29 +72,37 @@ static uint32_t succ_next(succ_iter *it) {
 
 /* ---- depth-first numbering -------------------------------------------- */
 
-/* The position of each open vertex in its successor list lives in semi[],
- * which is free until the semi-dominators are computed. */
+/* The position of each open vertex in its successor list lives in its
+ * semi field, which is free until the semi-dominators are computed. */
 static void number_vertices(dom_work *w) {
   const gs_graph *g = w->g;
   uint32_t cur = 0;
   succ_iter it;
   w->dfn[g->nnodes] = 0;
   w->vertex[0] = g->nnodes;
-  w->parent[0] = NONE;
-  w->semi[0] = NONE;
+  w->vx[0].parent = NONE;
+  w->vx[0].semi = NONE;
   w->count = 1;
   while (cur != NONE) {
     uint32_t y;
     succ_start(&it, g, w->vertex[cur]);
-    if (w->semi[cur] != NONE) it.k = w->semi[cur];
+    if (w->vx[cur].semi != NONE) it.k = w->vx[cur].semi;
+    else if (it.node != g->nnodes) {
+      /* A new vertex: ask for what the search will read about each target. */
+      uint32_t k;
+      for (k = it.k; k < it.end; k++) {
+        PREFETCH(&w->dfn[g->refs[k]]);
+        PREFETCH(&g->ref_offsets[g->refs[k]]);
+      }
+    }
     y = succ_next(&it);
-    w->semi[cur] = it.k;
-    if (y == NONE) { cur = w->parent[cur]; continue; }
+    w->vx[cur].semi = it.k;
+    if (y == NONE) { cur = w->vx[cur].parent; continue; }
     if (w->dfn[y] != NONE) continue;
     w->dfn[y] = w->count;
     w->vertex[w->count] = y;
-    w->parent[w->count] = cur;
-    w->semi[w->count] = NONE;
+    w->vx[w->count].parent = cur;
+    w->vx[w->count].semi = NONE;
     cur = w->count++;
   }
 }
@@ -92,58 +122,90 @@ static void cursors_to_offsets(uint32_t *off, uint32_t n) {
   off[0] = 0;
 }
 
-static int build_predecessors(dom_work *w) {
+/* Calls add(w, from, to) for every edge between numbered vertices, by
+ * preorder number: the roots' first, then the references of each object in
+ * node order, which reads the reference arrays from start to end. */
+static void each_edge(dom_work *w, void (*add)(dom_work *, uint32_t, uint32_t)) {
   const gs_graph *g = w->g;
-  uint32_t i, y;
+  uint32_t x, y, k, end = g->ref_offsets[g->nnodes];
   succ_iter it;
+  for (succ_start(&it, g, g->nnodes); (y = succ_next(&it)) != NONE;) add(w, 0, w->dfn[y]);
+  for (x = 0; x < g->nnodes; x++) {
+    uint32_t from = w->dfn[x];
+    if (from == NONE) continue;
+    for (k = g->ref_offsets[x]; k < g->ref_offsets[x + 1]; k++) {
+      if (k + AHEAD < end) PREFETCH(&w->dfn[g->refs[k + AHEAD]]);
+      add(w, from, w->dfn[g->refs[k]]);
+    }
+  }
+}
+
+static void count_pred(dom_work *w, uint32_t from, uint32_t to) {
+  (void)from;
+  w->pred_off[to + 1]++;
+}
+
+static void put_pred(dom_work *w, uint32_t from, uint32_t to) {
+  w->preds[w->pred_off[to]++] = from;
+}
+
+static int build_predecessors(dom_work *w) {
   if (!(w->pred_off = calloc((size_t)w->count + 1, sizeof *w->pred_off))) return GS_ENOMEM;
-  for (i = 0; i < w->count; i++)
-    for (succ_start(&it, g, w->vertex[i]); (y = succ_next(&it)) != NONE;) w->pred_off[w->dfn[y] + 1]++;
+  each_edge(w, count_pred);
   counts_to_offsets(w->pred_off, w->count);
   if (!(w->preds = malloc(((size_t)w->pred_off[w->count] + 1) * sizeof *w->preds))) return GS_ENOMEM;
-  for (i = 0; i < w->count; i++)
-    for (succ_start(&it, g, w->vertex[i]); (y = succ_next(&it)) != NONE;)
-      w->preds[w->pred_off[w->dfn[y]]++] = i;
+  each_edge(w, put_pred);
   cursors_to_offsets(w->pred_off, w->count);
   return GS_OK;
 }
 
 /* ---- semi-dominators -------------------------------------------------- */
 
-static void compress(dom_work *w, uint32_t v) {
+/* Only semi-dominators are ever compared, so each vertex keeps the least
+ * one on its compressed path (best) rather than the vertex it belongs to.
+ * While vertex i is processed, the linked vertices are exactly those
+ * numbered after i, so a number tells whether an ancestor is linked
+ * without reading its entry. */
+static void compress(dom_work *w, uint32_t v, uint32_t i) {
+  dom_vertex *vx = w->vx;
   uint32_t *stack = w->idom, top = 0, x = v;
-  while (w->ancestor[w->ancestor[x]] != NONE) {
+  while (vx[x].ancestor > i) {
     stack[top++] = x;
-    x = w->ancestor[x];
+    x = vx[x].ancestor;
   }
   while (top) {
-    uint32_t a;
-    x = stack[--top];
-    a = w->ancestor[x];
-    if (w->semi[w->label[a]] < w->semi[w->label[x]]) w->label[x] = w->label[a];
-    w->ancestor[x] = w->ancestor[a];
+    dom_vertex *e = &vx[stack[--top]], *a = &vx[e->ancestor];
+    if (a->best < e->best) e->best = a->best;
+    e->ancestor = a->ancestor;
   }
 }
 
-static uint32_t eval(dom_work *w, uint32_t v) {
-  if (w->ancestor[v] == NONE) return v;
-  compress(w, v);
-  return w->label[v];
+/* The least semi-dominator on the path from v up to its forest root. A
+ * vertex numbered up to i is not linked yet: it is its own answer. */
+static uint32_t eval(dom_work *w, uint32_t v, uint32_t i) {
+  if (v <= i) return v;
+  if (w->vx[v].ancestor > i) compress(w, v, i);
+  return w->vx[v].best;
 }
 
 static void semi_dominators(dom_work *w) {
+  dom_vertex *vx = w->vx;
   uint32_t i, k;
   for (i = 0; i < w->count; i++) {
-    w->semi[i] = i;
-    w->label[i] = i;
-    w->ancestor[i] = NONE;
+    vx[i].semi = vx[i].best = i;
+    vx[i].ancestor = NONE;
   }
+  /* Vertices go from the last, and each one's predecessors from its last,
+   * so preds[] is read backwards from its end: the next ones are known. */
   for (i = w->count; i-- > 1;) {
-    for (k = w->pred_off[i]; k < w->pred_off[i + 1]; k++) {
-      uint32_t u = eval(w, w->preds[k]);
-      if (w->semi[u] < w->semi[i]) w->semi[i] = w->semi[u];
+    for (k = w->pred_off[i + 1]; k-- > w->pred_off[i];) {
+      uint32_t s;
+      if (k >= AHEAD) PREFETCH(&vx[w->preds[k - AHEAD]]);
+      s = eval(w, w->preds[k], i);
+      if (s < vx[i].semi) vx[i].semi = s;
     }
-    w->ancestor[i] = w->parent[i];
+    vx[i].best = vx[i].semi;
+    vx[i].ancestor = vx[i].parent;
   }
 }
 
@@ -151,8 +213,8 @@ static void immediate_dominators(dom_work *w) {
   uint32_t i;
   w->idom[0] = NONE;
   for (i = 1; i < w->count; i++) {
-    uint32_t d = w->parent[i];
-    while (d > w->semi[i]) d = w->idom[d];
+    uint32_t d = w->vx[i].parent;
+    while (d > w->vx[i].semi) d = w->idom[d];
     w->idom[i] = d;
   }
 }
@@ -174,8 +236,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
 }
 
 static void work_free(dom_work *w) {
-  free(w->dfn); free(w->vertex); free(w->parent); free(w->semi);
-  free(w->label); free(w->ancestor); free(w->idom); free(w->pred_off); free(w->preds);
+  free(w->dfn); free(w->vertex); free(w->vx); free(w->idom); free(w->pred_off); free(w->preds);
 }
 
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
@@ -186,22 +247,20 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   w.g = g;
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
-      !(w.parent = malloc(n * sizeof *w.parent)) || !(w.semi = malloc(n * sizeof *w.semi)))
+      !(w.vx = malloc(n * sizeof *w.vx)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
   if (build_predecessors(&w)) goto nomem;
   free(w.dfn);
   w.dfn = NULL;
-  if (!(w.label = malloc(w.count * sizeof *w.label)) ||
-      !(w.ancestor = malloc(w.count * sizeof *w.ancestor)) ||
-      !(w.idom = malloc(w.count * sizeof *w.idom)))
-    goto nomem;
+  if (!(w.idom = malloc(w.count * sizeof *w.idom))) goto nomem;
   semi_dominators(&w);
   immediate_dominators(&w);
   /* What semi-NCA needed is no longer: free it before the results grow. */
-  free(w.label); free(w.ancestor); free(w.semi); free(w.pred_off); free(w.preds);
-  w.label = w.ancestor = w.semi = w.pred_off = w.preds = NULL;
+  free(w.vx); free(w.pred_off); free(w.preds);
+  w.vx = NULL;
+  w.pred_off = w.preds = NULL;
   if (!(d->idom = malloc(n * sizeof *d->idom)) || !(d->retained = calloc(n, sizeof *d->retained)))
     goto nomem;
   fill_result(&w, d);

@@ -83,13 +83,14 @@ uint64_t gs_reader_size_hint(const gs_reader *r);
  * that compare them). */
 void gs_reader_set_fast_path(gs_reader *r, int on);
 
-/* Parses ahead on a second thread, so that parsing overlaps with the work
+/* Parses ahead on two worker threads, each taking blocks of whole lines in
+ * turn, so that parsing runs on two processors and overlaps with the work
  * the caller does per record (nothing happens on a single processor).
- * Records, diagnostics and errors come out
- * exactly as without it. Call before the first gs_reader_next() and after
- * any setting; the read callback then runs on that thread. Returns GS_OK or
- * GS_ENOMEM (and the reader goes on without a thread). gs_reader_free()
- * stops the thread once it has parsed the batch it is on. */
+ * Records, diagnostics and errors come out exactly as without it. Call
+ * before the first gs_reader_next() and after any setting; the read
+ * callback then runs on the workers, one call at a time. Returns GS_OK or
+ * GS_ENOMEM (and the reader goes on without threads). gs_reader_free()
+ * stops the workers once they have parsed the blocks they are on. */
 int gs_reader_start_thread(gs_reader *r);
 
 /* Bytes consumed so far, for progress reports. */

@@ -5,11 +5,16 @@
  * validator keeps going after errors. Checks that need the whole section
  * (references and roots to objects not in the dump, types never defined) are
  * reported when the section ends, in line order. Memory is O(objects in the
- * largest section): a bit per object ID (see README.md) and 16 bytes per ID
- * referenced before its object. */
+ * largest section): a bit per object ID (see README.md), 24 bytes per root,
+ * and at most 32 bytes per distinct ID referenced but not defined so far in
+ * the section, however often it is named (so 10 million dangling IDs take at
+ * most 320 MB), plus the bitmaps that spot repeated IDs: 32 MB, or for
+ * gs_validate_reader() up to a twentieth of the input's size hint, then 32
+ * bytes per such ID. gs_validator_memory() says what it holds now. */
 #ifndef GS_VALIDATE_H
 #define GS_VALIDATE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "gs_diag.h"
 #include "gs_reader.h"
@@ -35,6 +40,9 @@ void gs_validator_report(gs_validator *v, const gs_diag *d);
 /* Ends the input: reports an open section or an input with no section. */
 int gs_validator_finish(gs_validator *v);
 const gs_validate_counts *gs_validator_counts(const gs_validator *v);
+/* Bytes the validator holds now (its tables; growth may briefly need the
+ * old block of the one that grows as well), for callers that bound memory. */
+size_t gs_validator_memory(const gs_validator *v);
 
 /* Reads r to its end through a validator. Returns GS_OK (see counts for the
  * verdict), or GS_EIO / GS_ENOMEM. */

@@ -19,6 +19,9 @@
 
 #define MAX_NODES (UINT32_MAX - 1u)
 #define MAX_REFS UINT32_MAX
+/* References resolved ahead of the one being rewritten: they name objects
+ * anywhere in the rank tables, and asking early lets the misses overlap. */
+#define AHEAD 64
 
 typedef struct loader {
   gs_reader *reader;
@@ -207,8 +210,9 @@ static uint32_t node_of(loader *l, uint64_t id, uint64_t *misses) {
 }
 
 /* Rewrites the 8-byte IDs of l->raw as 4-byte node numbers in the same
- * memory: entry k is read from byte 8k before byte 4k is written, and memcpy
- * keeps the compiler from assuming the two views do not overlap. */
+ * memory: entry k is read from byte 8k before byte 4k is written (entries
+ * ahead are only read), and memcpy keeps the compiler from assuming the
+ * two views do not overlap. */
 static int resolve_refs(loader *l) {
   gs_graph *g = l->g;
   char *mem = (char *)l->raw;
@@ -217,6 +221,10 @@ static int resolve_refs(loader *l) {
   for (k = 0; k < g->nrefs; k++) {
     uint64_t id;
     uint32_t node;
+    if (k + AHEAD < g->nrefs) {
+      memcpy(&id, mem + 8 * (k + AHEAD), 8);
+      gs_idset_prefetch(&l->objects, id);
+    }
     memcpy(&id, mem + 8 * k, 8);
     if (!gs_idset_rank(&l->objects, id, &node)) break;
     memcpy(mem + 4 * k, &node, 4);

@@ -60,6 +60,11 @@ static void free_chunks(gs_idset *s) {
   forget_ways(s);
 }
 
+void gs_idset_bitmaps_only(gs_idset *s, size_t free_chunks) {
+  s->bitmaps_only = 1;
+  s->free_chunks = free_chunks;
+}
+
 void gs_idset_clear(gs_idset *s) {
   free_chunks(s);
   if (s->hashed) gs_idmap_free(&s->ids);
@@ -80,8 +85,10 @@ void gs_idset_free(gs_idset *s) {
 
 static int add_all(gs_idset *s, const uint64_t *ids, size_t n) {
   size_t i;
+  int err;
   for (i = 0; i < n; i++)
-    if (gs_idset_add(s, ids[i]) < 0) return GS_ENOMEM;
+    /* NOLINTNEXTLINE(clang-analyzer-core.CallAndMessage): gs_idset_members wrote all n */
+    if ((err = gs_idset_add(s, ids[i])) < 0) return err;
   return GS_OK;
 }
 
@@ -128,7 +135,9 @@ static gs_idset_chunk *find_chunk(gs_idset *s, uint64_t key) {
 static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
   gs_idset_chunk *ch;
   gs_idmap_slot *d;
-  if (s->nchunks >= FREE_CHUNKS && s->count < MIN_PER_CHUNK * s->nchunks) return 0;
+  if (s->nchunks >= FREE_CHUNKS && s->nchunks >= s->free_chunks &&
+      s->count < MIN_PER_CHUNK * s->nchunks)
+    return 0;
   if (s->nchunks == s->chunks_cap) {
     /* The cache points into the array, which may move. */
     if (gs_array_reserve((void **)&s->chunks, &s->chunks_cap, s->nchunks + 1, sizeof *s->chunks))
@@ -155,6 +164,7 @@ int gs_idset_add_slow(gs_idset *s, uint64_t id) {
   if (!fits(s, id)) goto rebuild;
   if (!(ch = find_chunk(s, key_of(s, id)))) {
     if ((err = new_chunk(s, key_of(s, id), &ch)) < 0) return err;
+    if (!err && s->bitmaps_only) return GS_ELIMIT;
     if (!err) goto rebuild;
   }
   bit = UINT64_C(1) << bit_of(s, id);
@@ -177,33 +187,15 @@ int gs_idset_has_slow(gs_idset *s, uint64_t id) {
   return (int)((ch->bits[word_of(s, id)] >> bit_of(s, id)) & 1);
 }
 
-/* ---- comparison ------------------------------------------------------ */
+/* ---- memory -------------------------------------------------------- */
 
-/* Compares whole bitmap words when both sets are chunked alike, which is
- * the usual case and takes a millisecond for millions of members. */
-static int chunks_within(gs_idset *a, gs_idset *b) {
-  size_t c, w;
-  for (c = 0; c < a->nchunks; c++) {
-    const gs_idset_chunk *ca = &a->chunks[c];
-    const gs_idmap_slot *d = gs_idmap_find(&b->dir, ca->key);
-    const uint64_t *bits = d ? b->chunks[d->value].bits : NULL;
-    for (w = 0; w < CHUNK_WORDS; w++)
-      if (ca->bits[w] & ~(bits ? bits[w] : 0)) return 0;
-  }
-  return 1;
-}
-
-int gs_idset_within(gs_idset *a, gs_idset *b) {
-  uint64_t *ids;
-  size_t i;
-  int within = 1;
-  if (a->count > b->count) return 0;
-  if (!a->hashed && !b->hashed && a->shift == b->shift) return chunks_within(a, b);
-  if (!(ids = calloc(a->count ? a->count : 1, sizeof *ids))) return 0;
-  gs_idset_members(a, ids);
-  for (i = 0; i < a->count && within; i++) within = gs_idset_has(b, ids[i]);
-  free(ids);
-  return within;
+size_t gs_idset_memory(const gs_idset *s) {
+  size_t bytes = s->chunks_cap * sizeof *s->chunks + (s->dir.mask + 1) * sizeof *s->dir.slots;
+  size_t c;
+  for (c = 0; c < s->nchunks; c++)
+    bytes += CHUNK_WORDS * (sizeof *s->chunks[c].bits + (s->chunks[c].rank ? sizeof(uint32_t) : 0));
+  if (s->hashed) bytes += (s->ids.mask + 1) * sizeof *s->ids.slots;
+  return bytes;
 }
 
 /* ---- rank ------------------------------------------------------------ */

@@ -42,19 +42,31 @@ typedef struct gs_idset {
   int hashed;
   gs_idmap ids;
   int sealed;
+  int bitmaps_only;          /* fail rather than become a hash table */
+  size_t free_chunks;        /* chunks allowed whatever their members */
 } gs_idset;
 
 int gs_idset_init(gs_idset *s);
 void gs_idset_free(gs_idset *s);
+/* From now on, an add that would turn the set into a hash table fails with
+ * GS_ELIMIT instead, after which the set must be cleared before use; so it
+ * never takes more than 512 KB per chunk of max(64, free_chunks) and 32
+ * bytes per member beyond them. free_chunks lets a set whose members come
+ * from anywhere in a known range at first (references to objects not read
+ * yet) keep its bitmaps. */
+void gs_idset_bitmaps_only(gs_idset *s, size_t free_chunks);
 /* Empties the set and unseals it. */
 void gs_idset_clear(gs_idset *s);
 
 /* Returns 1 when id was added, 0 when already a member, or GS_ENOMEM. */
 static inline int gs_idset_add(gs_idset *s, uint64_t id);
 static inline int gs_idset_has(gs_idset *s, uint64_t id);
+/* gs_idset_prefetch(s, id) asks the processor for the memory a later
+ * gs_idset_has(s, id) (or, once sealed, gs_idset_rank) reads, so that the
+ * misses of several lookups overlap. Only a hint; a macro, below. */
 
-/* 1 when every member of a is in b, else 0. */
-int gs_idset_within(gs_idset *a, gs_idset *b);
+/* Bytes the set holds: bitmaps, rank tables, chunk table or hash table. */
+size_t gs_idset_memory(const gs_idset *s);
 
 /* Prepares rank queries; no more adds until cleared. */
 int gs_idset_seal(gs_idset *s);
@@ -97,6 +109,22 @@ static inline uint64_t *gs_idset_word_(gs_idset *s, uint64_t id) {
   gs_idset_chunk *ch = gs_idset_chunk_(s, id);
   return ch ? &ch->bits[gs_idset_word_index_(s, id)] : NULL;
 }
+
+/* A macro, not a function: GCC finds a function that only prefetches free
+ * of side effects and drops its calls. */
+#if defined(__GNUC__) || defined(__clang__)
+#define gs_idset_prefetch(s, id)                                          \
+  do {                                                                    \
+    gs_idset_chunk *gs_ch_ = gs_idset_chunk_((s), (id));                  \
+    if (gs_ch_) {                                                         \
+      size_t gs_w_ = gs_idset_word_index_((s), (id));                     \
+      __builtin_prefetch(&gs_ch_->bits[gs_w_]);                           \
+      if (gs_ch_->rank) __builtin_prefetch(&gs_ch_->rank[gs_w_]);         \
+    }                                                                     \
+  } while (0)
+#else
+#define gs_idset_prefetch(s, id) ((void)(s), (void)(id))
+#endif
 
 static inline int gs_idset_has(gs_idset *s, uint64_t id) {
   const uint64_t *word = gs_idset_word_(s, id);

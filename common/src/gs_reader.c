@@ -16,14 +16,11 @@
 #include "gs_port.h"
 #include "gs_reader.h"
 #include "gs_text.h"
-#include "gs_thread.h"
+#include "gs_reader_int.h"
 
 #define WINDOW       (1u << 20)   /* initial window; grows only for longer lines */
 #define SMALL_WINDOW 64u
 #define MAX_HEX_DIGITS 16
-/* Readable bytes kept after the window, so the fast path can load whole
- * words past the end of a line. */
-#define PAD 24
 
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
     __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -32,30 +29,6 @@
 #define GS_FAST_PATH 0
 #endif
 
-struct gs_reader {
-  gs_read_fn fn;
-  void *ctx;
-  FILE *file;
-  int fd;
-  void *owned_ctx;      /* source state the reader frees */
-  char *buf;            /* window; one byte past end is always writable */
-  size_t cap, pos, end;
-  size_t complete;      /* bytes of the window up to its last newline */
-  size_t scanned;       /* bytes after pos known to hold no newline */
-  int fast;             /* try the fast path for object lines */
-  int eof, skip_line;
-  int io_error;
-  uint64_t line;        /* number of the line last returned */
-  uint64_t base;        /* stream offset of buf[0] */
-  size_t max_line;
-  uint64_t size_hint;
-  uint64_t *refs;
-  size_t refs_cap;
-  gs_diag diag;
-  struct ahead *ahead;  /* parsing on a second thread, when started */
-};
-
-static void ahead_stop(gs_reader *r);
 
 /* Character classes: HEX | value for hex digits, SEP for a field separator,
  * 0 for anything else. A constant table keeps the reader free of start-up
@@ -88,7 +61,7 @@ static int reader_new_sized(gs_reader **out, gs_read_fn fn, void *ctx, size_t wi
   if (err) return err;
   (*out)->fn = fn;
   (*out)->ctx = ctx;
-  if (!((*out)->buf = calloc(1, window + PAD))) { gs_reader_free(*out); *out = NULL; return GS_ENOMEM; }
+  if (!((*out)->buf = calloc(1, window + GS_READER_PAD))) { gs_reader_free(*out); *out = NULL; return GS_ENOMEM; }
   (*out)->cap = window;
   return GS_OK;
 }
@@ -150,7 +123,7 @@ int gs_reader_new_buffer(gs_reader **out, const void *data, size_t len) {
 
 void gs_reader_free(gs_reader *r) {
   if (!r) return;
-  ahead_stop(r);
+  gs_reader_ahead_stop_(r);
   free(r->buf);
   free(r->owned_ctx);
   free(r->refs);
@@ -167,15 +140,12 @@ void gs_reader_set_fast_path(gs_reader *r, int on) { r->fast = on && GS_FAST_PAT
 
 uint64_t gs_reader_size_hint(const gs_reader *r) { return r->size_hint; }
 
-static const gs_diag *ahead_diag(const gs_reader *r);
-static uint64_t ahead_offset(const gs_reader *r);
-
 const gs_diag *gs_reader_diag(const gs_reader *r) {
-  return r->ahead ? ahead_diag(r) : &r->diag;
+  return r->ahead ? gs_reader_ahead_diag_(r) : &r->diag;
 }
 
 uint64_t gs_reader_offset(const gs_reader *r) {
-  return r->ahead ? ahead_offset(r) : r->base + r->pos;
+  return r->ahead ? gs_reader_ahead_offset_(r) : r->base + r->pos;
 }
 
 /* ---- diagnostics ----------------------------------------------------- */
@@ -209,9 +179,9 @@ static int refill(gs_reader *r) {
   }
   if (r->cap - r->end < r->cap / 4) {
     size_t cap = r->cap * 2;
-    char *buf = realloc(r->buf, cap + PAD);
+    char *buf = realloc(r->buf, cap + GS_READER_PAD);
     if (!buf) return GS_ENOMEM;
-    memset(buf + r->cap + PAD, 0, cap - r->cap);
+    memset(buf + r->cap + GS_READER_PAD, 0, cap - r->cap);
     r->buf = buf;
     r->cap = cap;
   }
@@ -557,7 +527,7 @@ static int fast_object(gs_reader *r, gs_record *rec) {
 static int fast_object(gs_reader *r, gs_record *rec) { (void)r; (void)rec; return 0; }
 #endif
 
-static int read_next(gs_reader *r, gs_record *rec) {
+int gs_reader_read_next_(gs_reader *r, gs_record *rec) {
   for (;;) {
     const char *p = NULL, *e = NULL;
     int err;
@@ -574,197 +544,6 @@ static int read_next(gs_reader *r, gs_record *rec) {
   }
 }
 
-/* ---- parsing ahead on a second thread -------------------------------- */
-
-/* The helper thread parses batches of records into a ring of slots and the
- * caller's thread takes them in order, so parsing overlaps with whatever the
- * caller does with each record. Each batch owns copies of its records'
- * references and names; semaphores count the free and the filled slots. */
-#define AHEAD_SLOTS 4
-#define AHEAD_RECORDS 4096
-#define AHEAD_DIAGS 64
-#define AHEAD_REFS (64u << 10)     /* a batch is handed over past this many */
-
-static const uint64_t no_refs[1];
-
-typedef struct ahead_entry {
-  gs_record rec;
-  int result;                      /* GS_OK or GS_EFORMAT */
-  size_t refs_at, name_at, diag;
-} ahead_entry;
-
-typedef struct ahead_batch {
-  ahead_entry entries[AHEAD_RECORDS];
-  size_t n;
-  gs_diag diags[AHEAD_DIAGS];
-  size_t ndiags;
-  uint64_t *refs;
-  size_t nrefs, refs_cap;
-  char *names;
-  size_t names_len, names_cap;
-  uint64_t end_offset;
-  int end_err;                     /* after the entries: 0 (more follow), EOF or an error */
-} ahead_batch;
-
-typedef struct ahead {
-  gs_thread *thread;
-  gs_sem *free_slots, *full_slots;
-  int stop;
-  ahead_batch *slot[AHEAD_SLOTS];
-  size_t take;
-  ahead_batch *cur;
-  size_t cur_i;
-  gs_diag diag;
-  uint64_t offset;
-} ahead;
-
-static int batch_keep(ahead_batch *b, ahead_entry *e) {
-  gs_record *rec = &e->rec;
-  size_t cap;
-  if (rec->nrefs) {
-    cap = b->refs_cap;
-    if (b->nrefs + rec->nrefs > cap) {
-      uint64_t *refs = b->refs;
-      while (cap < b->nrefs + rec->nrefs) cap = cap ? cap * 2 : AHEAD_REFS;
-      if (!(refs = realloc(refs, cap * sizeof *refs))) return GS_ENOMEM;
-      b->refs = refs;
-      b->refs_cap = cap;
-    }
-    memcpy(b->refs + b->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
-  }
-  e->refs_at = b->nrefs;
-  b->nrefs += rec->nrefs;
-  if (rec->name) {
-    cap = b->names_cap;
-    if (b->names_len + rec->name_len > cap) {
-      char *names = b->names;
-      while (cap < b->names_len + rec->name_len) cap = cap ? cap * 2 : 4096;
-      if (!(names = realloc(names, cap))) return GS_ENOMEM;
-      b->names = names;
-      b->names_cap = cap;
-    }
-    memcpy(b->names + b->names_len, rec->name, rec->name_len);
-    e->name_at = b->names_len;
-    b->names_len += rec->name_len;
-  }
-  return GS_OK;
-}
-
-static void batch_fill(gs_reader *r, ahead_batch *b) {
-  b->n = b->ndiags = b->nrefs = b->names_len = 0;
-  b->end_err = 0;
-  while (b->n < AHEAD_RECORDS && b->ndiags < AHEAD_DIAGS && b->nrefs < AHEAD_REFS) {
-    ahead_entry *e = &b->entries[b->n];
-    int err = read_next(r, &e->rec);
-    if (err == GS_EFORMAT) {
-      b->diags[b->ndiags] = r->diag;
-      e->diag = b->ndiags++;
-    } else if (err || (err = batch_keep(b, e))) {
-      b->end_err = err;
-      break;
-    }
-    e->result = err;
-    b->n++;
-  }
-  b->end_offset = r->base + r->pos;
-}
-
-static void ahead_main(void *arg) {
-  gs_reader *r = arg;
-  ahead *a = r->ahead;
-  size_t put = 0;
-  for (;;) {
-    ahead_batch *b = a->slot[put];
-    gs_sem_wait(a->free_slots);
-    if (a->stop) return;
-    batch_fill(r, b);
-    put = (put + 1) % AHEAD_SLOTS;
-    gs_sem_post(a->full_slots);
-    if (b->end_err) return;
-  }
-}
-
-static void ahead_free(ahead *a) {
-  size_t i;
-  for (i = 0; i < AHEAD_SLOTS; i++) {
-    if (!a->slot[i]) continue;
-    free(a->slot[i]->refs);
-    free(a->slot[i]->names);
-    free(a->slot[i]);
-  }
-  gs_sem_free(a->free_slots);
-  gs_sem_free(a->full_slots);
-  free(a);
-}
-
-int gs_reader_start_thread(gs_reader *r) {
-  ahead *a;
-  size_t i;
-  if (r->ahead || gs_thread_cpus() < 2) return GS_OK;
-  if (!(a = calloc(1, sizeof *a))) return GS_ENOMEM;
-  for (i = 0; i < AHEAD_SLOTS; i++) {
-    if (!(a->slot[i] = malloc(sizeof *a->slot[i]))) break;
-    a->slot[i]->refs = NULL;
-    a->slot[i]->names = NULL;
-    a->slot[i]->refs_cap = a->slot[i]->names_cap = 0;
-  }
-  if (i < AHEAD_SLOTS || gs_sem_new(&a->free_slots, AHEAD_SLOTS) ||
-      gs_sem_new(&a->full_slots, 0)) {
-    ahead_free(a);
-    return GS_ENOMEM;
-  }
-  a->offset = r->base + r->pos;
-  r->ahead = a;
-  if (gs_thread_start(&a->thread, ahead_main, r)) {
-    r->ahead = NULL;
-    ahead_free(a);
-    return GS_ENOMEM;
-  }
-  return GS_OK;
-}
-
-/* Wakes the thread if it waits for a slot, and lets it finish its batch. */
-static void ahead_stop(gs_reader *r) {
-  ahead *a = r->ahead;
-  if (!a) return;
-  a->stop = 1;
-  gs_sem_post(a->free_slots);
-  gs_thread_join(a->thread);
-  ahead_free(a);
-  r->ahead = NULL;
-}
-
-static int ahead_next(gs_reader *r, gs_record *rec) {
-  ahead *a = r->ahead;
-  for (;;) {
-    ahead_batch *b = a->cur;
-    if (b && a->cur_i < b->n) {
-      const ahead_entry *e = &b->entries[a->cur_i++];
-      if (e->result == GS_EFORMAT) {
-        a->diag = b->diags[e->diag];
-        return GS_EFORMAT;
-      }
-      *rec = e->rec;
-      rec->refs = rec->nrefs ? b->refs + e->refs_at : no_refs;
-      if (rec->name) rec->name = b->names + e->name_at;
-      return GS_OK;
-    }
-    if (b) {
-      if (b->end_err) return b->end_err;
-      gs_sem_post(a->free_slots);
-    }
-    gs_sem_wait(a->full_slots);
-    a->cur = a->slot[a->take];
-    a->take = (a->take + 1) % AHEAD_SLOTS;
-    a->cur_i = 0;
-    a->offset = a->cur->end_offset;
-  }
-}
-
-static const gs_diag *ahead_diag(const gs_reader *r) { return &r->ahead->diag; }
-
-static uint64_t ahead_offset(const gs_reader *r) { return r->ahead->offset; }
-
 int gs_reader_next(gs_reader *r, gs_record *rec) {
-  return r->ahead ? ahead_next(r, rec) : read_next(r, rec);
+  return r->ahead ? gs_reader_ahead_next_(r, rec) : gs_reader_read_next_(r, rec);
 }

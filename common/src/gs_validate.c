@@ -5,9 +5,18 @@
  * each section) references, roots and types that name nothing in the dump.
  *
  * Object IDs go into a gs_idset, whose bitmaps stay in the processor cache
- * even for millions of objects. A reference to an object not yet defined is
- * remembered (once per ID, with the line of its first mention) and settled
- * when the section ends, since the object may still come. */
+ * even for millions of objects. A reference to an object not defined yet is
+ * remembered once per ID, with its line, since the object may still come:
+ * in a heap walked by address about half the references point forward.
+ * Whenever that list fills up, the entries whose object has come since are
+ * dropped, and it grows (by half) only when more than three quarters stay,
+ * so its capacity stays under two entries per ID still pending. What is
+ * left when the section ends is, in line order, its dangling references.
+ *
+ * A second ID set spots an ID already in the list. When IDs are too sparse
+ * for its bitmaps to pay off (dangling references to random addresses), it
+ * is dropped and repeats are merged by sorting the list when it fills up,
+ * which keeps the same bound at some cost in time. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +29,12 @@
 
 #define TYPE_DEFINED    1u     /* type bits */
 #define TYPE_USED       2u
+/* The size hint over the bytes of an object record, times the bytes of an
+ * object, over the 16 MB of addresses of an ID set's chunk: the chunks a
+ * heap's references may name before their objects come. */
+#define EXPECTED_RECORD_BYTES 40
+#define EXPECTED_OBJECT_BYTES 64
+#define PRUNE_AHEAD     64     /* pending references looked up ahead while pruning */
 
 typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
 typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
@@ -35,7 +50,8 @@ struct gs_validator {
   size_t section_name_len;
   gs_idset defined;           /* objects of this section */
   gs_idset forward;           /* IDs referenced before (or without) their object */
-  first_ref *refs;            /* first such reference to each, checked at the end */
+  int merge;                  /* forward was too sparse: repeats merged by sorting */
+  first_ref *refs;            /* first such reference to each still pending */
   size_t nrefs, refs_cap;
   gs_idmap types;             /* value: index into type_infos */
   type_info *type_infos;
@@ -84,6 +100,7 @@ int gs_validator_new(gs_validator **out, gs_diag_fn fn, void *ctx) {
     gs_validator_free(v);
     return GS_ENOMEM;
   }
+  gs_idset_bitmaps_only(&v->forward, 0);
   *out = v;
   return GS_OK;
 }
@@ -103,17 +120,113 @@ void gs_validator_free(gs_validator *v) {
 
 const gs_validate_counts *gs_validator_counts(const gs_validator *v) { return &v->counts; }
 
+size_t gs_validator_memory(const gs_validator *v) {
+  return sizeof *v + gs_idset_memory(&v->defined) + gs_idset_memory(&v->forward) + v->refs_cap * sizeof *v->refs +
+         (v->types.mask + 1) * sizeof *v->types.slots + v->types_cap * sizeof *v->type_infos +
+         v->names_cap + v->roots_cap * sizeof *v->roots + v->section_name_len + 1;
+}
+
 /* ---- objects and references ----------------------------------------- */
 
 static int use_type(gs_validator *v, uint64_t id, uint64_t line);
+
+/* refs sorting, in place (a library qsort may allocate a copy, which the
+ * memory bound does not allow). */
+typedef int (*ref_order)(const first_ref *a, const first_ref *b);
+
+static int by_id(const first_ref *a, const first_ref *b) {
+  return a->id != b->id ? a->id < b->id : a->line < b->line;
+}
+
+static int by_line(const first_ref *a, const first_ref *b) {
+  return a->line != b->line ? a->line < b->line : a->id < b->id;
+}
+
+static void swap_refs(first_ref *a, first_ref *b) {
+  first_ref t = *a;
+  *a = *b;
+  *b = t;
+}
+
+static void sort_refs(first_ref *r, size_t n, ref_order before) {
+  while (n > 16) {
+    size_t i = 0, j = n - 1, mid = n / 2;
+    first_ref pivot;
+    if (before(&r[mid], &r[0])) swap_refs(&r[mid], &r[0]);
+    if (before(&r[n - 1], &r[0])) swap_refs(&r[n - 1], &r[0]);
+    if (before(&r[n - 1], &r[mid])) swap_refs(&r[n - 1], &r[mid]);
+    pivot = r[mid];
+    for (;;) {
+      while (before(&r[i], &pivot)) i++;
+      while (before(&pivot, &r[j])) j--;
+      if (i >= j) break;
+      swap_refs(&r[i++], &r[j--]);
+    }
+    /* The smaller side recursively, the larger in this loop: depth O(log n). */
+    if (j + 1 < n - j - 1) { sort_refs(r, j + 1, before); r += j + 1; n -= j + 1; }
+    else { sort_refs(r + j + 1, n - j - 1, before); n = j + 1; }
+  }
+  for (; n > 1; n--) {
+    size_t k;
+    for (k = 1; k < n; k++)
+      if (before(&r[k], &r[k - 1])) swap_refs(&r[k], &r[k - 1]);
+  }
+}
+
+/* Drops the references whose object has come, keeping their order. */
+static void prune_refs(gs_validator *v) {
+  size_t i, n = 0;
+  for (i = 0; i < v->nrefs; i++) {
+    if (i + PRUNE_AHEAD < v->nrefs) gs_idset_prefetch(&v->defined, v->refs[i + PRUNE_AHEAD].id);
+    if (!gs_idset_has(&v->defined, v->refs[i].id)) v->refs[n++] = v->refs[i];
+  }
+  v->nrefs = n;
+}
+
+/* Keeps only the first mention of each ID (merge mode), in ID order. */
+static void merge_refs(gs_validator *v) {
+  size_t i, n;
+  if (v->nrefs < 2) return;
+  sort_refs(v->refs, v->nrefs, by_id);
+  for (i = 1, n = 1; i < v->nrefs; i++)
+    if (v->refs[i].id != v->refs[n - 1].id) v->refs[n++] = v->refs[i];
+  v->nrefs = n;
+}
+
+/* Makes room for one more pending reference; see the top of the file. The
+ * sort of merge mode runs only when the list would grow otherwise. */
+static int refs_room(gs_validator *v) {
+  size_t cap;
+  first_ref *grown;
+  prune_refs(v);
+  if (v->merge && v->nrefs > v->refs_cap / 4 * 3) merge_refs(v);
+  if (v->nrefs <= v->refs_cap / 4 * 3 && v->nrefs < v->refs_cap) return GS_OK;
+  cap = v->refs_cap ? v->refs_cap / 2 * 3 : 1024;
+  if (cap > SIZE_MAX / sizeof *v->refs || !(grown = realloc(v->refs, cap * sizeof *v->refs)))
+    return GS_ENOMEM;
+  v->refs = grown;
+  v->refs_cap = cap;
+  return GS_OK;
+}
+
+/* Returns 1 when id is mentioned for the first time (as far as the forward
+ * set can tell), 0 for a repeat, or an error. */
+static int first_mention(gs_validator *v, uint64_t id) {
+  int added;
+  if (v->merge) return 1;
+  added = gs_idset_add(&v->forward, id);
+  if (added != GS_ELIMIT) return added;
+  gs_idset_clear(&v->forward);
+  v->merge = 1;
+  return 1;
+}
 
 static int check_reference(gs_validator *v, uint64_t id, uint64_t line) {
   first_ref *d;
   int added;
   if (gs_idset_has(&v->defined, id)) return GS_OK;
-  if ((added = gs_idset_add(&v->forward, id)) <= 0) return added;
-  if (gs_array_reserve((void **)&v->refs, &v->refs_cap, v->nrefs + 1, sizeof *v->refs))
-    return GS_ENOMEM;
+  if ((added = first_mention(v, id)) <= 0) return added;
+  if (v->nrefs == v->refs_cap && (added = refs_room(v))) return added;
   d = &v->refs[v->nrefs++];
   d->line = line;
   d->id = id;
@@ -127,6 +240,12 @@ static int check_object(gs_validator *v, const gs_record *rec) {
   if (!err)
     emit(v, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined more than once in this section",
          (unsigned long long)rec->id);
+  /* References land anywhere in the bitmaps: ask for them all first (in
+   * both sets, since the forward one is needed as often as not). */
+  for (i = 0; i < rec->nrefs; i++) {
+    gs_idset_prefetch(&v->defined, rec->refs[i]);
+    gs_idset_prefetch(&v->forward, rec->refs[i]);
+  }
   for (i = 0; i < rec->nrefs; i++)
     if ((err = check_reference(v, rec->refs[i], rec->line))) return err;
   return GS_OK;
@@ -214,54 +333,73 @@ static int late_cmp(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Collects what the whole section was needed for, then reports it in line
- * order. */
-static int close_section(gs_validator *v) {
-  late_diag *late = NULL;
-  size_t nlate = 0, cap = 0, i;
-  /* Usually every forward reference found its object: one bitmap check. */
-  if (gs_idset_within(&v->forward, &v->defined)) v->nrefs = 0;
-  for (i = 0; i < v->nrefs; i++) {
-    if (gs_idset_has(&v->defined, v->refs[i].id)) continue;
-    if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
-    late[nlate].line = v->refs[i].line;
-    late[nlate].id = v->refs[i].id;
-    late[nlate++].code = GS_D_DANGLING_REFERENCE;
-  }
-  for (i = 0; i < v->nroots; i++) {
-    if (gs_idset_has(&v->defined, v->roots[i].id)) continue;
-    if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
-    late[nlate] = v->roots[i];
-    late[nlate++].code = GS_D_DANGLING_ROOT;
-  }
+/* The section's dangling references, in line order then ID order. */
+static void order_refs(gs_validator *v) {
+  prune_refs(v);
+  if (v->merge) merge_refs(v);
+  sort_refs(v->refs, v->nrefs, by_line);
+}
+
+/* Types used but never defined, sorted; they are few (one per type ID). */
+static int undefined_types(gs_validator *v, late_diag **out, size_t *n) {
+  size_t i, cap = 0;
+  *out = NULL;
+  *n = 0;
   for (i = 0; i <= v->types.mask; i++) {
     const gs_idmap_slot *s = &v->types.slots[i];
     if (!s->bits || (s->bits & TYPE_DEFINED)) continue;
-    if (gs_array_reserve((void **)&late, &cap, nlate + 1, sizeof *late)) goto nomem;
-    late[nlate].line = v->type_infos[s->value].first_use;
-    late[nlate].id = s->key;
-    late[nlate++].code = GS_D_UNDEFINED_TYPE;
+    if (gs_array_reserve((void **)out, &cap, *n + 1, sizeof **out)) return GS_ENOMEM;
+    (*out)[*n].line = v->type_infos[s->value].first_use;
+    (*out)[*n].id = s->key;
+    (*out)[(*n)++].code = GS_D_UNDEFINED_TYPE;
   }
-  if (nlate) qsort(late, nlate, sizeof *late, late_cmp);
-  for (i = 0; i < nlate; i++) {
-    unsigned long long id = (unsigned long long)late[i].id;
-    if (late[i].code == GS_D_DANGLING_REFERENCE)
-      emit(v, late[i].code, late[i].line, "reference to object %llx, which is not in the dump", id);
-    else if (late[i].code == GS_D_DANGLING_ROOT)
-      emit(v, late[i].code, late[i].line, "root names object %llx, which is not in the dump", id);
-    else
-      emit(v, late[i].code, late[i].line, "type %llx is never defined", id);
+  if (*n) qsort(*out, *n, sizeof **out, late_cmp);
+  return GS_OK;
+}
+
+static void emit_late(gs_validator *v, const late_diag *d) {
+  unsigned long long id = (unsigned long long)d->id;
+  if (d->code == GS_D_DANGLING_REFERENCE)
+    emit(v, d->code, d->line, "reference to object %llx, which is not in the dump", id);
+  else if (d->code == GS_D_DANGLING_ROOT)
+    emit(v, d->code, d->line, "root names object %llx, which is not in the dump", id);
+  else
+    emit(v, d->code, d->line, "type %llx is never defined", id);
+}
+
+/* Reports what the whole section was needed for, in line order: three
+ * lists already in that order are merged, so no copy of them is made. */
+static int close_section(gs_validator *v) {
+  late_diag *types, cand[3];
+  size_t ntypes, at[3] = {0, 0, 0};
+  if (undefined_types(v, &types, &ntypes)) return GS_ENOMEM;
+  order_refs(v);
+  for (;;) {
+    int k, best = -1;
+    while (at[1] < v->nroots && gs_idset_has(&v->defined, v->roots[at[1]].id)) at[1]++;
+    if (at[0] < v->nrefs) {
+      cand[0].line = v->refs[at[0]].line;
+      cand[0].id = v->refs[at[0]].id;
+      cand[0].code = GS_D_DANGLING_REFERENCE;
+    }
+    if (at[1] < v->nroots) { cand[1] = v->roots[at[1]]; cand[1].code = GS_D_DANGLING_ROOT; }
+    if (at[2] < ntypes) cand[2] = types[at[2]];
+    for (k = 0; k < 3; k++)
+      if (at[k] < (k == 0 ? v->nrefs : k == 1 ? v->nroots : ntypes) &&
+          (best < 0 || late_cmp(&cand[k], &cand[best]) < 0))
+        best = k;
+    if (best < 0) break;
+    emit_late(v, &cand[best]);
+    at[best]++;
   }
-  free(late);
+  free(types);
   gs_idset_clear(&v->defined);
   gs_idset_clear(&v->forward);
+  v->merge = 0;
   gs_idmap_clear(&v->types);
   v->ntypes = v->names_len = v->nroots = v->nrefs = 0;
   v->in_section = 0;
   return GS_OK;
-nomem:
-  free(late);
-  return GS_ENOMEM;
 }
 
 static int open_section(gs_validator *v, const gs_record *rec) {
@@ -329,22 +467,77 @@ int gs_validator_finish(gs_validator *v) {
   return GS_OK;
 }
 
+/* Object records are checked in groups: the bitmap words of a whole
+ * group's references and the slots of its types are asked for first, so
+ * that their cache misses overlap; anything else is checked after the
+ * group before it. */
+#define GROUP_RECORDS 64
+#define GROUP_REFS    4096
+
+typedef struct group {
+  gs_record recs[GROUP_RECORDS];
+  uint64_t refs[GROUP_REFS];
+  size_t n, nrefs;
+} group;
+
+static int flush_group(gs_validator *v, group *g) {
+  size_t i;
+  int err = GS_OK;
+  for (i = 0; i < g->n; i++) gs_idmap_prefetch(&v->types, g->recs[i].type);
+  for (i = 0; i < g->nrefs; i++) {
+    gs_idset_prefetch(&v->defined, g->refs[i]);
+    gs_idset_prefetch(&v->forward, g->refs[i]);
+  }
+  for (i = 0; i < g->n && !err; i++) err = gs_validator_record(v, &g->recs[i]);
+  g->n = g->nrefs = 0;
+  return err;
+}
+
+/* Keeps an object record in the group (copying its references), or checks
+ * it at once when it is something else. */
+static int group_record(gs_validator *v, group *g, gs_record *rec) {
+  int err;
+  if (rec->kind != GS_REC_OBJECT || rec->nrefs > GROUP_REFS) {
+    if ((err = flush_group(v, g))) return err;
+    return gs_validator_record(v, rec);
+  }
+  if (g->n == GROUP_RECORDS || g->nrefs + rec->nrefs > GROUP_REFS) {
+    if ((err = flush_group(v, g))) return err;
+  }
+  if (rec->nrefs) memcpy(g->refs + g->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
+  g->recs[g->n] = *rec;
+  g->recs[g->n++].refs = g->refs + g->nrefs;
+  g->nrefs += rec->nrefs;
+  return GS_OK;
+}
+
 int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_counts *counts) {
   gs_validator *v;
   gs_record rec;
-  int err = gs_validator_new(&v, fn, ctx);
-  if (err) return err;
+  group *g = malloc(sizeof *g);
+  int err = g ? gs_validator_new(&v, fn, ctx) : GS_ENOMEM;
+  if (err) { free(g); return err; }
+  /* A heap of this size spans about this many chunks of addresses, which
+   * references ahead of their objects may touch from the start. */
+  gs_idset_bitmaps_only(&v->forward, (size_t)(gs_reader_size_hint(r) / EXPECTED_RECORD_BYTES *
+                                              EXPECTED_OBJECT_BYTES >> 24));
+  g->n = g->nrefs = 0;
   for (;;) {
     err = gs_reader_next(r, &rec);
     if (err == GS_EOF) break;
     if (err == GS_EFORMAT) {
+      if ((err = flush_group(v, g))) break;
       gs_validator_report(v, gs_reader_diag(r));
       continue;
     }
-    if (err || (err = gs_validator_record(v, &rec))) break;
+    if (err || (err = group_record(v, g, &rec))) break;
   }
-  if (err == GS_EOF) err = gs_validator_finish(v);
+  if (err != GS_ENOMEM) {
+    int flushed = flush_group(v, g);
+    if (err == GS_EOF) err = flushed ? flushed : gs_validator_finish(v);
+  }
   if (counts) *counts = v->counts;
   gs_validator_free(v);
+  free(g);
   return err;
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """nx_check.py - gcsnap's dominators against networkx's immediate_dominators.
 
-usage: nx_check.py GCSNAP WORK_DIR [DUMP...]
+usage: nx_check.py GCSNAP WORK_DIR [--agent GCSNAP_AGENT] [DUMP...]
 
-For random medium graphs written into WORK_DIR, and for each DUMP given,
+For random medium graphs written into WORK_DIR, for mock heaps of every
+reference shape (local, forward, random) when --agent is given, and for
+each DUMP given,
 computes every object's retained size from networkx's dominator tree over a
 virtual root joined to the strong roots, and compares it with what
 `gcsnap dominators --json --top 0` reports. Exit 0 when all agree, 1 on the
@@ -107,7 +109,15 @@ def main():
         path = os.path.join(work, "random-%d.gclog" % seed)
         random_dump(path, seed, 500 + 400 * seed)
         ok = check(gcsnap, path) and ok
-    for path in sys.argv[3:]:
+    dumps = sys.argv[3:]
+    if dumps[:1] == ["--agent"]:
+        for shape in ("local", "forward", "random"):
+            path = os.path.join(work, "mock-%s.gclog" % shape)
+            subprocess.run([dumps[1], "--source", "mock:objects=20000,degree=2.8,targets=" + shape,
+                            "--clock", "0", "--out", path], check=True, stdout=subprocess.DEVNULL)
+            ok = check(gcsnap, path) and ok
+        dumps = dumps[2:]
+    for path in dumps:
         ok = check(gcsnap, path) and ok
     sys.exit(0 if ok else 1)
 

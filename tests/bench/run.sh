@@ -3,10 +3,13 @@
 #
 # usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
 #
-# Captures a mock heap of OBJECTS objects (default 10000000) with gcsnap-agent
-# once into $GS_BENCH_DIR (default $TMPDIR/gcsnap-bench), then times `wc -l` as the
-# baseline and each phase of gcsnap-bench in its own process, and does the
-# same for the real heap wpfapp.gclog when the shared folder is present.
+# Captures mock heaps of OBJECTS objects (default 10000000) with gcsnap-agent
+# once into $GS_BENCH_DIR (default $TMPDIR/gcsnap-bench), one per reference
+# shape (targets=local|forward|random), then times the baselines (`wc -l`
+# and a naive validator, gcsnap-bench-naive) and each phase of gcsnap-bench
+# and `gcsnap dominators` in its own process, and does the same for the real
+# heaps it can get: wpfapp.gclog when the shared folder is present, and V8,
+# JVM and Mono heaps once gcsnap can convert them.
 # README.md beside this script explains every figure.
 set -eu
 
@@ -18,7 +21,8 @@ usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
   --json     print the figures as one JSON object instead of text
   --check    exit 1 when a figure misses its target
 Environment: GS_BENCH_DIR (where the dump is kept), GS_BENCH_SEED (default 1),
-GS_BENCH_REPEAT (runs per phase, best time kept; default 3), GS_SHARED_DIR.
+GS_BENCH_REPEAT (runs per phase, best time kept; default 3), GS_SHARED_DIR,
+GS_BENCH_SHAPES (mock reference shapes; default "local forward random").
 EOF
 }
 
@@ -46,17 +50,27 @@ repo=$(cd "$here/../.." && pwd)
 shared=${GS_SHARED_DIR:-$repo/../shared}
 [ -d "$shared" ] && shared=$(cd "$shared" && pwd)
 work=${GS_BENCH_DIR:-${TMPDIR:-/tmp}/gcsnap-bench}
+shapes=${GS_BENCH_SHAPES:-"local forward random"}
 agent=$build/bin/gcsnap-agent
 bench=$build/bin/gcsnap-bench
+naive=$build/bin/gcsnap-bench-naive
+gcsnap=$build/bin/gcsnap
 
-# Targets.
-target_mbps=300
+# Targets. Validation: MB/s, and times the naive validator; peak RSS for 10M
+# objects. Dominators (load + tree + retained sizes): seconds and peak RSS for
+# 10M objects, scaled linearly for other sizes.
+target_mbps=800
+target_graph_mbps=300
+target_naive=8
+target_val_rss_mb=200
+target_dom_s=4
+target_dom_rss_mb=500
 target_obj_bytes=32
 target_ref_bytes=4
 
 case $objects in ''|*[!0-9]*) echo "run.sh: OBJECTS must be a number: '$objects'" >&2; exit 2 ;; esac
 case $repeat in ''|*[!0-9]*|0) echo "run.sh: GS_BENCH_REPEAT must be a positive number" >&2; exit 2 ;; esac
-for p in "$agent" "$bench"; do
+for p in "$agent" "$bench" "$naive" "$gcsnap"; do
   [ -x "$p" ] || { echo "run.sh: $p not found; build first (cmake --build $build)" >&2; exit 2; }
 done
 
@@ -67,30 +81,51 @@ calc() { awk "BEGIN { printf(\"$1\", $2) }"; }
 # field LINE KEY: the value of KEY=value in a gcsnap-bench result line.
 field() { printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
-# ---- the mock heap dump: made once, reused while agent and knobs match
+# ---- the mock heap dumps: made once per shape, reused while agent and knobs match
 mkdir -p "$work"
-dump=$work/mock-$objects-seed$seed.gclog
-stamp="$(cksum < "$agent") $objects $seed"
-gen_seconds=
-if [ ! -f "$dump" ] || [ "$(cat "$dump.stamp" 2>/dev/null)" != "$stamp" ]; then
-  note "capturing a mock heap of $objects objects into $dump"
-  rm -f "$dump" "$dump.stamp"
-  t0=$(now)
-  "$agent" --source "mock:objects=$objects,seed=$seed" --out "$dump"
-  t1=$(now)
-  printf '%s\n' "$stamp" > "$dump.stamp"
-  gen_seconds=$(calc '%.3f' "$t1 - $t0")
-fi
+command -v /usr/bin/time >/dev/null || { echo "run.sh: needs /usr/bin/time (Debian: time)" >&2; exit 2; }
+# make_dump SHAPE: sets $dump, and $gen_seconds when this run made it.
+make_dump() {
+  dump=$work/mock-$objects-$1-seed$seed.gclog
+  stamp="$(cksum < "$agent") $objects $1 $seed"
+  gen_seconds=
+  if [ ! -f "$dump" ] || [ "$(cat "$dump.stamp" 2>/dev/null)" != "$stamp" ]; then
+    note "capturing a mock heap of $objects objects ($1 references) into $dump"
+    rm -f "$dump" "$dump.stamp"
+    t0=$(now)
+    "$agent" --source "mock:objects=$objects,seed=$seed,degree=2.8,targets=$1" --clock 0 --out "$dump"
+    t1=$(now)
+    printf '%s\n' "$stamp" > "$dump.stamp"
+    gen_seconds=$(calc '%.3f' "$t1 - $t0")
+  fi
+}
 
 # ---- one input: baseline, phases, figures
 json_inputs=
 missed=0
 
+# run_phase PHASE FILE: one result line of key=value figures. dominators is
+# `gcsnap dominators` as a user runs it (load, tree, retained sizes), timed
+# from outside.
+run_phase() {
+  case $1 in
+    naive) "$naive" "$2" ;;
+    dominators)
+      t0=$(now)
+      /usr/bin/time -f '%M' -o "$work/time.txt" "$gcsnap" dominators --top 5 "$2" >/dev/null || return 1
+      t1=$(now)
+      b=$(wc -c < "$2" | tr -d ' ')
+      printf 'phase=dominators bytes=%s seconds=%s mb_per_s=%s maxrss_kb=%s\n' "$b" \
+        "$(calc '%.6f' "$t1 - $t0")" "$(calc '%.1f' "$b / 1e6 / ($t1 - $t0)")" "$(cat "$work/time.txt")" ;;
+    *) "$bench" "$1" "$2" ;;
+  esac
+}
+
 # best_of PHASE FILE: the fastest of $repeat runs, with the largest peak RSS.
 best_of() {
   best='' best_s='' max_rss=0 i=0
   while [ "$i" -lt "$repeat" ]; do
-    line=$("$bench" "$1" "$2") || { note "run.sh: gcsnap-bench $1 $2 failed"; exit 1; }
+    line=$(run_phase "$1" "$2") || { note "run.sh: phase $1 on $2 failed"; exit 1; }
     s=$(field "$line" seconds)
     rss=$(field "$line" maxrss_kb)
     [ "$rss" -gt "$max_rss" ] && max_rss=$rss
@@ -126,9 +161,11 @@ run_input() { # run_input NAME FILE
   bytes=$(wc -c < "$file" | tr -d ' ')
   time_wc "$file"
   wc_mbps=$(calc '%.1f' "$bytes / 1e6 / $wc_seconds")
+  naive_line=$(best_of naive "$file")
   read_line=$(best_of read "$file")
   val_line=$(best_of validate "$file")
   graph_line=$(best_of graph "$file")
+  dom_line=$(best_of dominators "$file")
 
   objects_n=$(field "$graph_line" objects)
   refs_n=$(field "$graph_line" refs)
@@ -136,29 +173,37 @@ run_input() { # run_input NAME FILE
   obj_bytes=$(calc '%.1f' "($memory - 4 * $refs_n) / ($objects_n > 0 ? $objects_n : 1)")
   ref_mb=$(calc '%.1f' "4 * $refs_n / 1e6")
   v_mbps=$(field "$val_line" mb_per_s)
+  n_mbps=$(field "$naive_line" mb_per_s)
   g_mbps=$(field "$graph_line" mb_per_s)
-  verdict "$v_mbps >= $target_mbps"; v_ok=$verdict
-  verdict "$g_mbps >= $target_mbps"; g_ok=$verdict
+  scale=$(calc '%.6f' "$objects_n / 1e7")
+  verdict "$v_mbps >= $target_mbps && $v_mbps >= $target_naive * $n_mbps"; v_ok=$verdict
+  verdict "$(field "$val_line" maxrss_kb) / 1024 <= $target_val_rss_mb * ($scale > 0.1 ? $scale : 0.1)"; vm_ok=$verdict
+  verdict "$g_mbps >= $target_graph_mbps"; g_ok=$verdict
   verdict "$obj_bytes <= $target_obj_bytes"; m_ok=$verdict
+  verdict "$(field "$dom_line" seconds) <= $target_dom_s * ($scale > 0.1 ? $scale : 0.1)"; d_ok=$verdict
+  verdict "$(field "$dom_line" maxrss_kb) / 1024 <= $target_dom_rss_mb * ($scale > 0.1 ? $scale : 0.1)"; dm_ok=$verdict
 
   say ""
   say "== $name: $file"
   say "$(calc '%-14s %.1f MB, %d lines, %d objects, %d references, %d sections' \
     "\"file\", $bytes / 1e6, $wc_lines, $objects_n, $refs_n, $(field "$graph_line" sections)")"
-  if [ "$name" = generated ] && [ -n "$gen_seconds" ]; then
+  if [ "${name#mock-}" != "$name" ] && [ -n "$gen_seconds" ]; then
     say "$(calc '%-14s %8.3f s %8.1f MB/s' "\"generate\", $gen_seconds, $bytes / 1e6 / $gen_seconds")"
   fi
   say "$(calc '%-14s %8.3f s %8.1f MB/s   (baseline)' "\"wc -l\", $wc_seconds, $wc_mbps")"
-  for ph in read validate graph; do
+  say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc   peak RSS %7.1f MB   (baseline)' \
+    "\"naive\", $(field "$naive_line" seconds), $n_mbps, $n_mbps / $wc_mbps, $(field "$naive_line" maxrss_kb) / 1024")"
+  for ph in read validate graph dominators; do
     case $ph in read) l=$read_line label=read ;; validate) l=$val_line label=validate ;;
-                graph) l=$graph_line label="graph load" ;; esac
+                graph) l=$graph_line label="graph load" ;; dominators) l=$dom_line label=dominators ;; esac
     extra=
     case $ph in
-      validate) extra="   target >= $target_mbps MB/s: $v_ok   ($(field "$l" errors) errors, $(field "$l" warnings) warnings)" ;;
-      graph) extra="   target >= $target_mbps MB/s: $g_ok" ;;
+      validate) extra="   target >= $target_mbps MB/s and ${target_naive}x naive: $v_ok, RSS: $vm_ok   ($(field "$l" errors) errors, $(field "$l" warnings) warnings; main thread $(field "$l" main_cpu_s) s of CPU)" ;;
+      graph) extra="   target >= $target_graph_mbps MB/s: $g_ok" ;;
+      dominators) extra="   target <= $(calc '%.1f' "$target_dom_s * ($scale > 0.1 ? $scale : 0.1)") s: $d_ok, RSS: $dm_ok" ;;
     esac
-    say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc   peak RSS %7.1f MB' \
-      "\"$label\", $(field "$l" seconds), $(field "$l" mb_per_s), $(field "$l" mb_per_s) / $wc_mbps, $(field "$l" maxrss_kb) / 1024")$extra"
+    say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc %6.2fx naive   peak RSS %7.1f MB' \
+      "\"$label\", $(field "$l" seconds), $(field "$l" mb_per_s), $(field "$l" mb_per_s) / $wc_mbps, $(field "$l" mb_per_s) / $n_mbps, $(field "$l" maxrss_kb) / 1024")$extra"
   done
   say "$(calc '%-14s %.1f MB = %.1f B/object + 4 B/reference (%.1f MB)   target <= %d B/object + %d B/reference: %s' \
     "\"graph memory\", $memory / 1e6, $obj_bytes, $ref_mb, $target_obj_bytes, $target_ref_bytes, \"$m_ok\"")"
@@ -173,9 +218,11 @@ run_input() { # run_input NAME FILE
   }
   j=$(printf '{"name":"%s","path":"%s","bytes":%s,"lines":%s,"objects":%s,"references":%s,' \
         "$name" "$file" "$bytes" "$wc_lines" "$objects_n" "$refs_n")
-  [ "$name" = generated ] && [ -n "$gen_seconds" ] && j="$j\"generate_seconds\":$gen_seconds,"
+  [ "${name#mock-}" != "$name" ] && [ -n "$gen_seconds" ] && j="$j\"generate_seconds\":$gen_seconds,"
   j="$j\"wc\":{\"seconds\":$wc_seconds,\"mb_per_s\":$wc_mbps},"
+  j="$j\"naive\":$(phase_json "$naive_line")},"
   j="$j\"read\":$(phase_json "$read_line")},"
+  j="$j\"dominators\":$(phase_json "$dom_line")},"
   j="$j\"validate\":$(phase_json "$val_line"),\"errors\":$(field "$val_line" errors),\"warnings\":$(field "$val_line" warnings)},"
   j="$j\"graph\":$(phase_json "$graph_line"),\"memory\":$memory,\"bytes_per_object\":$obj_bytes,"
   j="$j\"bytes_per_reference\":4,\"reachable\":$(field "$graph_line" reachable),"
@@ -183,7 +230,75 @@ run_input() { # run_input NAME FILE
   json_inputs="${json_inputs:+$json_inputs,}$j"
 }
 
-run_input generated "$dump"
+# ---- real heaps of other runtimes, through gcsnap's own readers
+# not_available NAME WHY: a row that says so, never a figure.
+not_available() {
+  say ""
+  say "== $1: not available ($2)"
+  json_inputs="${json_inputs:+$json_inputs,}{\"name\":\"$1\",\"available\":false,\"why\":\"$2\"}"
+}
+
+# converts_from EXT: whether `gcsnap convert` reads dumps ending in EXT.
+converts_from() { "$gcsnap" convert --help 2>&1 | grep -q -- "$1"; }
+
+real_heaps() {
+  v8=$work/v8-heap.heapsnapshot
+  if ! command -v node >/dev/null; then not_available v8 "node is not installed"
+  elif ! converts_from .heapsnapshot; then not_available v8 "gcsnap convert cannot read .heapsnapshot yet"
+  else
+    [ -s "$v8" ] || node -e "const a = []; for (let i = 0; i < 2000000; i++) a.push({i, next: a[i >> 1]});
+      require('v8').writeHeapSnapshot('$v8')" >/dev/null
+    "$gcsnap" convert "$v8" "$work/v8-heap.gclog" && run_input v8 "$work/v8-heap.gclog"
+  fi
+  if ! command -v jcmd >/dev/null || ! command -v javac >/dev/null; then not_available jvm "no JDK (javac, jcmd)"
+  elif ! converts_from .hprof; then not_available jvm "gcsnap convert cannot read .hprof yet"
+  else
+    jvm_heap && "$gcsnap" convert "$work/jvm-heap.hprof" "$work/jvm-heap.gclog" &&
+      run_input jvm "$work/jvm-heap.gclog"
+  fi
+  if ! command -v mono >/dev/null; then not_available mono "mono is not installed"
+  elif ! "$agent" --help 2>&1 | grep -q '^  mono\['; then not_available mono "gcsnap-agent has no mono source yet"
+  else
+    "$agent" --source "mono:objects=$objects" --out "$work/mono-heap.gclog" && run_input mono "$work/mono-heap.gclog"
+  fi
+}
+
+# jvm_heap: a JVM holding a few million objects, dumped by jcmd GC.heap_dump.
+jvm_heap() {
+  [ -s "$work/jvm-heap.hprof" ] && return 0
+  mkdir -p "$work/jvm"
+  cat > "$work/jvm/Fill.java" <<'JAVA'
+public class Fill {
+  static Object[] keep;
+  public static void main(String[] args) throws Exception {
+    int n = Integer.parseInt(args[0]);
+    Object[] a = new Object[n];
+    for (int i = 0; i < n; i++) a[i] = new Object[] { a[i >> 1], Integer.valueOf(i) };
+    keep = a;
+    System.out.println("ready");
+    Thread.sleep(600000);
+  }
+}
+JAVA
+  javac -d "$work/jvm" "$work/jvm/Fill.java" || return 1
+  java -cp "$work/jvm" Fill 2000000 > "$work/jvm/out.txt" &
+  jpid=$!
+  i=0
+  while ! grep -q ready "$work/jvm/out.txt" 2>/dev/null; do
+    i=$((i + 1))
+    [ "$i" -lt 600 ] && kill -0 "$jpid" 2>/dev/null || { kill "$jpid" 2>/dev/null; return 1; }
+    sleep 0.2
+  done
+  jcmd "$jpid" GC.heap_dump "$work/jvm-heap.hprof" >/dev/null
+  kill "$jpid"
+  wait "$jpid" 2>/dev/null || true
+  [ -s "$work/jvm-heap.hprof" ]
+}
+
+for shape in $shapes; do
+  make_dump "$shape"
+  run_input "mock-$shape" "$dump"
+done
 wpf=$shared/fixtures/wpfapp.gclog
 if [ -f "$wpf" ]; then
   run_input wpfapp "$wpf"
@@ -191,10 +306,11 @@ else
   say ""
   say "(wpfapp.gclog not found under $shared/fixtures: skipped)"
 fi
+real_heaps
 
 if [ "$json" = 1 ]; then
   printf '{"targets":{"validate_mb_per_s":%s,"graph_mb_per_s":%s,"graph_bytes_per_object":%s,"graph_bytes_per_reference":%s},"repeat":%s,"inputs":[%s]}\n' \
-    "$target_mbps" "$target_mbps" "$target_obj_bytes" "$target_ref_bytes" "$repeat" "$json_inputs"
+    "$target_mbps" "$target_graph_mbps" "$target_obj_bytes" "$target_ref_bytes" "$repeat" "$json_inputs"
 fi
 if [ "$check" = 1 ] && [ "$missed" = 1 ]; then exit 1; fi
 exit 0

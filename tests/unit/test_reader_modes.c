@@ -7,6 +7,8 @@
 #include <dirent.h>
 #include <stdlib.h>
 
+#include "gs_validate.h"
+
 enum { MODE_FAST = 1, MODE_THREAD = 2, MODE_CHUNKED = 4, MODES = 8 };
 
 typedef struct chunked { const char *data; size_t len, pos; unsigned seed; } chunked;
@@ -175,6 +177,106 @@ static void long_lines_read_alike(void **state) {
   gsu_buf_free(&in);
 }
 
+/* Many blocks of the parsing workers: short odd lines with long ones over
+ * and under the limit between them, so that lines, diagnostics and cut
+ * lines straddle every kind of block boundary. */
+static void mixed_blocks_read_alike(void **state) {
+  gsu_buf in = {0};
+  size_t i, k, n = sizeof odd_lines / sizeof *odd_lines;
+  (void)state;
+  gsu_buf_printf(&in, "a 2 Mixed 0\r\n");
+  for (k = 0; k < 120000; k++) {
+    gsu_buf_printf(&in, "%s", odd_lines[(k * 7919) % (n - 1)]);
+    if (k % 9973 == 0) {
+      size_t refs = 200 + (k % 7) * 9000;
+      gsu_buf_printf(&in, "o %zx 1 8", 0x4000 + 8 * k);
+      for (i = 0; i < refs; i++) gsu_buf_printf(&in, " %zx", 0x200000000 + 8 * i);
+      gsu_buf_printf(&in, k % 2 ? "\r\n" : "\n");
+    }
+  }
+  gsu_buf_printf(&in, "%s", odd_lines[n - 1]);
+  check_modes("mixed blocks", in.data, in.len, GS_READER_DEFAULT_MAX_LINE);
+  check_modes("mixed blocks, max 4096", in.data, in.len, 4096);
+  check_modes("mixed blocks, max 300000", in.data, in.len, 300000);
+  gsu_buf_free(&in);
+}
+
+/* ---- the validator over every reading mode ----------------------------- */
+
+static void note_diag(void *ctx, const gs_diag *d) {
+  gsu_buf_printf(ctx, "%llu %s %s\n", (unsigned long long)d->line, gs_diag_name(d->code),
+                 d->message);
+}
+
+static void validate_transcript(const char *data, size_t len, int mode, gsu_buf *out) {
+  chunked c = {data, len, 0, 7};
+  gs_validate_counts counts;
+  gs_reader *r;
+  if (mode & MODE_CHUNKED) gsu_assert_ok(gs_reader_new(&r, chunked_read, &c));
+  else gsu_assert_ok(gs_reader_new_buffer(&r, data, len));
+  gs_reader_set_fast_path(r, mode & MODE_FAST);
+  if (mode & MODE_THREAD) gsu_assert_ok(gs_reader_start_thread(r));
+  gsu_assert_ok(gs_validate_reader(r, note_diag, out, &counts));
+  gsu_buf_printf(out, "%llu errors %llu warnings %llu records\n", (unsigned long long)counts.errors,
+                 (unsigned long long)counts.warnings, (unsigned long long)counts.records);
+  gs_reader_free(r);
+}
+
+enum { SHAPE_BACK, SHAPE_FORWARD, SHAPE_RANDOM };
+
+static uint64_t shape_rng(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* A heap whose references point back, ahead or anywhere, with a few
+ * dangling references, duplicates, undefined types and bad lines. */
+static void shape_heap(gsu_buf *b, int shape, size_t n) {
+  uint64_t seed = 0x9e3779b9u + (uint64_t)shape, i;
+  gsu_buf_printf(b, "a 2 Shape 0\nt 1 A\nt 2 B\n");
+  for (i = 0; i < n; i++) {
+    unsigned refs = (unsigned)(shape_rng(&seed) % 5), k;
+    gsu_buf_printf(b, "o %llx %u 18", (unsigned long long)(0x7f0000000000u + 0x20 * i),
+                   i % 5000 == 7 ? 9u : 1u + (unsigned)(i % 2));
+    for (k = 0; k < refs; k++) {
+      uint64_t d = 1 + shape_rng(&seed) % 64, t;
+      if (shape == SHAPE_RANDOM) t = shape_rng(&seed) % n;
+      else if (shape == SHAPE_FORWARD) t = i + d < n ? i + d : i;
+      else t = i >= d ? i - d : i;
+      if (shape_rng(&seed) % 4000 == 0) t = n + shape_rng(&seed) % 50;      /* dangling */
+      gsu_buf_printf(b, " %llx", (unsigned long long)(0x7f0000000000u + 0x20 * t));
+    }
+    gsu_buf_printf(b, "\n");
+    if (i % 7001 == 3) gsu_buf_printf(b, "o %llx 1 8\n", (unsigned long long)(0x7f0000000000u + 0x20 * (i / 2)));
+    if (i % 9001 == 5) gsu_buf_printf(b, "o 12 x 8\nr %llx 1 0\n", (unsigned long long)(0x7f0000000000u + 0x20 * (n + i)));
+  }
+  gsu_buf_printf(b, "r %llx 1 0\nc Shape 0\n", (unsigned long long)0x7f0000000000u);
+}
+
+static void validation_alike_on_every_shape(void **state) {
+  int shape, mode;
+  (void)state;
+  for (shape = SHAPE_BACK; shape <= SHAPE_RANDOM; shape++) {
+    gsu_buf in = {0}, base = {0};
+    shape_heap(&in, shape, 60000);
+    validate_transcript(in.data, in.len, 0, &base);
+    assert_true(strstr(base.data, "dangling") != NULL);
+    for (mode = 1; mode < MODES; mode++) {
+      gsu_buf got = {0};
+      if ((mode & MODE_THREAD) && gsu_no_processes()) continue;
+      validate_transcript(in.data, in.len, mode, &got);
+      if (got.len != base.len || memcmp(got.data, base.data, base.len))
+        fail_msg("shape %d: mode %d validates differently:\n%.300s\n---\n%.300s", shape, mode,
+                 base.data, got.data);
+      gsu_buf_free(&got);
+    }
+    gsu_buf_free(&in);
+    gsu_buf_free(&base);
+  }
+}
+
 /* Freeing a reader whose thread is still parsing stops it cleanly. */
 static void free_while_parsing(void **state) {
   gsu_buf in = {0};
@@ -201,6 +303,8 @@ int main(void) {
     cmocka_unit_test(fixtures_read_alike),
     cmocka_unit_test(odd_lines_read_alike),
     cmocka_unit_test(long_lines_read_alike),
+    cmocka_unit_test(mixed_blocks_read_alike),
+    cmocka_unit_test(validation_alike_on_every_shape),
     cmocka_unit_test(free_while_parsing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -394,6 +394,107 @@ static void test_large_section(void **state) {
   gsu_buf_free(&b);
 }
 
+/* ---- dangling references against a plain model ---------------------- */
+
+typedef struct dangle { uint64_t line, id; } dangle;
+
+static int dangle_cmp(const void *pa, const void *pb) {
+  const dangle *a = pa, *b = pb;
+  if (a->line != b->line) return a->line < b->line ? -1 : 1;
+  return a->id < b->id ? -1 : a->id > b->id;
+}
+
+static uint64_t test_rng(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* A section whose references go back, ahead, nowhere (to IDs in the heap's
+ * range, or, with sparse, to random addresses, which the validator cannot
+ * keep in bitmaps), several times to the same ID and twice on a line. The
+ * expected report is worked out naively: every reference checked against
+ * the whole section, the first mention of each missing ID kept. */
+static void dangling_section(gsu_buf *b, uint64_t *line, int sparse, uint64_t seed,
+                             dangle *want, size_t *nwant) {
+  enum { OBJECTS = 30000 };
+  const uint64_t base = UINT64_C(0x7f0000000000);
+  uint64_t pool[64], i;
+  size_t k, n0 = *nwant, w;
+  for (k = 0; k < 64; k++)
+    pool[k] = sparse ? (test_rng(&seed) & ~UINT64_C(3)) | 4 : base + 0x20 * (test_rng(&seed) % OBJECTS) + 0x10;
+  gsu_buf_printf(b, "a 2 s%d 0\nt 1 T\n", sparse);
+  *line += 2;
+  for (i = 0; i < OBJECTS; i++) {
+    unsigned nrefs = (unsigned)(test_rng(&seed) % 6), r;
+    gsu_buf_printf(b, "o %llx 1 8", (unsigned long long)(base + 0x20 * i));
+    ++*line;
+    for (r = 0; r < nrefs; r++) {
+      uint64_t pick = test_rng(&seed) % 100, id;
+      int missing = 1;
+      if (pick < 35) { id = base + 0x20 * (test_rng(&seed) % (i + 1)); missing = 0; }
+      else if (pick < 65) { id = base + 0x20 * (test_rng(&seed) % OBJECTS); missing = 0; }
+      else if (pick < 80) id = sparse ? test_rng(&seed) & ~UINT64_C(3) : base + 0x20 * (test_rng(&seed) % OBJECTS) + 8;
+      else id = pool[test_rng(&seed) % 64];
+      gsu_buf_printf(b, " %llx", (unsigned long long)id);
+      if (pick >= 95) gsu_buf_printf(b, " %llx", (unsigned long long)id);
+      if (!missing) continue;
+      want[*nwant].line = *line;
+      want[(*nwant)++].id = id;
+    }
+    gsu_buf_printf(b, "\n");
+    if (i % 1000 == 0) {
+      gsu_buf_printf(b, "r %llx 1 0\n", (unsigned long long)pool[i / 1000]);
+      ++*line;
+    }
+  }
+  gsu_buf_printf(b, "c s%d 0\n", sparse);
+  ++*line;
+  /* the first mention of each ID, in line order */
+  for (k = n0; k < *nwant; k++) {
+    for (w = n0; w < k && want[w].id != want[k].id; w++) continue;
+    if (w < k) want[k].id = 0;
+  }
+  for (k = n0, w = n0; k < *nwant; k++)
+    if (want[k].id) want[w++] = want[k];
+  *nwant = w;
+  qsort(want + n0, *nwant - n0, sizeof *want, dangle_cmp);
+}
+
+static void test_dangling_like_naive(void **state) {
+  (void)state;
+  gsu_buf b = {0};
+  gsu_diags diags = {0};
+  gs_validate_counts counts;
+  gs_reader *r = NULL;
+  dangle *want = malloc(400000 * sizeof *want);
+  size_t nwant = 0, k, d = 0;
+  uint64_t line = 0;
+  assert_non_null(want);
+  dangling_section(&b, &line, 0, 0x1234567, want, &nwant);
+  dangling_section(&b, &line, 1, 0x7654321, want, &nwant);
+  gsu_assert_ok(gs_reader_new_buffer(&r, b.data, b.len));
+  gsu_assert_ok(gs_validate_reader(r, gsu_diags_collect, &diags, &counts));
+  assert_true(nwant > 5000);
+  for (k = 0; k < diags.n; k++) {
+    unsigned long long id = 0;
+    if (diags.items[k].code != GS_D_DANGLING_REFERENCE) continue;
+    assert_true(d < nwant);
+    assert_int_equal(diags.items[k].line, want[d].line);
+    assert_int_equal(sscanf(diags.items[k].message, "reference to object %llx", &id), 1);
+    assert_int_equal(id, want[d].id);
+    d++;
+  }
+  assert_int_equal(d, nwant);
+  /* roots to pool IDs missing from the dump: every one but those defined */
+  assert_true(counts.warnings > nwant);
+  gs_reader_free(r);
+  gsu_diags_free(&diags);
+  gsu_buf_free(&b);
+  free(want);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_diag_names),
@@ -405,6 +506,7 @@ int main(void) {
     cmocka_unit_test(test_validator_empty),
     cmocka_unit_test(test_deferred_in_line_order),
     cmocka_unit_test(test_large_section),
+    cmocka_unit_test(test_dangling_like_naive),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

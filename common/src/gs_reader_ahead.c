@@ -1,0 +1,363 @@
+/* gs_reader_ahead.c - parsing a dump on two threads while the caller works.
+ *
+ * The input is cut into blocks of whole lines. Two workers take turns at
+ * the byte source: each reads the next block (what the block before left
+ * after its last newline, then fresh bytes up to a newline), hands the
+ * rest on, and parses its block while the other reads and parses the next
+ * one. Each block is parsed in place by a reader of its own that numbers
+ * lines from 1; the caller takes the batches of records in block order and
+ * adds the lines of the blocks before, so records, diagnostics and errors
+ * come out exactly as from one thread. A line over the limit is cut at the
+ * limit and the rest of it dropped as it arrives, as the plain reader does,
+ * so memory stays bounded by the limit. */
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gs_reader_int.h"
+#include "gs_thread.h"
+
+#define BLOCK   (256u << 10)     /* bytes of fresh input per block */
+#define WORKERS 2
+#define SLOTS   2                /* parsed blocks waiting per worker */
+
+static const uint64_t no_refs[1];
+
+typedef struct entry {
+  gs_record rec;
+  int result;                    /* GS_OK or GS_EFORMAT */
+  size_t refs_at, name_at, diag;
+} entry;
+
+typedef struct batch {
+  entry *entries;
+  size_t n, cap;
+  gs_diag *diags;
+  size_t ndiags, diags_cap;
+  uint64_t *refs;
+  size_t nrefs, refs_cap;
+  char *names;
+  size_t names_len, names_cap;
+  uint64_t lines;                /* lines of the block */
+  uint64_t end_offset;
+  int end_err;                   /* after the entries: 0 (more follow), EOF or an error */
+} batch;
+
+typedef struct worker {
+  struct ahead *a;
+  gs_thread *thread;
+  gs_sem *turn;                  /* posted when this worker may read the next block */
+  gs_sem *free_slots, *full_slots;
+  batch slot[SLOTS];
+  size_t put;
+  gs_reader sub;                 /* parses the block in place */
+  char *block;
+  size_t block_cap;
+} worker;
+
+typedef struct ahead {
+  gs_reader *r;
+  worker w[WORKERS];
+  int stop;
+  /* the source, used by one worker at a time (the one whose turn it is) */
+  char *carry;                   /* start of the next block: a partial line */
+  size_t carry_len, carry_cap;
+  int skip_line;                 /* drop input up to the next newline */
+  int src_end;                   /* 0, or GS_EOF or an error once the source is done */
+  uint64_t offset;               /* stream offset of the next block */
+  /* the caller */
+  uint64_t taken;                /* blocks taken */
+  batch *cur;
+  size_t cur_i;
+  uint64_t line_base;            /* lines before the current block */
+  gs_diag diag;
+  uint64_t cur_offset;
+} ahead;
+
+/* Makes *buf hold at least need bytes (plus the parser's padding). */
+static int reserve(char **buf, size_t *cap, size_t need) {
+  char *p;
+  if (need + GS_READER_PAD + 1 <= *cap) return GS_OK;
+  if (!(p = realloc(*buf, need + need / 2 + GS_READER_PAD + 1))) return GS_ENOMEM;
+  memset(p + *cap, 0, need + need / 2 + GS_READER_PAD + 1 - *cap);
+  *buf = p;
+  *cap = need + need / 2 + GS_READER_PAD + 1;
+  return GS_OK;
+}
+
+/* ---- reading a block (on the worker whose turn it is) --------------- */
+
+/* Drops input up to and including the next newline in b[from..*len). */
+static void skip_rest(ahead *a, char *b, size_t from, size_t *len) {
+  char *nl = memchr(b + from, '\n', *len - from);
+  if (!nl) { *len = from; return; }
+  memmove(b + from, nl + 1, (size_t)(b + *len - nl - 1));
+  *len -= (size_t)(nl + 1 - (b + from));
+  a->skip_line = 0;
+}
+
+/* Reads fresh input into w->block after len bytes, until BLOCK fresh bytes
+ * came or the source ended. */
+static int read_more(ahead *a, worker *w, size_t *len) {
+  gs_reader *r = a->r;
+  size_t want = *len + BLOCK;
+  int err;
+  if ((err = reserve(&w->block, &w->block_cap, want))) return err;
+  while (*len < want) {
+    size_t got = 0, at = *len;
+    if ((err = r->fn(r->ctx, w->block + at, want - at, &got))) return err;
+    if (got == 0) return GS_EOF;
+    *len += got;
+    if (a->skip_line) skip_rest(a, w->block, at, len);
+  }
+  return GS_OK;
+}
+
+/* The last newline of b[from..len), or NULL. */
+static const char *last_newline(const char *b, size_t from, size_t len) {
+  while (len > from && b[len - 1] != '\n') len--;
+  return len > from ? b + len - 1 : NULL;
+}
+
+/* Takes the next block of whole lines into w->block: its length, and the
+ * state of the source after it (0, GS_EOF or an error). */
+static int take_block(ahead *a, worker *w, size_t *len) {
+  const char *nl = NULL;
+  size_t rest;
+  int status = 0;
+  *len = 0;
+  if (a->src_end) return a->src_end;
+  if (reserve(&w->block, &w->block_cap, a->carry_len)) return a->src_end = GS_ENOMEM;
+  memcpy(w->block, a->carry, a->carry_len);
+  *len = a->carry_len;
+  a->carry_len = 0;
+  /* The carried bytes hold no newline: only fresh ones are searched. */
+  while (!status && !nl) {
+    size_t from = *len;
+    status = read_more(a, w, len);
+    nl = last_newline(w->block, from, *len);
+    /* One line longer than the limit: keep what the parser needs to
+     * report it, drop the rest as it comes. */
+    if (!status && !nl && *len > a->r->max_line) {
+      *len = a->r->max_line + 1;
+      a->skip_line = 1;
+      return 0;
+    }
+  }
+  if (status == GS_EOF) return a->src_end = GS_EOF;
+  rest = nl ? (size_t)(w->block + *len - nl - 1) : *len;
+  *len -= rest;
+  /* An I/O error loses the partial line, as it does on one thread. */
+  if (status) return a->src_end = status;
+  if (reserve(&a->carry, &a->carry_cap, rest)) return a->src_end = GS_ENOMEM;
+  memcpy(a->carry, w->block + *len, rest);
+  a->carry_len = rest;
+  return 0;
+}
+
+/* ---- parsing a block ------------------------------------------------- */
+
+static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first) {
+  size_t c = *cap;
+  void *p;
+  if (need <= c) return GS_OK;
+  while (c < need) c = c ? c * 2 : first;
+  if (!(p = realloc(*arr, c * elem))) return GS_ENOMEM;
+  *arr = p;
+  *cap = c;
+  return GS_OK;
+}
+
+/* Copies what the record points to into the batch. */
+static int keep(batch *b, entry *e) {
+  gs_record *rec = &e->rec;
+  if (grow((void **)&b->refs, &b->refs_cap, b->nrefs + rec->nrefs, sizeof *b->refs, 4096))
+    return GS_ENOMEM;
+  if (rec->nrefs) memcpy(b->refs + b->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
+  e->refs_at = b->nrefs;
+  b->nrefs += rec->nrefs;
+  if (!rec->name) return GS_OK;
+  if (grow((void **)&b->names, &b->names_cap, b->names_len + rec->name_len, 1, 4096)) return GS_ENOMEM;
+  memcpy(b->names + b->names_len, rec->name, rec->name_len);
+  e->name_at = b->names_len;
+  b->names_len += rec->name_len;
+  return GS_OK;
+}
+
+/* Points w->sub at the block, as a reader at the end of its input. */
+static void sub_start(worker *w, size_t len, uint64_t offset) {
+  gs_reader *s = &w->sub;
+  const char *nl = last_newline(w->block, 0, len);
+  s->buf = w->block;
+  s->cap = w->block_cap - GS_READER_PAD - 1;
+  s->pos = s->scanned = 0;
+  s->end = len;
+  s->complete = nl ? (size_t)(nl + 1 - w->block) : 0;
+  s->eof = 1;
+  s->skip_line = s->io_error = 0;
+  s->line = 0;
+  s->base = offset;
+}
+
+static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
+  int err = GS_OK;
+  b->n = b->ndiags = b->nrefs = b->names_len = 0;
+  sub_start(w, len, offset);
+  for (;;) {
+    entry *e;
+    if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof *b->entries, 1024)) return GS_ENOMEM;
+    e = &b->entries[b->n];
+    err = gs_reader_read_next_(&w->sub, &e->rec);
+    if (err == GS_EOF) break;
+    if (err == GS_EFORMAT) {
+      if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags, 16)) return GS_ENOMEM;
+      b->diags[b->ndiags] = w->sub.diag;
+      e->diag = b->ndiags++;
+    } else if (err || (err = keep(b, e))) {
+      return err;
+    }
+    e->result = err;
+    b->n++;
+  }
+  b->lines = w->sub.line;
+  b->end_offset = offset + len;
+  return GS_OK;
+}
+
+/* ---- the workers ----------------------------------------------------- */
+
+static void worker_main(void *arg) {
+  worker *w = arg;
+  ahead *a = w->a;
+  worker *next = &a->w[(size_t)(w - a->w + 1) % WORKERS];
+  for (;;) {
+    batch *b = &w->slot[w->put];
+    size_t len;
+    uint64_t offset;
+    int status;
+    gs_sem_wait(w->free_slots);
+    if (a->stop) return;
+    gs_sem_wait(w->turn);
+    if (a->stop) return;
+    offset = a->offset;
+    status = take_block(a, w, &len);
+    a->offset += len;
+    gs_sem_post(next->turn);
+    b->end_err = parse_block(w, b, len, offset);
+    if (!b->end_err) b->end_err = status;
+    w->put = (w->put + 1) % SLOTS;
+    gs_sem_post(w->full_slots);
+    if (b->end_err) return;
+  }
+}
+
+static void ahead_free(ahead *a) {
+  size_t i, j;
+  for (i = 0; i < WORKERS; i++) {
+    worker *w = &a->w[i];
+    for (j = 0; j < SLOTS; j++) {
+      free(w->slot[j].entries);
+      free(w->slot[j].diags);
+      free(w->slot[j].refs);
+      free(w->slot[j].names);
+    }
+    free(w->block);
+    free(w->sub.refs);
+    gs_sem_free(w->turn);
+    gs_sem_free(w->free_slots);
+    gs_sem_free(w->full_slots);
+  }
+  free(a->carry);
+  free(a);
+}
+
+/* Sets up a worker's own reader with the settings of r. */
+static int worker_init(ahead *a, worker *w, unsigned turn) {
+  w->a = a;
+  w->sub.fd = -1;
+  w->sub.fast = a->r->fast;
+  w->sub.max_line = a->r->max_line;
+  if (gs_sem_new(&w->turn, turn) || gs_sem_new(&w->free_slots, SLOTS) ||
+      gs_sem_new(&w->full_slots, 0))
+    return GS_ENOMEM;
+  return GS_OK;
+}
+
+int gs_reader_start_thread(gs_reader *r) {
+  ahead *a;
+  size_t i, started = 0;
+  if (r->ahead || gs_thread_cpus() < 2) return GS_OK;
+  if (!(a = calloc(1, sizeof *a))) return GS_ENOMEM;
+  a->r = r;
+  /* What the window holds already is the start of the first block. */
+  if (worker_init(a, &a->w[0], 1) || worker_init(a, &a->w[1], 0) ||
+      reserve(&a->carry, &a->carry_cap, r->end - r->pos)) {
+    ahead_free(a);
+    return GS_ENOMEM;
+  }
+  memcpy(a->carry, r->buf + r->pos, r->end - r->pos);
+  a->carry_len = r->end - r->pos;
+  a->offset = a->cur_offset = r->base + r->pos;
+  a->line_base = r->line;
+  r->ahead = a;
+  for (i = 0; i < WORKERS; i++)
+    if (gs_thread_start(&a->w[i].thread, worker_main, &a->w[i]) == GS_OK) started++;
+    else break;
+  if (started < WORKERS) {
+    gs_reader_ahead_stop_(r);
+    return GS_ENOMEM;
+  }
+  return GS_OK;
+}
+
+void gs_reader_ahead_stop_(gs_reader *r) {
+  ahead *a = r->ahead;
+  size_t i;
+  if (!a) return;
+  a->stop = 1;
+  for (i = 0; i < WORKERS; i++) {
+    gs_sem_post(a->w[i].free_slots);
+    gs_sem_post(a->w[i].turn);
+  }
+  for (i = 0; i < WORKERS; i++)
+    if (a->w[i].thread) gs_thread_join(a->w[i].thread);
+  ahead_free(a);
+  r->ahead = NULL;
+}
+
+/* ---- the caller ------------------------------------------------------ */
+
+int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
+  ahead *a = r->ahead;
+  for (;;) {
+    batch *b = a->cur;
+    worker *w;
+    if (b && a->cur_i < b->n) {
+      const entry *e = &b->entries[a->cur_i++];
+      if (e->result == GS_EFORMAT) {
+        a->diag = b->diags[e->diag];
+        a->diag.line += a->line_base;
+        return GS_EFORMAT;
+      }
+      *rec = e->rec;
+      rec->line += a->line_base;
+      rec->refs = rec->nrefs ? b->refs + e->refs_at : no_refs;
+      if (rec->name) rec->name = b->names + e->name_at;
+      return GS_OK;
+    }
+    if (b) {
+      if (b->end_err) return b->end_err;
+      a->line_base += b->lines;
+      gs_sem_post(a->w[(a->taken - 1) % WORKERS].free_slots);
+    }
+    w = &a->w[a->taken % WORKERS];
+    gs_sem_wait(w->full_slots);
+    a->cur = &w->slot[(a->taken / WORKERS) % SLOTS];
+    a->taken++;
+    a->cur_i = 0;
+    a->cur_offset = a->cur->end_offset;
+  }
+}
+
+const gs_diag *gs_reader_ahead_diag_(const gs_reader *r) { return &r->ahead->diag; }
+
+uint64_t gs_reader_ahead_offset_(const gs_reader *r) { return r->ahead->cur_offset; }

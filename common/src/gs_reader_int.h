@@ -1,0 +1,51 @@
+/* gs_reader_int.h - the reader's state, shared by its two files.
+ *
+ * gs_reader.c parses; gs_reader_ahead.c runs that parser on worker threads
+ * over blocks of the input, each block through a reader of its own that
+ * points into the block. Internal to the library. */
+#ifndef GS_READER_INT_H
+#define GS_READER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "gs_reader.h"
+
+/* Readable bytes kept after the window, so the fast path can load whole
+ * words past the end of a line. */
+#define GS_READER_PAD 24
+
+struct gs_reader {
+  gs_read_fn fn;
+  void *ctx;
+  FILE *file;
+  int fd;
+  void *owned_ctx;      /* source state the reader frees */
+  char *buf;            /* window; one byte past end is always writable */
+  size_t cap, pos, end;
+  size_t complete;      /* bytes of the window up to its last newline */
+  size_t scanned;       /* bytes after pos known to hold no newline */
+  int fast;             /* try the fast path for object lines */
+  int eof, skip_line;
+  int io_error;
+  uint64_t line;        /* number of the line last returned */
+  uint64_t base;        /* stream offset of buf[0] */
+  size_t max_line;
+  uint64_t size_hint;
+  uint64_t *refs;
+  size_t refs_cap;
+  gs_diag diag;
+  struct ahead *ahead;  /* parsing on worker threads, when started */
+};
+
+/* The next record, parsed on the calling thread. */
+int gs_reader_read_next_(gs_reader *r, gs_record *rec);
+
+/* gs_reader_ahead.c: the same for a reader whose workers were started. */
+int gs_reader_ahead_next_(gs_reader *r, gs_record *rec);
+const gs_diag *gs_reader_ahead_diag_(const gs_reader *r);
+uint64_t gs_reader_ahead_offset_(const gs_reader *r);
+/* Stops the workers, if any, once they have parsed the block they are on. */
+void gs_reader_ahead_stop_(gs_reader *r);
+
+#endif
