@@ -28,6 +28,8 @@ typedef enum gs_diag_code {
   GS_D_STATIC_CONTAINER,   /* static root (kind 4) without its container type */
   GS_D_NOT_TEXT,           /* control bytes or invalid UTF-8 */
   GS_D_LINE_TOO_LONG,      /* line longer than the reader's limit */
+  GS_D_BAD_HEAP_FILE,      /* a foreign heap file (.heapsnapshot, .hprof, .gcdump) is malformed */
+  GS_D_TRUNCATED_HEAP_FILE,/* a foreign heap file ends early */
   /* warnings */
   GS_D_DANGLING_REFERENCE, /* reference to an object not in the section */
   GS_D_DANGLING_ROOT,      /* root naming an object not in the section */

@@ -1,4 +1,4 @@
-/* gs_array.h - growable arrays for the library's internal tables. */
+/* gs_array.h - growable arrays for the tables of the library and the host. */
 #ifndef GS_ARRAY_H
 #define GS_ARRAY_H
 

@@ -1,7 +1,8 @@
 /* gs_idmap.h - hash map from 64-bit object or type IDs to a 32-bit value.
  *
  * Open addressing with linear probing in one array of 16-byte slots, so a
- * lookup usually costs one cache miss. Internal to the library. */
+ * lookup usually costs one cache miss. Also used by the host's readers
+ * of foreign heap files. */
 #ifndef GS_IDMAP_H
 #define GS_IDMAP_H
 
