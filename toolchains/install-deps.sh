@@ -16,6 +16,8 @@ clang               libFuzzer targets (tests/fuzz) need clang
 libclang-rt-14-dev  libFuzzer and sanitizer runtimes for clang 14
 libzstd-dev         the collector reads and writes zstd-compressed snapshots
 libjansson-dev      the collector and CLI write JSON
+libyajl-dev         streaming JSON parser: gcsnap reads V8 .heapsnapshot files of hundreds of MB without a DOM (collector/formats)
+default-jdk-headless javac, java and jcmd make the real JVM heap dump (HPROF) of the formats tests (tests/formats)
 libcmocka-dev       unit tests (tests/unit)
 libuv1-dev          event loop of the collector daemon
 libprotobuf-c-dev   the collector decodes the wire protocol with protobuf-c

@@ -18,10 +18,11 @@
 static const char usage[] =
   "usage: gcsnap convert IN OUT\n"
   "\n"
-  "Reads the dump IN (.gclog or .gclog.zst) and writes it to OUT in the\n"
-  "canonical form of the record format. OUT ending in .zst is compressed\n"
-  "with zstd. - is stdin or stdout. OUT is replaced only once the whole\n"
-  "dump was read and written; an invalid IN leaves OUT untouched.\n"
+  "Reads the dump IN (.gclog, .heapsnapshot, .hprof or .gcdump; plain or\n"
+  "zstd) and writes it to OUT in the canonical form of the record format.\n"
+  "OUT ending in .zst is compressed with zstd. - is stdin or stdout. OUT\n"
+  "is replaced only once the whole dump was read and written; an invalid\n"
+  "IN leaves OUT untouched.\n"
   "\n"
   "  -h, --help  show this help\n"
   "\n"
@@ -62,6 +63,7 @@ static int invalid_input(convert *c, const gs_diag *d) {
 
 static int input_error(convert *c, int err) {
   gs_file_hide_progress(c->in);
+  if (err == GS_EIO && gs_file_diag(c->in)) return invalid_input(c, gs_file_diag(c->in));
   if (err == GS_EIO && gs_file_error(c->in)[0])
     gs_cli_error("%s: %s", c->in_name, gs_file_error(c->in));
   else

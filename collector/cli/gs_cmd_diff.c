@@ -25,7 +25,7 @@ static const char usage[] =
   "Compares two dumps type by type (all sections together): count and bytes\n"
   "in OLD and in NEW and the change, largest growth first, with the types\n"
   "that are new in NEW or gone from it marked, and the totals.\n"
-  "OLD and NEW are .gclog or .gclog.zst dumps.\n"
+  "OLD and NEW are dumps: .gclog, .heapsnapshot, .hprof or .gcdump, plain or zstd.\n"
   "\n"
   "  --top N     show the N rows that grew or shrank most (default 30, 0 = all)\n"
   "  --all       include the types that did not change\n"

@@ -24,7 +24,8 @@ static const char usage[] =
   "Reports objects, bytes, references, roots (by kind and flag), types,\n"
   "objects unreachable from any strong root, dangling references and the\n"
   "types that take the most bytes, per section and in total.\n"
-  "FILE is a .gclog or .gclog.zst dump; - reads stdin.\n"
+  "FILE is a dump (.gclog, .heapsnapshot, .hprof or .gcdump; plain or\n"
+  "zstd); - reads stdin.\n"
   "\n"
   "  --top N     show the N types with the most bytes (default 20, 0 = all)\n"
   "  --json      print one JSON object instead of text\n"
@@ -62,6 +63,7 @@ static int load_sections(gs_summary *sum, gs_file *f, gs_reader *r) {
   int err = gs_summary_load(sum, r, &d);
   gs_file_hide_progress(f);
   if (err == GS_OK) return GS_EXIT_OK;
+  if (err == GS_EIO && gs_file_diag(f)) return gs_cli_load_error(f, err, &d);
   if (err == GS_EFORMAT) { print_load_error(sum, &d); return GS_EXIT_INVALID; }
   if (err == GS_ELIMIT) { gs_cli_error("%s: %s", sum->name, gs_strerror(err)); return GS_EXIT_INVALID; }
   if (err == GS_EIO && gs_file_error(f)[0]) gs_cli_error("%s: %s", sum->name, gs_file_error(f));

@@ -102,7 +102,9 @@ static void run_file(file_report *rep, const char *path) {
   gs_file_show_progress(rep->file);
   if ((err = gs_file_new_reader(rep->file, &r)) == GS_OK)
     err = gs_validate_reader(r, on_diag, rep, &rep->counts);
-  if (err == GS_EIO && gs_file_error(rep->file)[0])
+  if (err == GS_EIO && gs_file_diag(rep->file))
+    on_diag(rep, gs_file_diag(rep->file));
+  else if (err == GS_EIO && gs_file_error(rep->file)[0])
     snprintf(rep->io_error, sizeof rep->io_error, "%s: %s", rep->name,
              gs_file_error(rep->file));
   else if (err)

@@ -16,6 +16,7 @@
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_progress.h"
+#include "gsf_source.h"
 
 /* Inputs smaller than this are done before a thread would pay off. */
 #define PARSE_AHEAD_MIN_BYTES (1u << 20)
@@ -41,6 +42,7 @@ struct gs_file {
   int frame_open;        /* the last call ended inside a frame */
   int output_full;       /* the last call filled its output: more may be pending */
   gs_progress progress;
+  gsf_source *src;       /* the records: these bytes, or a foreign file converted */
   char error[256];
 };
 
@@ -143,10 +145,16 @@ static int zstd_read(gs_file *f, void *buf, size_t cap, size_t *got) {
 
 /* ---- public ---------------------------------------------------------- */
 
-int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got) {
+/* The decompressed bytes of the file. */
+static int content_read(void *ctx, void *buf, size_t cap, size_t *got) {
   gs_file *f = ctx;
   if (cap == 0) { *got = 0; return GS_OK; }
   return f->zstd ? zstd_read(f, buf, cap, got) : raw_read(f, buf, cap, got);
+}
+
+int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got) {
+  gs_file *f = ctx;
+  return gsf_source_read(f->src, buf, cap, got);
 }
 
 static int open_fd(gs_file *f, const char *path, char *err, size_t cap) {
@@ -200,6 +208,10 @@ int gs_file_open(gs_file **out, const char *path, char *err, size_t cap) {
     snprintf(err, cap, "out of memory");
     goto failed;
   }
+  if ((rc = gsf_source_open(&f->src, content_read, f)) != GS_OK) {
+    snprintf(err, cap, "%s: %s", f->name, f->error[0] ? f->error : gs_strerror(rc));
+    goto failed;
+  }
   *out = f;
   return GS_OK;
 failed:
@@ -209,6 +221,7 @@ failed:
 
 void gs_file_close(gs_file *f) {
   if (!f) return;
+  gsf_source_close(f->src);
   gs_progress_end(&f->progress);
   if (f->owns_fd) close(f->fd);
   ZSTD_freeDStream(f->dstream);
@@ -234,6 +247,10 @@ const char *gs_file_display_name(const char *path) {
 
 const char *gs_file_name(const gs_file *f) { return f->name; }
 const char *gs_file_error(const gs_file *f) { return f->error; }
+const gs_diag *gs_file_diag(const gs_file *f) { return gsf_source_diag(f->src); }
+const char *gs_file_format(const gs_file *f) {
+  return gsf_format_name(gsf_source_format(f->src));
+}
 int gs_file_is_zstd(const gs_file *f) { return f->zstd; }
 uint64_t gs_file_size(const gs_file *f) { return f->size; }
 uint64_t gs_file_consumed(const gs_file *f) { return f->consumed; }
@@ -261,6 +278,11 @@ int gs_file_fault_text(gs_file_fault *fault, const char *file, int err, const ch
 
 int gs_file_fault_set(gs_file_fault *fault, const gs_file *f, int err, const gs_diag *d) {
   const char *why = err == GS_EIO && f->error[0] ? f->error : gs_strerror(err);
+  /* A malformed foreign file is invalid input, like a bad record. */
+  if (err == GS_EIO && gs_file_diag(f)) {
+    err = GS_EFORMAT;
+    d = gs_file_diag(f);
+  }
   gs_file_fault_text(fault, f->name, err, why);
   if (err == GS_EFORMAT && d) fault->diag = *d;
   return err;

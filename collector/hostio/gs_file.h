@@ -1,9 +1,10 @@
-/* gs_file.h - input files of every command: plain or zstd-compressed dumps.
+/* gs_file.h - input files of every command: plain or zstd-compressed dumps,
+ * and the heap files of other tools (V8, HPROF, .gcdump) as records.
  *
  * A file is opened by path ("-" is standard input) and read through a
- * gs_read_fn, so any gs_reader can sit on top of it. Compression is detected
- * by the zstd magic bytes, not by the name, and decompressed as a stream:
- * memory stays a few hundred kilobytes whatever the file size. */
+ * gs_read_fn, so any gs_reader can sit on top of it. Compression and the
+ * format are detected by content, not by the name, and both are handled as
+ * streams (collector/formats). */
 #ifndef GS_FILE_H
 #define GS_FILE_H
 
@@ -30,6 +31,10 @@ const char *gs_file_display_name(const char *path);
 
 const char *gs_file_name(const gs_file *f);     /* as shown: "<stdin>" for "-" */
 const char *gs_file_error(const gs_file *f);    /* "" when nothing failed */
+/* After a read failed with GS_EIO: the diagnostic when the file is a foreign
+ * heap file that is malformed or truncated (the input is invalid), else NULL. */
+const gs_diag *gs_file_diag(const gs_file *f);
+const char *gs_file_format(const gs_file *f);   /* "gclog", "hprof", ... */
 int gs_file_is_zstd(const gs_file *f);
 uint64_t gs_file_size(const gs_file *f);        /* bytes on disk; 0 if unknown */
 uint64_t gs_file_consumed(const gs_file *f);    /* bytes read from disk so far */

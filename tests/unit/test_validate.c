@@ -209,7 +209,8 @@ static void test_diag_names(void **state) {
   assert_string_equal(gs_diag_name(GS_D_DANGLING_REFERENCE), "dangling-reference");
 }
 
-/* Every code has diag/<name>.gclog and its .expect reports that code. */
+/* Every code of the records has diag/<name>.gclog and its .expect reports
+ * that code. */
 static void test_every_code_has_fixture(void **state) {
   (void)state;
   int c, missing = 0;
@@ -219,6 +220,8 @@ static void test_every_code_has_fixture(void **state) {
     entries want = {0};
     size_t i, hits = 0;
     FILE *f;
+    /* Said of foreign heap files, never of records: tests/formats. */
+    if (c == GS_D_BAD_HEAP_FILE || c == GS_D_TRUNCATED_HEAP_FILE) continue;
     snprintf(rel, sizeof rel, "diag/%s.gclog", name);
     if (!(f = fopen(gsu_fixture(rel), "rb"))) {
       print_error("no fixture %s for code %s\n", rel, name);

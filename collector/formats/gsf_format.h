@@ -1,0 +1,34 @@
+/* gsf_format.h - the heap file formats gcsnap reads, told apart by content.
+ *
+ * Every reader has the same shape: a sniff of the first bytes, and a
+ * conversion of the whole input (a gs_read_fn of raw, already decompressed
+ * bytes) into records of one section, written through a gs_writer. */
+#ifndef GSF_FORMAT_H
+#define GSF_FORMAT_H
+
+#include <stddef.h>
+#include "gs_reader.h"
+#include "gs_writer.h"
+
+/* Bytes the sniffs look at; a shorter input is sniffed as it is. */
+#define GSF_SNIFF_BYTES 64
+
+typedef enum gsf_format {
+  GSF_RECORDS = 0,     /* the record format itself (.gclog), or unknown */
+  GSF_HEAPSNAPSHOT,    /* V8 .heapsnapshot (JSON) */
+  GSF_HPROF,           /* JDK HPROF 1.0.x */
+  GSF_GCDUMP           /* PerfView / dotnet-gcdump .gcdump */
+} gsf_format;
+
+/* Returns GS_OK, or a negative GS_E* code with a message naming the byte
+ * offset in err. */
+typedef int (*gsf_convert_fn)(gs_read_fn in, void *in_ctx, gs_writer *w, char *err,
+                              size_t cap);
+
+gsf_format gsf_detect(const unsigned char *head, size_t n);
+/* "gclog", "heapsnapshot", "hprof", "gcdump": the names a catalog records. */
+const char *gsf_format_name(gsf_format f);
+/* The converter of a foreign format; NULL for GSF_RECORDS. */
+gsf_convert_fn gsf_converter(gsf_format f);
+
+#endif
