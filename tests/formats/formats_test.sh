@@ -1,0 +1,224 @@
+#!/bin/bash
+# formats_test.sh - gcsnap on the heap files of other tools (collector/formats).
+#
+#   formats_test.sh SUITE GCSNAP WORKDIR
+#
+#   bytes  hand-made HPROF (8- and 4-byte IDs) and V8 files: exact figures,
+#          also zstd-compressed; every cut is reported truncated (exit 1);
+#          a bad sub-record names its byte; no byte flip crashes the tool
+#   v8     a real Node heap: N objects of a named class held by a Map
+#   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
+#          static field's class as container, the list's retained size
+#   upload gcsnap upload into a real gcsnapd: stored with format and note,
+#          listed, fetched back equal, trend over the device; a cut file
+#          refused with its reason (exit 1), nothing left behind
+# Exits 77 (skipped) when node, or javac/java/jcmd, is missing.
+set -u
+suite=$1 gcsnap=$2 work=$3
+here=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 2
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+skip() { echo "SKIPPED: $*"; exit 77; }
+
+# summary --json of FILE compared with the expectation JSON (figures and
+# the count of each type named).
+check_summary() {
+  "$gcsnap" summary --json --top 0 "$1" > sum.json || { fail "$1: summary exit $?"; return; }
+  python3 - "$2" sum.json <<'PY' || fail "$1: summary differs"
+import json, sys
+want = json.loads(sys.argv[1]); got = json.load(open(sys.argv[2]))
+types = {t["type"]: t["count"] for t in got["by_type"]}
+bad = [(k, want[k], got[k]) for k in want if k != "types" and got[k] != want[k]]
+bad += [(t, n, types.get(t)) for t, n in want["types"].items() if types.get(t) != n]
+for b in bad: print("  %s: want %s, got %s" % b)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# Every cut of FILE from byte FROM on, every STEP bytes, exits 1 with CODE.
+check_cuts() {
+  local file=$1 from=$2 step=$3 size n out
+  size=$(stat -c %s "$file")
+  for ((n = from; n < size; n += step)); do
+    head -c $n "$file" > cut
+    out=$("$gcsnap" summary cut 2>&1); rc=$?
+    [[ $rc == 1 && $out == *"[truncated-heap-file]"*"byte $n "* ]] ||
+      { fail "$file cut at $n: exit $rc: $out"; return; }
+  done
+}
+
+# No single-byte change makes the tool crash: exit 0 or 1 only.
+check_flips() {
+  python3 - "$gcsnap" "$1" <<'PY' || fail "$1: a changed byte crashed the tool"
+import subprocess, sys
+gcsnap, path = sys.argv[1], sys.argv[2]
+data = open(path, "rb").read()
+for i in range(0, len(data), 9):
+    d = bytearray(data); d[i] ^= 0xa5
+    open("flip", "wb").write(d)
+    rc = subprocess.run([gcsnap, "validate", "flip"], capture_output=True).returncode
+    if rc not in (0, 1):
+        print("byte %d changed: exit %d" % (i, rc)); sys.exit(1)
+PY
+}
+
+suite_bytes() {
+  local f want
+  for f in s8.hprof:8 s4.hprof:4 s.heapsnapshot:v8; do
+    if [[ ${f#*:} == v8 ]]; then want=$(python3 "$here/make_heaps.py" v8 "${f%:*}")
+    else want=$(python3 "$here/make_heaps.py" hprof "${f%:*}" "${f#*:}"); fi
+    f=${f%:*}
+    check_summary "$f" "$want"
+    zstd -q -f "$f" -o "$f.zst" && check_summary "$f.zst" "$want"
+    "$gcsnap" convert "$f" "$f.gclog" || fail "$f: convert"
+    "$gcsnap" validate --strict "$f.gclog" > /dev/null || fail "$f: the converted records are not valid"
+    check_summary "$f.gclog" "$want"
+    check_flips "$f"
+  done
+  check_cuts s8.hprof 31 5
+  check_cuts s4.hprof 32 11
+  check_cuts s.heapsnapshot 12 13
+  # A sub-record tag HPROF does not define, at a known offset.
+  python3 - <<'PY'
+d = bytearray(open("s8.hprof", "rb").read())
+at = d.index(b"\x21\x00\x00\x00\x00\x00\x00\x20\x00")   # the first instance dump
+d[at] = 0x42
+open("bad.hprof", "wb").write(d)
+PY
+  at=$(python3 -c 'd=open("s8.hprof","rb").read(); print(d.index(b"\x21\x00\x00\x00\x00\x00\x00\x20\x00"))')
+  out=$("$gcsnap" validate bad.hprof); rc=$?
+  [[ $rc == 1 && $out == *"error [bad-heap-file]: HPROF: byte $at: unknown heap dump sub-record 0x42"* ]] ||
+    fail "bad sub-record: exit $rc: $out"
+  out=$("$gcsnap" convert bad.hprof out.gclog 2>&1); rc=$?
+  [[ $rc == 1 && ! -e out.gclog ]] || fail "convert of a bad file: exit $rc, $(ls)"
+  # A V8 edge to a node that does not exist.
+  sed 's/"edges": \[1, 1, 5/"edges": [1, 1, 6/' s.heapsnapshot > bad.heapsnapshot
+  out=$("$gcsnap" summary bad.heapsnapshot 2>&1); rc=$?
+  [[ $rc == 1 && $out == *"[bad-heap-file]: V8 heap snapshot: byte "*"edge to_node 6 is not the index of a node"* ]] ||
+    fail "bad edge: exit $rc: $out"
+}
+
+suite_v8() {
+  command -v node > /dev/null || skip "node is not installed"
+  node -e '
+    class LeakyWidget { constructor(i) { this.i = i; this.name = "w" + i; } }
+    function build(n) { const m = new Map(); for (let i = 0; i < n; i++) m.set(i, new LeakyWidget(i)); return m; }
+    globalThis.keep = build(2000);
+    require("v8").writeHeapSnapshot("node.heapsnapshot");' || fail "node"
+  "$gcsnap" summary --json --top 0 node.heapsnapshot > sum.json || fail "summary exit $?"
+  python3 - <<'PY' || fail "summary of the Node heap"
+import json
+d = json.load(open("sum.json"))
+n = [t["count"] for t in d["by_type"] if t["type"] == "LeakyWidget"]
+assert n == [2000], n
+assert d["roots_by_kind"]["handle"] > 0 and d["roots_by_flag"]["weak"] > 0, d["roots_by_kind"]
+PY
+  "$gcsnap" paths --type LeakyWidget --json node.heapsnapshot > paths.json || fail "paths exit $?"
+  python3 - <<'PY' || fail "paths of the Node heap"
+import json
+s = json.load(open("paths.json"))["sections"][0]
+assert s["objects"] == 2000 and s["reachable"] == 2000, s
+g = s["groups"]
+assert sum(x["objects"] for x in g) == 2000, g
+for x in g:
+    types = [n["type"] for n in x["example_path"]]
+    assert "Map" in types and types[-1] == "LeakyWidget", types
+PY
+}
+
+suite_hprof() {
+  local n=3000 pid
+  command -v javac > /dev/null && command -v jcmd > /dev/null || skip "javac or jcmd is not installed"
+  cat > Leak.java <<'JAVA'
+import java.util.ArrayList;
+public class Leak {
+  static final ArrayList<Leak> KEEP = new ArrayList<>();
+  Leak next; long a, b;
+  public static void main(String[] args) throws Exception {
+    int n = Integer.parseInt(args[0]);
+    for (int i = 0; i < n; i++) KEEP.add(new Leak());
+    for (int i = 0; i < n; i++) KEEP.get(i).next = KEEP.get((i + 1) % n);   // one cycle
+    System.out.println("ready");
+    System.out.flush();
+    Thread.sleep(120000);
+  }
+}
+JAVA
+  javac Leak.java || { fail "javac"; return; }
+  java -Xmx64m -XX:+UseSerialGC -cp . Leak $n > java.out &
+  pid=$!
+  for _ in $(seq 100); do grep -q ready java.out && break; sleep 0.1; done
+  jcmd $pid GC.heap_dump "$PWD/java.hprof" > /dev/null || fail "jcmd GC.heap_dump"
+  kill $pid; wait $pid 2> /dev/null
+  "$gcsnap" summary --json --top 0 java.hprof > sum.json || fail "summary exit $?"
+  "$gcsnap" paths --type Leak --json java.hprof > paths.json || fail "paths exit $?"
+  list=$(python3 -c 'import json; print(json.load(open("paths.json"))["sections"][0]["groups"][0]["example_path"][0]["id"])')
+  one=$(python3 -c 'import json; print(json.load(open("paths.json"))["sections"][0]["groups"][0]["example_path"][-1]["id"])')
+  "$gcsnap" paths --object "$one" --json java.hprof > one.json || fail "paths --object exit $?"
+  "$gcsnap" dominators --top 0 --json java.hprof > dom.json || fail "dominators exit $?"
+  python3 - $n "$list" <<'PY' || fail "the JVM heap"
+import json, sys
+n, lst = int(sys.argv[1]), sys.argv[2]
+d = json.load(open("sum.json"))
+leak = [t for t in d["by_type"] if t["type"] == "Leak"]
+assert len(leak) == 1 and leak[0]["count"] == n, leak
+size = leak[0]["bytes"] // n
+g = json.load(open("paths.json"))["sections"][0]["groups"]
+assert len(g) == 1 and g[0]["objects"] == n and g[0]["root_kind"] == "static", g
+assert g[0]["example_path"][0]["type"] == "java.util.ArrayList", g[0]
+root = json.load(open("one.json"))["sections"][0]["paths"][0]["root"]
+assert root["kind"] == "static" and root["container"] == "Leak", root
+top = json.load(open("dom.json"))["sections"][0]["top_objects"]
+kept = [o["retained"] for o in top if o["id"] == lst]
+assert kept and kept[0] >= n * size, (kept, n, size)
+PY
+}
+
+suite_upload() {
+  local gcsnapd=${gcsnap%/*}/gcsnapd daemon api out
+  command -v curl > /dev/null || skip "curl is not installed"
+  python3 "$here/make_heaps.py" hprof s.hprof > /dev/null
+  python3 "$here/make_heaps.py" v8 s.heapsnapshot > /dev/null
+  zstd -q s.heapsnapshot -o s.heapsnapshot.zst
+  head -c 300 s.hprof > cut.hprof
+  "$gcsnapd" --listen 127.0.0.1:0 --http 127.0.0.1:0 --store store 2> d.log &
+  daemon=$!
+  for _ in $(seq 100); do grep -q "HTTP API on" d.log && break; sleep 0.1; done
+  api=http://$(sed -n 's|.*HTTP API on http://\([0-9.:]*\)/api/.*|\1|p' d.log)
+  out=$("$gcsnap" upload s.hprof --device jvm-1 --note "before the fix" --collector "$api") ||
+    fail "upload s.hprof: exit $?"
+  [[ $out == "Snapshot 1 of jvm-1 stored from s.hprof (hprof): 10 objects, 280 bytes, 10 roots." ]] ||
+    fail "upload said: $out"
+  "$gcsnap" upload s.hprof --device jvm-1 --collector "$api" > /dev/null || fail "second upload"
+  "$gcsnap" upload s.heapsnapshot.zst --device node-1 --collector "$api" --json > up.json ||
+    fail "upload of a zstd heapsnapshot: exit $?"
+  out=$("$gcsnap" upload cut.hprof --device jvm-1 --collector "$api" 2>&1); rc=$?
+  [[ $rc == 1 && $out == *"refused cut.hprof (snapshot 4): the uploaded file: error [truncated-heap-file]: HPROF: the file ends at byte 300"* ]] ||
+    fail "upload of a cut file: exit $rc: $out"
+  "$gcsnap" snapshots --json --collector "$api" > list.json || fail "snapshots exit $?"
+  python3 - <<'PY' || fail "the catalog of uploads"
+import json
+up = json.load(open("up.json"))
+assert up["status"] == "complete" and up["source_format"] == "heapsnapshot" and up["objects"] == 6, up
+s = {e["id"]: e for e in json.load(open("list.json"))["snapshots"]}
+assert s[1]["source_format"] == "hprof" and s[1]["note"] == "before the fix" and s[1]["trigger"] == "upload", s[1]
+assert s[1]["device_id"] == "jvm-1" and s[1]["status"] == "complete" and s[1]["roots"] == 10, s[1]
+assert s[4]["status"] == "failed" and s[4]["source_format"] == "hprof", s[4]
+PY
+  "$gcsnap" fetch 1 -o back.gclog --collector "$api" > /dev/null || fail "fetch"
+  "$gcsnap" convert s.hprof local.gclog && cmp -s back.gclog local.gclog || fail "the stored records differ"
+  "$gcsnap" trend --device jvm-1 --collector "$api" > /dev/null || fail "trend over uploads: exit $?"
+  ls store/snapshots/*/ | grep -q upload && fail "an uploaded file was left: $(ls store/snapshots/*/)"
+  kill $daemon; wait $daemon 2> /dev/null
+}
+
+command -v python3 > /dev/null || skip "python3 is not installed"
+case $suite in
+  bytes) suite_bytes ;;
+  v8) suite_v8 ;;
+  hprof) suite_hprof ;;
+  upload) suite_upload ;;
+  *) echo "unknown suite $suite"; exit 2 ;;
+esac
+[[ $fails == 0 ]] && echo "PASS: $suite" || { echo "$fails failure(s)"; exit 1; }

@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""make_heaps.py - small hand-made heap files whose records are known exactly.
+
+  make_heaps.py hprof OUT [IDSIZE]   an HPROF 1.0.2 dump (4- or 8-byte IDs)
+  make_heaps.py v8 OUT               a V8 heap snapshot
+
+Each prints the summary it must give, as JSON, on stdout; the fuzz seeds
+are made from the same functions (tests/fuzz/make-seeds.py)."""
+import json
+import struct
+import sys
+
+
+def hprof(idsize=8):
+    """java.lang.Object <- Node (fields: next:Object, v:int); Holder with a
+    static Node[] field; a cycle of two Nodes in the array; an int[]; one
+    root of each kind."""
+    fid = (lambda v: struct.pack('>I', v)) if idsize == 4 else (lambda v: struct.pack('>Q', v))
+    out = [b'JAVA PROFILE 1.0.2\0', struct.pack('>IQ', idsize, 0)]
+
+    def rec(tag, body):
+        out.append(struct.pack('>BII', tag, 0, len(body)) + body)
+
+    names = {1: b'java/lang/Object', 2: b'Node', 3: b'Holder', 4: b'[LNode;', 5: b'next',
+             6: b'v', 7: b'KEEP', 8: b'java/lang/Class'}
+    for sid, text in names.items():
+        rec(0x01, fid(sid) + text)
+    classes = {0x100: 1, 0x200: 2, 0x300: 3, 0x400: 4, 0x500: 8}
+    for cid, sid in classes.items():
+        rec(0x02, struct.pack('>I', 1) + fid(cid) + struct.pack('>I', 0) + fid(sid))
+
+    def class_dump(cid, sup, inst_size, statics, fields):
+        b = fid(cid) + struct.pack('>I', 0) + fid(sup) + fid(0) * 5 + struct.pack('>I', inst_size)
+        b += struct.pack('>H', 0) + struct.pack('>H', len(statics))
+        for name, t, val in statics:
+            b += fid(name) + bytes([t]) + (fid(val) if t == 2 else struct.pack('>i', val))
+        b += struct.pack('>H', len(fields))
+        for name, t in fields:
+            b += fid(name) + bytes([t])
+        return b'\x20' + b
+
+    def instance(oid, cid, nxt, v):
+        data = fid(nxt) + struct.pack('>i', v)
+        return b'\x21' + fid(oid) + struct.pack('>I', 0) + fid(cid) + struct.pack('>I', len(data)) + data
+
+    parts = [
+        instance(0x2200, 0x200, 0, 3),       # before its class: read at the end
+        class_dump(0x500, 0x100, 0, [], []),
+        class_dump(0x100, 0, 0, [], []),
+        class_dump(0x200, 0x100, idsize + 4, [], [(5, 2), (6, 10)]),
+        class_dump(0x300, 0x100, 0, [(7, 2, 0x1000), (6, 10, 5)], []),
+        class_dump(0x400, 0x100, 0, [], []),
+        b'\x22' + fid(0x1000) + struct.pack('>II', 0, 3) + fid(0x400) + fid(0x2000) + fid(0) + fid(0x2100),
+        instance(0x2000, 0x200, 0x2100, 1),
+        instance(0x2100, 0x200, 0x2000, 2),
+        b'\x23' + fid(0x3000) + struct.pack('>II', 0, 4) + b'\x0a' + b'\0' * 16,
+        b'\xff' + fid(0x2200),                                   # unknown
+        b'\x01' + fid(0x3000) + fid(0x9),                        # JNI global
+        b'\x02' + fid(0x2200) + struct.pack('>II', 1, 0),        # JNI local
+        b'\x03' + fid(0x2200) + struct.pack('>II', 1, 0),        # Java frame
+        b'\x04' + fid(0x2200) + struct.pack('>I', 1),            # native stack
+        b'\x05' + fid(0x300),                                    # sticky class
+        b'\x06' + fid(0x2200) + struct.pack('>I', 1),            # thread block
+        b'\x07' + fid(0x2200),                                   # monitor used
+        b'\x08' + fid(0x2200) + struct.pack('>II', 1, 0),        # thread object
+    ]
+    rec(0x1c, b''.join(parts[:6]))      # two segments, split between records
+    rec(0x1c, b''.join(parts[6:]))
+    rec(0x2c, b'')
+    node = 2 * idsize + idsize + 4
+    align = lambda n: (n + 7) & ~7
+    # classes (Holder with its static fields), the array, the nodes, int[4]
+    sizes = [align(2 * idsize)] * 4 + [align(2 * idsize + idsize + 4)] + \
+        [align(2 * idsize + 4 + 3 * idsize)] + [align(node)] * 3 + [align(2 * idsize + 4 + 16)]
+    # references: four classes to their superclass, the array's two, the cycle
+    expect = {"objects": 10, "bytes": sum(sizes), "references": 4 + 2 + 2,
+              "roots": 10, "roots_by_kind": {"internal": 3, "local": 4, "finalizer": 0,
+                                             "handle": 1, "static": 1, "runtime": 1},
+              "unreachable": 3,   # class objects no root holds: Node, Node[], Class
+              "types": {"Node": 3, "java.lang.Class": 5, "Node[]": 1, "int[]": 1}}
+    return b''.join(out), expect
+
+
+def v8():
+    """(root) -> (GC roots) -> (Global handles) -> global -> Map -> 3 Widgets;
+    (GC roots) -> (Stack roots) -> one Widget; a weak edge Map -> a string."""
+    strings = ["", "(GC roots)", "(Global handles)", "(Stack roots)", "global", "Map",
+               "Widget", "hello", "weak", "k"]
+    # type: 0 hidden 1 array 2 string 3 object 9 synthetic
+    nodes = [  # type, name, id, size, edges
+        (9, 0, 1, 0, 1), (9, 1, 3, 0, 2), (9, 2, 5, 0, 1), (9, 3, 7, 0, 1),
+        (3, 4, 9, 40, 1), (3, 5, 11, 32, 4), (3, 6, 13, 24, 0), (3, 6, 15, 24, 1),
+        (3, 6, 17, 24, 0), (2, 7, 19, 16, 0)]
+    nf = 5
+    edges = [(1, 1, 1), (1, 1, 2), (1, 2, 3), (1, 1, 4), (1, 1, 6),   # root, GC roots, cats
+             (2, 9, 5),                                               # global.k -> Map
+             (1, 0, 6), (1, 1, 7), (1, 2, 8), (6, 8, 9),              # Map -> widgets, weak
+             (2, 9, 6)]                                               # widget 15 -> widget 13
+    meta = {"node_fields": ["type", "name", "id", "self_size", "edge_count"],
+            "node_types": [["hidden", "array", "string", "object", "code", "closure", "regexp",
+                            "number", "native", "synthetic", "concatenated string",
+                            "sliced string", "symbol", "bigint"], "string", "number", "number",
+                           "number"],
+            "edge_fields": ["type", "name_or_index", "to_node"],
+            "edge_types": [["context", "element", "property", "internal", "hidden", "shortcut",
+                            "weak"], "string_or_number", "node"]}
+    doc = {"snapshot": {"meta": meta, "node_count": len(nodes), "edge_count": len(edges)},
+           "nodes": [v for n in nodes for v in n],
+           "edges": [v for e in edges for v in (e[0], e[1], e[2] * nf)],
+           "strings": strings}
+    expect = {"objects": 6, "bytes": 160, "references": 5, "roots": 3,
+              "roots_by_kind": {"internal": 0, "local": 1, "finalizer": 0, "handle": 2,
+                                "static": 0, "runtime": 0},
+              "roots_by_flag": {"none": 2, "pinned": 0, "weak": 1, "interior": 0, "other": 0},
+              "unreachable": 1,
+              "types": {"Widget": 3, "global": 1, "Map": 1, "(string)": 1}}
+    return json.dumps(doc).encode(), expect
+
+
+if __name__ == '__main__':
+    kind, path = sys.argv[1], sys.argv[2]
+    data, expect = hprof(int(sys.argv[3]) if len(sys.argv) > 3 else 8) if kind == 'hprof' else v8()
+    with open(path, 'wb') as f:
+        f.write(data)
+    print(json.dumps(expect))
