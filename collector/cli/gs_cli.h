@@ -33,6 +33,7 @@ int gs_cmd_devices(int argc, char **argv);
 int gs_cmd_snapshots(int argc, char **argv);
 int gs_cmd_capture(int argc, char **argv);
 int gs_cmd_fetch(int argc, char **argv);
+int gs_cmd_upload(int argc, char **argv);
 int gs_cmd_schedule(int argc, char **argv);
 int gs_cmd_replay(int argc, char **argv);
 int gs_cmd_keys(int argc, char **argv);

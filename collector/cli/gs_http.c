@@ -29,6 +29,8 @@ typedef struct transfer {
   gs_write_fn fn;                 /* downloads only */
   void *ctx;
   size_t cap;
+  FILE *body;                     /* uploads only: the request body */
+  uint64_t body_size;
 } transfer;
 
 static const char *bearer_token;   /* gs_http_set_token */
@@ -146,6 +148,11 @@ static int perform(const char *base, const char *path, transfer *t,
   }
   if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   setup(c, arg);
+  if (t->body) {
+    curl_easy_setopt(c, CURLOPT_POST, 1L);
+    curl_easy_setopt(c, CURLOPT_READDATA, t->body);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->body_size);
+  }
   rc = curl_easy_perform(c);
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
   if (rc != CURLE_OK && !r->write_failed)
@@ -182,24 +189,30 @@ static void setup_download(CURL *c, long unused) {
 }
 
 int gs_http_get_json(const char *base, const char *path, gs_http_reply *r) {
-  transfer t = {NULL, r, NULL, NULL, 0};
+  transfer t = {NULL, r, NULL, NULL, 0, NULL, 0};
   return perform(base, path, &t, setup_get, JSON_TIMEOUT_S);
 }
 
 int gs_http_post_json(const char *base, const char *path, long timeout_s,
                       gs_http_reply *r) {
-  transfer t = {NULL, r, NULL, NULL, 0};
+  transfer t = {NULL, r, NULL, NULL, 0, NULL, 0};
   return perform(base, path, &t, setup_post, timeout_s > 0 ? timeout_s : JSON_TIMEOUT_S);
 }
 
 int gs_http_delete_json(const char *base, const char *path, gs_http_reply *r) {
-  transfer t = {NULL, r, NULL, NULL, 0};
+  transfer t = {NULL, r, NULL, NULL, 0, NULL, 0};
   return perform(base, path, &t, setup_delete, JSON_TIMEOUT_S);
 }
 
 int gs_http_download(const char *base, const char *path, gs_write_fn fn, void *ctx,
                      gs_http_reply *r) {
-  transfer t = {NULL, r, fn, ctx, 0};
+  transfer t = {NULL, r, fn, ctx, 0, NULL, 0};
+  return perform(base, path, &t, setup_download, 0);
+}
+
+int gs_http_post_file(const char *base, const char *path, FILE *body, uint64_t size,
+                      gs_http_reply *r) {
+  transfer t = {NULL, r, NULL, NULL, 0, body, size};
   return perform(base, path, &t, setup_download, 0);
 }
 

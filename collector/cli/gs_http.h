@@ -8,6 +8,8 @@
 #define GS_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <jansson.h>
 #include "gs_writer.h"
 
@@ -32,6 +34,11 @@ int gs_http_delete_json(const char *base, const char *path, gs_http_reply *r);
  * GS_EIO when the transfer or fn failed (r->write_failed says which). */
 int gs_http_download(const char *base, const char *path, gs_write_fn fn, void *ctx,
                      gs_http_reply *r);
+/* POST base+path with size bytes read from body as the request body
+ * (streamed, never held whole), answered with JSON; no overall timeout,
+ * but a transfer stalled for a minute fails. */
+int gs_http_post_file(const char *base, const char *path, FILE *body, uint64_t size,
+                      gs_http_reply *r);
 void gs_http_reply_free(gs_http_reply *r);
 
 /* For every later call: the bearer token to send ("Authorization: Bearer

@@ -29,6 +29,7 @@ static const command commands[] = {
   {"snapshots", gs_cmd_snapshots, "list the snapshots stored by the collector"},
   {"capture", gs_cmd_capture, "ask the collector for a snapshot of a connected device"},
   {"fetch", gs_cmd_fetch, "download a stored snapshot into a file"},
+  {"upload", gs_cmd_upload, "store a heap file (.gclog, .heapsnapshot, .hprof, .gcdump) in the collector"},
   {"schedule", gs_cmd_schedule, "add, list or remove the collector's periodic captures"},
   {"replay", gs_cmd_replay, "play a recorded agent session (.gcstream) to a collector"},
   {"keys", gs_cmd_keys, "add, list or remove the device keys agents prove themselves with"},
@@ -42,7 +43,8 @@ static void print_usage(FILE *out) {
         "       gcsnap --version | --help\n"
         "\n"
         "Tools for GC heap snapshots in the RPM GC heap dump record format\n"
-        "(.gclog, or .gclog.zst compressed with zstd).\n"
+        "(.gclog, or .gclog.zst compressed with zstd). Every command also reads\n"
+        "V8 .heapsnapshot, HPROF and .gcdump files, plain or zstd.\n"
         "\n"
         "Commands:\n", out);
   for (i = 0; i < NCOMMANDS; i++)

@@ -43,6 +43,11 @@ void gsd_waiters_stop(gsd_waiters *ws);
 int gsd_api_capture(gsd_server *srv, gsd_waiters *ws, h2o_req_t *req, const char *device_id);
 int gsd_api_capture_status(gsd_server *srv, h2o_req_t *req, const char *id_text);
 
+/* POST /api/devices/ID/snapshots[?note=TEXT]: the body, a heap file of any
+ * format, stored as a snapshot of the device; 202 with its ID
+ * (gsd_api_upload.c). */
+int gsd_api_upload(gsd_server *srv, h2o_req_t *req, const char *device_id);
+
 /* GET /api/snapshots/ID/dominators, .../paths, /api/diff, and
  * /api/devices/ID/trend (gsd_api_analyses.c, run by gsd_analysis.c). */
 int gsd_api_dominators(gsd_server *srv, h2o_req_t *req, const char *id_text);

@@ -115,6 +115,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   if (n == 3 && !strcmp(seg[1], "snapshots") && get) return gsd_api_snapshot(srv, req, seg[2]);
   if (n == 4 && !strcmp(seg[1], "snapshots") && !strcmp(seg[3], "download") && get)
     return gsd_api_download(srv, req, seg[2]);
+  if (n == 4 && !strcmp(seg[1], "devices") && !strcmp(seg[3], "snapshots") && post)
+    return gsd_api_upload(srv, req, seg[2]);
   if (n == 4 && !strcmp(seg[1], "devices") && !strcmp(seg[3], "capture") && post)
     return gsd_api_capture(srv, &http->waiters, req, seg[2]);
   if (n == 3 && !strcmp(seg[1], "captures") && get) return gsd_api_capture_status(srv, req, seg[2]);

@@ -29,6 +29,7 @@ void gsd_sess_on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fr
                  (long long)s->duplicate_of);
   } else {
     s->duplicate_of = 0;
+    memset(&row, 0, sizeof row);
     row.device_id = s->device_id;
     row.session_id = s->session_id;
     row.request_id = b->request_id;

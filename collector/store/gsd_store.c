@@ -58,7 +58,7 @@ static const char schema[] =
   "  unreachable INTEGER, dangling_references INTEGER, sections INTEGER,"
   "  text_bytes INTEGER, file_bytes INTEGER, wire_bytes INTEGER, crc32 INTEGER,"
   "  errors INTEGER, warnings INTEGER, first_error TEXT,"
-  "  summary TEXT);"
+  "  summary TEXT, source_format TEXT, note TEXT);"
   "CREATE UNIQUE INDEX IF NOT EXISTS snapshots_once"
   "  ON snapshots(device_id, agent_snapshot_id) WHERE status = 'complete';"
   "CREATE INDEX IF NOT EXISTS snapshots_by_device ON snapshots(device_id, id);"
@@ -78,6 +78,8 @@ static const char schema[] =
 /* Columns added to tables of an older catalog. */
 static const struct { const char *table, *column, *type; } added_columns[] = {
   {"snapshots", "schedule_id", "INTEGER"},
+  {"snapshots", "source_format", "TEXT"},
+  {"snapshots", "note", "TEXT"},
 };
 
 int gsd_st_fail(gsd_store *s, const char *fmt, ...) {

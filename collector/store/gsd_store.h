@@ -50,6 +50,8 @@ typedef struct gsd_snapshot_begin {
   int stable_ids;
   uint64_t clock_ms;
   int64_t schedule_id;            /* the schedule that asked for it; 0 when none */
+  const char *source_format;      /* uploads: "gclog", "hprof", ...; NULL for captures */
+  const char *note;               /* uploads: the uploader's note, or NULL */
 } gsd_snapshot_begin;
 
 /* What is known when a snapshot ends. For a failed one, the figures are
@@ -72,6 +74,8 @@ const char *gsd_store_error(const gsd_store *s);
 /* Records a device (new or seen again) and a session for it. */
 int gsd_store_session_begin(gsd_store *s, const gsd_device_info *d, const char *address,
                             int64_t *session_id);
+/* Records a device that has no agent session (a file uploaded for it). */
+int gsd_store_device_add(gsd_store *s, const char *device_id);
 int gsd_store_session_end(gsd_store *s, int64_t session_id, const char *device_id,
                           const char *reason);
 
@@ -82,6 +86,8 @@ int gsd_store_find_complete(gsd_store *s, const char *device_id, uint64_t agent_
 /* Inserts the "receiving" row and makes the device's folder; *id is the
  * new snapshot ID. */
 int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id);
+/* Sets the source format of an uploaded snapshot ("hprof", ...). */
+int gsd_store_snapshot_format(gsd_store *s, int64_t id, const char *format);
 int gsd_store_snapshot_complete(gsd_store *s, int64_t id, const gsd_snapshot_end *e);
 int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
                             const gsd_snapshot_end *e);

@@ -58,6 +58,16 @@ int gsd_store_session_end(gsd_store *s, int64_t session_id, const char *device_i
   return gsd_st_run_stmt(s, st, "update device");
 }
 
+int gsd_store_device_add(gsd_store *s, const char *device_id) {
+  sqlite3_stmt *st = gsd_st_prepare(s,
+      "INSERT INTO devices(device_id, first_seen, last_seen) VALUES (?1, ?2, ?2)"
+      " ON CONFLICT(device_id) DO NOTHING");
+  if (!st) return GS_EIO;
+  gsd_st_bind_text(st, 1, device_id);
+  sqlite3_bind_int64(st, 2, gsd_st_now_s());
+  return gsd_st_run_stmt(s, st, "record device");
+}
+
 /* ---- snapshots ------------------------------------------------------- */
 
 int gsd_store_find_complete(gsd_store *s, const char *device_id, uint64_t agent_snapshot_id,
@@ -82,8 +92,8 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
   if ((rc = gsd_st_make_device_dir(s, b->device_id)) != GS_OK) return rc;
   if (!(st = gsd_st_prepare(s,
       "INSERT INTO snapshots(device_id, session_id, created, status, request_id,"
-      " agent_snapshot_id, trigger, stable_ids, clock_ms, schedule_id)"
-      " VALUES (?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?)")))
+      " agent_snapshot_id, trigger, stable_ids, clock_ms, schedule_id, source_format, note)"
+      " VALUES (?, ?, ?, 'receiving', ?, ?, ?, ?, ?, ?, ?, ?)")))
     return GS_EIO;
   gsd_st_bind_text(st, 1, b->device_id);
   sqlite3_bind_int64(st, 2, b->session_id);
@@ -96,6 +106,8 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
   gsd_st_bind_u64(st, 8, b->clock_ms);
   if (b->schedule_id) sqlite3_bind_int64(st, 9, b->schedule_id);
   else sqlite3_bind_null(st, 9);
+  gsd_st_bind_text(st, 10, b->source_format);
+  gsd_st_bind_text(st, 11, b->note);
   /* Not synced: the row matters only until the snapshot ends, and the sync
    * of that end (or of any later commit) takes it to disk too. A power loss
    * may lose the row; the open then finds its temporary file with no row
@@ -103,6 +115,14 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
   if ((rc = gsd_st_run_unsynced(s, st, "record snapshot")) != GS_OK) return rc;
   *id = sqlite3_last_insert_rowid(s->db);
   return GS_OK;
+}
+
+int gsd_store_snapshot_format(gsd_store *s, int64_t id, const char *format) {
+  sqlite3_stmt *st = gsd_st_prepare(s, "UPDATE snapshots SET source_format = ?2 WHERE id = ?1");
+  if (!st) return GS_EIO;
+  sqlite3_bind_int64(st, 1, id);
+  gsd_st_bind_text(st, 2, format);
+  return gsd_st_run_unsynced(s, st, "record the source format");
 }
 
 /* Sets the end figures of row id; summary_fields says whether the figures

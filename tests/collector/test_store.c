@@ -41,7 +41,7 @@ static int teardown(void **state) {
 }
 
 static int64_t begin(fixture *fx, uint64_t agent_id, uint64_t request_id) {
-  gsd_snapshot_begin b = {"dev/a", 0, 0, 0, "request", 1, 99, 0};
+  gsd_snapshot_begin b = {"dev/a", 0, 0, 0, "request", 1, 99, 0, NULL, NULL};
   int64_t id = 0;
   b.session_id = fx->session;
   b.agent_snapshot_id = agent_id;
@@ -339,7 +339,7 @@ static void test_migrate(void **state) {
   gsd_store *st;
   sqlite3 *h;
   gsd_schedule sch;
-  gsd_snapshot_begin b = {"old", 0, 0, 1, "schedule", 0, 0, 0};
+  gsd_snapshot_begin b = {"old", 0, 0, 1, "schedule", 0, 0, 0, NULL, NULL};
   gsd_device_info d = {"old", "app", "x86_64", "1.0", 8, 1};
   int64_t id, session;
   json_t *o = NULL;
