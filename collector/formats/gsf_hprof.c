@@ -383,7 +383,7 @@ static int instance(hprof *hp, uint64_t at, uint64_t id, uint64_t cid, uint32_t 
 }
 
 static int spill_put(hprof *hp, uint64_t v, unsigned n) {
-  unsigned char b[8];
+  unsigned char b[8] = {0};
   unsigned i;
   for (i = 0; i < n; i++) b[i] = (unsigned char)(v >> (8 * (n - 1 - i)));
   return fwrite(b, 1, n, hp->spill) == n ? GS_OK : GS_EIO;
