@@ -184,7 +184,7 @@ suite_upload() {
   head -c 300 s.hprof > cut.hprof
   "$gcsnapd" --listen 127.0.0.1:0 --http 127.0.0.1:0 --store store 2> d.log &
   daemon=$!
-  for _ in $(seq 100); do grep -q "HTTP API on" d.log && break; sleep 0.1; done
+  for _ in $(seq 100); do grep -qs "HTTP API on" d.log && break; sleep 0.1; done
   api=http://$(sed -n 's|.*HTTP API on http://\([0-9.:]*\)/api/.*|\1|p' d.log)
   out=$("$gcsnap" upload s.hprof --device jvm-1 --note "before the fix" --collector "$api") ||
     fail "upload s.hprof: exit $?"
