@@ -24,6 +24,8 @@ libprotobuf-c-dev   the collector decodes the wire protocol with protobuf-c
 protobuf-c-compiler protoc-c generates that C from proto/gcsnap.proto
 protobuf-compiler   protoc --decode checks the messages of the agent in tests
 libsqlite3-dev      catalog of devices and snapshots in the collector
+libpq-dev           the collector's PostgreSQL catalog, shared by several collectors (libpq)
+postgresql-15       a real PostgreSQL server started by the catalog tests (tests/collector)
 libh2o-dev          HTTP API of the collector (h2o on the same libuv loop)
 libcurl4-openssl-dev the gcsnap CLI talks to the HTTP API of the collector
 libssl-dev          OpenSSL: device keys in gcsnapd and gcsnap keys (CSPRNG, SHA-256, HMAC), the API token digest and TLS

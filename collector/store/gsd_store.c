@@ -439,7 +439,8 @@ static int store_opened(gsd_store *s, int rc, gsd_store **out, char *err, size_t
     *out = s;
     return GS_OK;
   }
-  snprintf(err, cap, "store '%s': %s", s->dir, s->error);
+  if (*s->dir) snprintf(err, cap, "store '%s': %s", s->dir, s->error);
+  else snprintf(err, cap, "%s", s->error);
   gsd_store_close(s);
   return rc;
 }
@@ -464,8 +465,54 @@ int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
   return store_opened(s, rc, out, err, cap);
 }
 
+int gsd_store_is_pg_url(const char *catalog) {
+  return catalog && (strncmp(catalog, "postgresql://", 13) == 0 ||
+                     strncmp(catalog, "postgres://", 11) == 0);
+}
+
+int gsd_store_open_catalog(gsd_store **out, const char *dir, const char *catalog,
+                           const char *identity, char *err, size_t cap) {
+  gsd_store *s;
+  char host[128] = "";
+  int rc;
+  if (!catalog || !*catalog) return gsd_store_open(out, dir, err, cap);
+  *out = NULL;
+  if (!gsd_store_is_pg_url(catalog)) {
+    snprintf(err, cap, "catalog '%s': not a postgresql:// URL", catalog);
+    return GS_EINVAL;
+  }
+  if (!(s = store_new(dir))) {
+    snprintf(err, cap, "out of memory");
+    return GS_ENOMEM;
+  }
+  if (!identity || !*identity) identity = gethostname(host, sizeof host - 1) == 0 ? host : "gcsnapd";
+  rc = gsd_st_make_dir(s, dir);
+  if (rc == GS_OK) {
+    char *snapshots = sub_path(s, "snapshots");
+    rc = snapshots ? gsd_st_make_dir(s, snapshots) : GS_ENOMEM;
+    free(snapshots);
+  }
+  if (rc == GS_OK) rc = gsd_pg_open(s, catalog, identity);
+  return store_opened(s, rc, out, err, cap);
+}
+
+int gsd_store_keys_open_pg(gsd_store **out, const char *url, char *err, size_t cap) {
+  gsd_store *s = store_new("");
+  *out = NULL;
+  if (!s) {
+    snprintf(err, cap, "out of memory");
+    return GS_ENOMEM;
+  }
+  return store_opened(s, gsd_pg_open(s, url, NULL), out, err, cap);
+}
+
+int gsd_store_recover_stopped(gsd_store *s) {
+  return s->pg ? gsd_pg_recover_stopped(s) : GS_OK;
+}
+
 void gsd_store_close(gsd_store *s) {
   if (!s) return;
+  gsd_pg_close(s);
   sqlite3_close(s->db);
   free(s->dir);
   free(s);

@@ -1,5 +1,5 @@
-/* gsd_store.h - the collector's store: a folder with a SQLite catalog and
- * the snapshot files.
+/* gsd_store.h - the collector's store: a folder with a catalog (SQLite, or
+ * PostgreSQL shared by several collectors) and the snapshot files.
  *
  *   STORE/catalog.db                          devices, sessions, snapshots,
  *                                             schedules and their last runs,
@@ -67,6 +67,20 @@ typedef struct gsd_snapshot_end {
 } gsd_snapshot_end;
 
 int gsd_store_open(gsd_store **s, const char *dir, char *err, size_t cap);
+/* gsd_store_open with a catalog: NULL or "" for STORE/catalog.db, or a
+ * PostgreSQL URL (gsd_store_is_pg_url) that several collectors share, each
+ * over the same folder dir. In a shared catalog, identity names this
+ * collector (NULL: the host name): its sessions and in-flight snapshots are
+ * its own, recovery touches only those, and a second collector opened with
+ * the identity of a running one is refused (GS_EINVAL). */
+int gsd_store_open_catalog(gsd_store **s, const char *dir, const char *catalog,
+                           const char *identity, char *err, size_t cap);
+/* In a shared catalog, what collectors that stopped left: their snapshots
+ * being received are failed (files removed), their sessions ended, their
+ * devices no longer held. GS_OK at once for a SQLite catalog. */
+int gsd_store_recover_stopped(gsd_store *s);
+/* Whether catalog is a PostgreSQL URL: postgresql://... or postgres://... */
+int gsd_store_is_pg_url(const char *catalog);
 void gsd_store_close(gsd_store *s);
 /* The message of the last failed call. */
 const char *gsd_store_error(const gsd_store *s);
@@ -174,6 +188,8 @@ int gsd_store_device_known(gsd_store *s, const char *device_id);
  * recovery, no folders; create makes the folder and catalog when missing,
  * else a missing catalog is GS_EIO. Close with gsd_store_close. */
 int gsd_store_keys_open(gsd_store **s, const char *dir, int create, char *err, size_t cap);
+/* The same on a PostgreSQL catalog (its schema made when missing). */
+int gsd_store_keys_open_pg(gsd_store **s, const char *url, char *err, size_t cap);
 /* How many devices have a key: with one or more, every device needs one. */
 int gsd_store_key_count(gsd_store *s, uint64_t *n);
 /* GS_OK with the device's verifier (len bytes), GS_EOF when it has no key. */

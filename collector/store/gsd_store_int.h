@@ -9,9 +9,11 @@
 #include <jansson.h>
 #include <sqlite3.h>
 #include "gsd_store.h"
+#include "gsd_pg.h"
 
 struct gsd_store {
   sqlite3 *db;
+  struct gsd_pg *pg;              /* a PostgreSQL catalog instead of db (gsd_pg.h) */
   char *dir;
   char error[512];
 };

@@ -11,6 +11,7 @@
 /* ---- device keys ----------------------------------------------------- */
 
 int gsd_store_key_count(gsd_store *s, uint64_t *n) {
+  if (s->pg) return gsd_pg_key_count(s, n);
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT count(*) FROM device_keys");
   int step;
   *n = 0;
@@ -22,6 +23,7 @@ int gsd_store_key_count(gsd_store *s, uint64_t *n) {
 }
 
 int gsd_store_key_verifier(gsd_store *s, const char *device_id, uint8_t *verifier, size_t len) {
+  if (s->pg) return gsd_pg_key_verifier(s, device_id, verifier, len);
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT verifier FROM device_keys WHERE device_id = ?");
   int step, rc;
   if (!st) return GS_EIO;
@@ -41,6 +43,7 @@ int gsd_store_key_verifier(gsd_store *s, const char *device_id, uint8_t *verifie
 
 int gsd_store_key_set(gsd_store *s, const char *device_id, const uint8_t *verifier, size_t len,
                       int replace) {
+  if (s->pg) return gsd_pg_key_set(s, device_id, verifier, len, replace);
   sqlite3_stmt *st = gsd_st_prepare(s, replace
       ? "INSERT OR REPLACE INTO device_keys(device_id, verifier, created) VALUES (?, ?, ?)"
       : "INSERT OR IGNORE INTO device_keys(device_id, verifier, created) VALUES (?, ?, ?)");
@@ -58,6 +61,7 @@ int gsd_store_key_set(gsd_store *s, const char *device_id, const uint8_t *verifi
 }
 
 int gsd_store_key_remove(gsd_store *s, const char *device_id) {
+  if (s->pg) return gsd_pg_key_remove(s, device_id);
   sqlite3_stmt *st = gsd_st_prepare(s, "DELETE FROM device_keys WHERE device_id = ?");
   int rc;
   if (!st) return GS_EIO;
@@ -67,6 +71,7 @@ int gsd_store_key_remove(gsd_store *s, const char *device_id) {
 }
 
 int gsd_store_list_keys(gsd_store *s, json_t **out) {
+  if (s->pg) return gsd_pg_list_keys(s, out);
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT device_id, created FROM device_keys ORDER BY device_id");
   return gsd_st_rows_json(s, st, 0, "list keys", out);
 }

@@ -20,6 +20,7 @@ static void bind_optional(sqlite3_stmt *st, int i, int64_t v) {
 }
 
 int gsd_store_schedule_add(gsd_store *s, gsd_schedule *sch) {
+  if (s->pg) return gsd_pg_schedule_add(s, sch);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "INSERT INTO schedules(device, every_ms, jitter_ms, start_at, end_at, keep, max_bytes,"
       " created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
@@ -44,6 +45,7 @@ int gsd_store_schedule_add(gsd_store *s, gsd_schedule *sch) {
 }
 
 int gsd_store_schedule_remove(gsd_store *s, int64_t id) {
+  if (s->pg) return gsd_pg_schedule_remove(s, id);
   sqlite3_stmt *st;
   int rc = gsd_st_exec(s, "BEGIN IMMEDIATE", "begin"), changed = 0;
   if (rc != GS_OK) return rc;
@@ -69,6 +71,7 @@ static int64_t column_or_zero(sqlite3_stmt *st, int i) {
 }
 
 int gsd_store_schedules(gsd_store *s, gsd_schedule **out, size_t *n) {
+  if (s->pg) return gsd_pg_schedules(s, out, n);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "SELECT id, device, every_ms, jitter_ms, start_at, end_at, keep, max_bytes, created_ms"
       " FROM schedules ORDER BY id");
@@ -108,6 +111,7 @@ int gsd_store_schedules(gsd_store *s, gsd_schedule **out, size_t *n) {
 }
 
 int gsd_store_schedule_runs(gsd_store *s, gsd_schedule_run **out, size_t *n) {
+  if (s->pg) return gsd_pg_schedule_runs(s, out, n);
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT schedule_id, device_id, last_ms FROM schedule_runs");
   gsd_schedule_run *v = NULL, *grown;
   size_t len = 0, cap = 0;
@@ -139,6 +143,7 @@ int gsd_store_schedule_runs(gsd_store *s, gsd_schedule_run **out, size_t *n) {
 
 int gsd_store_schedule_ran(gsd_store *s, int64_t schedule_id, const char *device_id,
                            int64_t ms) {
+  if (s->pg) return gsd_pg_schedule_ran(s, schedule_id, device_id, ms);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "INSERT INTO schedule_runs(schedule_id, device_id, last_ms) VALUES (?1, ?2, ?3)"
       " ON CONFLICT(schedule_id, device_id) DO UPDATE SET last_ms = ?3");
@@ -219,6 +224,7 @@ static int unlist(gsd_store *s, const char *device_id, const int64_t *ids, size_
 
 int gsd_store_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_t max_bytes,
                      unsigned *removed) {
+  if (s->pg) return gsd_pg_retain(s, device_id, keep, max_bytes, removed);
   int64_t *ids;
   size_t n, i;
   int rc;

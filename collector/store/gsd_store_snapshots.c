@@ -13,6 +13,7 @@
 
 int gsd_store_session_begin(gsd_store *s, const gsd_device_info *d, const char *address,
                             int64_t *session_id) {
+  if (s->pg) return gsd_pg_session_begin(s, d, address, session_id);
   sqlite3_stmt *st;
   int rc;
   if (!(st = gsd_st_prepare(s,
@@ -44,6 +45,7 @@ int gsd_store_session_begin(gsd_store *s, const gsd_device_info *d, const char *
 
 int gsd_store_session_end(gsd_store *s, int64_t session_id, const char *device_id,
                           const char *reason) {
+  if (s->pg) return gsd_pg_session_end(s, session_id, device_id, reason);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "UPDATE sessions SET ended = ?2, end_reason = ?3 WHERE id = ?1;");
   int rc;
@@ -72,6 +74,7 @@ int gsd_store_device_add(gsd_store *s, const char *device_id) {
 
 int gsd_store_find_complete(gsd_store *s, const char *device_id, uint64_t agent_snapshot_id,
                             int64_t *id) {
+  if (s->pg) return gsd_pg_find_complete(s, device_id, agent_snapshot_id, id);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "SELECT id FROM snapshots WHERE device_id = ? AND agent_snapshot_id = ?"
       " AND status = 'complete'");
@@ -87,6 +90,7 @@ int gsd_store_find_complete(gsd_store *s, const char *device_id, uint64_t agent_
 }
 
 int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id) {
+  if (s->pg) return gsd_pg_snapshot_begin(s, b, id);
   sqlite3_stmt *st;
   int rc;
   if ((rc = gsd_st_make_device_dir(s, b->device_id)) != GS_OK) return rc;
@@ -175,6 +179,7 @@ static int touch_device_of(gsd_store *s, int64_t id) {
  * snapshot always has its figures and summary. */
 static int end_snapshot(gsd_store *s, int64_t id, const char *status, const char *reason,
                         const gsd_snapshot_end *e, int summary_fields) {
+  if (s->pg) return gsd_pg_snapshot_end(s, id, status, reason, e, summary_fields);
   int rc = gsd_st_exec(s, "BEGIN IMMEDIATE", "begin");
   if (rc != GS_OK) return rc;
   if ((rc = update_end(s, id, status, reason, e, summary_fields)) == GS_OK &&
@@ -201,6 +206,7 @@ int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
 }
 
 uint64_t gsd_store_max_request_id(gsd_store *s) {
+  if (s->pg) return gsd_pg_max_request_id(s);
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT max(request_id) FROM snapshots");
   uint64_t v = 0;
   if (st && sqlite3_step(st) == SQLITE_ROW) v = (uint64_t)sqlite3_column_int64(st, 0);
@@ -212,6 +218,7 @@ uint64_t gsd_store_max_request_id(gsd_store *s) {
 
 int gsd_store_list_snapshots(gsd_store *s, const char *device_id, const char *status,
                              uint64_t limit, json_t **out) {
+  if (s->pg) return gsd_pg_list_snapshots(s, device_id, status, limit, out);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "SELECT " SNAPSHOT_COLUMNS " FROM snapshots"
       " WHERE status IN ('complete', 'failed') AND (?1 IS NULL OR device_id = ?1)"
@@ -236,6 +243,7 @@ int gsd_store_list_snapshots(gsd_store *s, const char *device_id, const char *st
 
 int gsd_store_get_snapshot(gsd_store *s, int64_t id, int with_summary, json_t **out,
                            char **path) {
+  if (s->pg) return gsd_pg_get_snapshot(s, id, with_summary, out, path);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "SELECT " SNAPSHOT_COLUMNS " FROM snapshots"
       " WHERE id = ? AND status IN ('complete', 'failed')");
@@ -264,6 +272,7 @@ int gsd_store_get_snapshot(gsd_store *s, int64_t id, int with_summary, json_t **
 }
 
 int gsd_store_list_devices(gsd_store *s, json_t **out) {
+  if (s->pg) return gsd_pg_list_devices(s, out);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "SELECT device_id, app_name, architecture, pointer_size, agent_version, last_seen,"
       " (SELECT count(*) FROM snapshots n WHERE n.device_id = d.device_id"
@@ -275,6 +284,7 @@ int gsd_store_list_devices(gsd_store *s, json_t **out) {
 }
 
 int gsd_store_device_known(gsd_store *s, const char *device_id) {
+  if (s->pg) return gsd_pg_device_known(s, device_id);
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT 1 FROM devices WHERE device_id = ?");
   int step;
   if (!st) return GS_EIO;

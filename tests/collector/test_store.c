@@ -1,6 +1,11 @@
 /* test_store.c - the collector's catalog: devices, sessions, snapshots
  * complete and failed, listing, dedupe, recovery after a crash, schedules,
- * retention, and the migration of a catalog made by an older collector. */
+ * retention, and the migration of a catalog made by an older collector.
+ *
+ * With a PostgreSQL URL as its argument (pg_test.sh starts a server), the
+ * same tests run on that catalog, emptied before each, and so do those of
+ * several collectors on one catalog: identities, and the recovery of a
+ * stopped collector's snapshots only. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <sqlite3.h>
+#include <libpq-fe.h>
 #include "gs_error.h"
 #include "gsd_store.h"
 #include "gst_util.h"
@@ -21,13 +27,36 @@ typedef struct fixture {
 } fixture;
 
 static const gsd_device_info dev_a = {"dev/a", "app.exe", "x86_64", "1.0", 8, 1};
+/* The PostgreSQL catalog under test; NULL for SQLite. */
+static const char *pg_url;
+
+/* Runs sql on the PostgreSQL catalog, with up to two text parameters. */
+static int pg_exec(const char *sql, const char *p1, const char *p2) {
+  const char *params[2] = {p1, p2};
+  PGconn *c = PQconnectdb(pg_url);
+  PGresult *r = p1 ? PQexecParams(c, sql, p2 ? 2 : 1, NULL, params, NULL, NULL, 0)
+                  : PQexec(c, sql);
+  int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+  if (!ok) fprintf(stderr, "pg_exec: %s", PQerrorMessage(c));
+  PQclear(r);
+  PQfinish(c);
+  return ok ? 0 : -1;
+}
+
+static int open_as(gsd_store **st, const char *dir, const char *identity) {
+  char err[300];
+  int rc = gsd_store_open_catalog(st, dir, pg_url, identity, err, sizeof err);
+  if (rc != GS_OK) fprintf(stderr, "open: %s\n", err);
+  return rc;
+}
 
 static int setup(void **state) {
   fixture *fx = calloc(1, sizeof *fx);
-  char err[300];
   fx->dir = gst_tempdir("store");
   *state = fx;
-  if (!fx->dir || gsd_store_open(&fx->store, fx->dir, err, sizeof err) != GS_OK) return -1;
+  if (pg_url && pg_exec("SET client_min_messages = warning; DROP SCHEMA public CASCADE;"
+                        " CREATE SCHEMA public", NULL, NULL)) return -1;
+  if (!fx->dir || open_as(&fx->store, fx->dir, "test") != GS_OK) return -1;
   return gsd_store_session_begin(fx->store, &dev_a, "127.0.0.1:5000", &fx->session);
 }
 
@@ -192,13 +221,13 @@ static void test_devices(void **state) {
 static void test_recovery(void **state) {
   fixture *fx = *state;
   int64_t id = begin(fx, 3, 0);
-  char *tmp = gsd_store_tmp_path(fx->store, "dev/a", id), err[300];
+  char *tmp = gsd_store_tmp_path(fx->store, "dev/a", id);
   FILE *f = fopen(tmp, "w");
   json_t *o, *s;
   assert_non_null(f);
   fclose(f);
   gsd_store_close(fx->store);
-  assert_int_equal(gsd_store_open(&fx->store, fx->dir, err, sizeof err), GS_OK);
+  assert_int_equal(open_as(&fx->store, fx->dir, "test"), GS_OK);
   assert_false(gst_exists(tmp));
   o = list(fx, NULL, "failed", 0);
   s = json_array_get(json_object_get(o, "snapshots"), 0);
@@ -268,7 +297,7 @@ static void test_retain(void **state) {
 static void test_removal_after_crash(void **state) {
   fixture *fx = *state;
   int64_t id = stored(fx, 1, 300);
-  char *path = gsd_store_snapshot_path(fx->store, "dev/a", id), *db, err[300];
+  char *path = gsd_store_snapshot_path(fx->store, "dev/a", id), *db, num[24];
   sqlite3 *h;
   char *sql;
   size_t n = strlen(fx->dir) + 16;
@@ -276,14 +305,20 @@ static void test_removal_after_crash(void **state) {
   fx->store = NULL;
   db = malloc(n);
   snprintf(db, n, "%s/catalog.db", fx->dir);
-  assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
-  sql = sqlite3_mprintf("INSERT INTO removals(path) VALUES (%Q);"
-                        "DELETE FROM snapshots WHERE id = %lld", path, (long long)id);
-  assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
-  sqlite3_free(sql);
-  sqlite3_close(h);
+  snprintf(num, sizeof num, "%lld", (long long)id);
+  if (pg_url) {
+    assert_int_equal(pg_exec("WITH q AS (INSERT INTO removals(path) VALUES ($1))"
+                             " DELETE FROM snapshots WHERE id = $2::bigint", path, num), 0);
+  } else {
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    sql = sqlite3_mprintf("INSERT INTO removals(path) VALUES (%Q);"
+                          "DELETE FROM snapshots WHERE id = %lld", path, (long long)id);
+    assert_int_equal(sqlite3_exec(h, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_free(sql);
+    sqlite3_close(h);
+  }
   assert_true(gst_exists(path));
-  assert_int_equal(gsd_store_open(&fx->store, fx->dir, err, sizeof err), GS_OK);
+  assert_int_equal(open_as(&fx->store, fx->dir, "test"), GS_OK);
   assert_false(gst_exists(path));
   free(path);
   free(db);
@@ -393,19 +428,132 @@ static void test_escape(void **state) {
   free(e);
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {
-    cmocka_unit_test_setup_teardown(test_complete_listed, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_failed_row, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_dedupe, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_newest_first_and_limit, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_devices, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_recovery, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_retain, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_removal_after_crash, setup, teardown),
-    cmocka_unit_test_setup_teardown(test_schedules, setup, teardown),
-    cmocka_unit_test(test_migrate),
+/* ---- PostgreSQL: several collectors on one catalog ---------------------- */
+
+/* A second collector with a running one's identity is refused; another
+ * identity is not, and the first's identity is free once it stops. */
+static void test_pg_identity(void **state) {
+  fixture *fx = *state;
+  gsd_store *st = NULL;
+  char err[300];
+  assert_int_equal(gsd_store_open_catalog(&st, fx->dir, pg_url, "test", err, sizeof err),
+                   GS_EINVAL);
+  assert_non_null(strstr(err, "already running"));
+  assert_int_equal(open_as(&st, fx->dir, "other"), GS_OK);
+  gsd_store_close(st);
+  gsd_store_close(fx->store);
+  assert_int_equal(open_as(&fx->store, fx->dir, "test"), GS_OK);
+}
+
+/* Makes an empty file at path. */
+static void touch(const char *path) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+}
+
+/* A stopped collector's snapshot being received is failed and its file
+ * removed by another collector, never while it runs, and never that
+ * other's own. */
+static void test_pg_stopped(void **state) {
+  fixture *fx = *state;
+  static const gsd_device_info dev_b = {"dev/b", "app.exe", "x86_64", "1.0", 8, 1};
+  gsd_snapshot_begin b = {"dev/b", 0, 0, 7, "request", 0, 1, 0};
+  gsd_snapshot_end e = figures();
+  gsd_store *other;
+  int64_t mine = begin(fx, 5, 0), theirs;
+  char *my_tmp = gsd_store_tmp_path(fx->store, "dev/a", mine), *their_tmp;
+  json_t *o;
+  assert_int_equal(open_as(&other, fx->dir, "other"), GS_OK);
+  assert_int_equal(gsd_store_session_begin(other, &dev_b, "127.0.0.1:5001", &b.session_id), GS_OK);
+  assert_int_equal(gsd_store_snapshot_begin(other, &b, &theirs), GS_OK);
+  their_tmp = gsd_store_tmp_path(other, "dev/b", theirs);
+  touch(my_tmp);
+  touch(their_tmp);
+  assert_int_equal(gsd_store_recover_stopped(fx->store), GS_OK);
+  assert_true(gst_exists(their_tmp) && gst_exists(my_tmp));
+  gsd_store_close(other);
+  assert_int_equal(gsd_store_recover_stopped(fx->store), GS_OK);
+  assert_false(gst_exists(their_tmp));
+  assert_true(gst_exists(my_tmp));
+  assert_int_equal(gsd_store_get_snapshot(fx->store, theirs, 0, &o, NULL), GS_OK);
+  assert_string_equal(json_string_value(json_object_get(o, "status")), "failed");
+  assert_non_null(strstr(json_string_value(json_object_get(o, "reason")), "stopped"));
+  json_decref(o);
+  assert_int_equal(gsd_store_snapshot_complete(fx->store, mine, &e), GS_OK);
+  free(my_tmp);
+  free(their_tmp);
+}
+
+/* The schema's version is recorded; a newer one is refused. */
+static void test_pg_schema_version(void **state) {
+  fixture *fx = *state;
+  gsd_store *st = NULL;
+  char err[300];
+  assert_int_equal(pg_exec("SELECT 1 FROM schema_version HAVING max(version) = 1"
+                           " AND count(*) = 1", NULL, NULL), 0);
+  assert_int_equal(pg_exec("INSERT INTO schema_version VALUES (99)", NULL, NULL), 0);
+  assert_int_equal(gsd_store_open_catalog(&st, fx->dir, pg_url, "new", err, sizeof err), GS_EIO);
+  assert_non_null(strstr(err, "version 99, newer"));
+}
+
+/* Device keys through the opening gcsnap keys uses. */
+static void test_pg_keys(void **state) {
+  gsd_store *k;
+  uint8_t v[32], back[32];
+  uint64_t n;
+  char err[300];
+  json_t *list;
+  (void)state;
+  memset(v, 0xa5, sizeof v);
+  v[0] = 0;
+  assert_int_equal(gsd_store_keys_open_pg(&k, pg_url, err, sizeof err), GS_OK);
+  assert_int_equal(gsd_store_key_set(k, "dev/a", v, sizeof v, 0), GS_OK);
+  assert_int_equal(gsd_store_key_set(k, "dev/a", v, sizeof v, 0), GS_EINVAL);
+  v[1] = 7;
+  assert_int_equal(gsd_store_key_set(k, "dev/a", v, sizeof v, 1), GS_OK);
+  assert_int_equal(gsd_store_key_verifier(k, "dev/a", back, sizeof back), GS_OK);
+  assert_memory_equal(v, back, sizeof v);
+  assert_int_equal(gsd_store_key_verifier(k, "dev/b", back, sizeof back), GS_EOF);
+  assert_int_equal(gsd_store_key_count(k, &n), GS_OK);
+  assert_int_equal(n, 1);
+  assert_int_equal(gsd_store_list_keys(k, &list), GS_OK);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(list, 0), "device_id")),
+                      "dev/a");
+  json_decref(list);
+  assert_int_equal(gsd_store_key_remove(k, "dev/a"), GS_OK);
+  assert_int_equal(gsd_store_key_remove(k, "dev/a"), GS_EOF);
+  gsd_store_close(k);
+}
+
+#define WITH_STORE(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
+int main(int argc, char **argv) {
+  const struct CMUnitTest both[] = {
+    WITH_STORE(test_complete_listed),
+    WITH_STORE(test_failed_row),
+    WITH_STORE(test_dedupe),
+    WITH_STORE(test_newest_first_and_limit),
+    WITH_STORE(test_devices),
+    WITH_STORE(test_recovery),
+    WITH_STORE(test_retain),
+    WITH_STORE(test_removal_after_crash),
+    WITH_STORE(test_schedules),
     cmocka_unit_test(test_escape),
   };
-  return cmocka_run_group_tests(tests, NULL, NULL);
+  const struct CMUnitTest sqlite_only[] = {
+    cmocka_unit_test(test_migrate),
+  };
+  const struct CMUnitTest pg_only[] = {
+    WITH_STORE(test_pg_identity),
+    WITH_STORE(test_pg_stopped),
+    WITH_STORE(test_pg_schema_version),
+    WITH_STORE(test_pg_keys),
+  };
+  int failed;
+  if (argc > 1) pg_url = argv[1];
+  failed = cmocka_run_group_tests_name(pg_url ? "store on PostgreSQL" : "store on SQLite",
+                                       both, NULL, NULL);
+  if (pg_url) return failed + cmocka_run_group_tests_name("several collectors", pg_only, NULL, NULL);
+  return failed + cmocka_run_group_tests(sqlite_only, NULL, NULL);
 }
