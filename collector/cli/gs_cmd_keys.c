@@ -30,7 +30,7 @@ static const char usage[] =
   "usage: gcsnap keys add DEVICE [--key-file PATH] [--replace]\n"
   "       gcsnap keys list\n"
   "       gcsnap keys rm DEVICE\n"
-  "       (each also takes [--store DIR] [--json])\n"
+  "       (each also takes [--store DIR | --catalog URL] [--json])\n"
   "\n"
   "The device keys of the collector gcsnapd, in its store's catalog. A\n"
   "device with a key must prove it holds the key when its agent connects\n"
@@ -41,6 +41,8 @@ static const char usage[] =
   "while gcsnapd runs.\n"
   "\n"
   "  --store DIR      the collector's store folder (default " GSD_DEFAULT_STORE ")\n"
+  "  --catalog URL    the collectors' PostgreSQL catalog (postgresql://...,\n"
+  "                   as given to gcsnapd --catalog) instead of the store's\n"
   "  --key-file PATH  write the new key to PATH (created, readable by its\n"
   "                   owner only; an existing file is left alone and refused)\n"
   "                   instead of printing it\n"
@@ -52,11 +54,12 @@ static const char usage[] =
   "Exit status: 0 done, 1 refused (the device has a key already, or none to\n"
   "remove), 2 usage error or the store cannot be used.\n";
 
-enum { OPT_HELP = 1, OPT_STORE, OPT_KEY_FILE, OPT_REPLACE, OPT_JSON };
+enum { OPT_HELP = 1, OPT_STORE, OPT_KEY_FILE, OPT_REPLACE, OPT_JSON, OPT_CATALOG };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
   {"store", 0, 1, OPT_STORE},
+  {"catalog", 0, 1, OPT_CATALOG},
   {"key-file", 0, 1, OPT_KEY_FILE},
   {"replace", 0, 0, OPT_REPLACE},
   {"json", 0, 0, OPT_JSON},
@@ -64,7 +67,7 @@ static const gs_option options[] = {
 };
 
 typedef struct keys_args {
-  const char *store, *action, *device, *key_file;
+  const char *store, *catalog, *action, *device, *key_file;
   int replace, json, help;
 } keys_args;
 
@@ -97,6 +100,7 @@ static int parse_args(int argc, char **argv, keys_args *ka) {
     switch (a.id) {
     case OPT_HELP: ka->help = 1; break;
     case OPT_STORE: ka->store = a.value; break;
+    case OPT_CATALOG: ka->catalog = a.value; break;
     case OPT_KEY_FILE: ka->key_file = a.value; break;
     case OPT_REPLACE: ka->replace = 1; break;
     case OPT_JSON: ka->json = 1; break;
@@ -105,6 +109,8 @@ static int parse_args(int argc, char **argv, keys_args *ka) {
   if (ka->help) return GS_EXIT_OK;
   if (!ka->action) return usage_error("no action given (add, list or rm)");
   if (!*ka->store) return usage_error("--store needs a folder");
+  if (ka->catalog && !gsd_store_is_pg_url(ka->catalog))
+    return usage_error("--catalog needs a postgresql:// URL");
   if (strcmp(ka->action, "add") != 0 && (ka->key_file || ka->replace))
     return usage_error("--key-file and --replace go with add");
   if (strcmp(ka->action, "list") == 0)
@@ -199,7 +205,8 @@ static int print_list(const keys_args *ka, json_t *keys) {
     return err ? -1 : 0;
   }
   if (json_array_size(keys) == 0) {
-    printf("No device keys in %s: agents are not asked for one.\n", ka->store);
+    printf("No device keys in %s: agents are not asked for one.\n",
+           ka->catalog ? "the PostgreSQL catalog" : ka->store);
     return 0;
   }
   gs_table_init(&t, 2, heads, "ll");
@@ -261,7 +268,9 @@ int gs_cmd_keys(int argc, char **argv) {
   if ((code = parse_args(argc, argv, &ka)) != GS_EXIT_OK) return code;
   if (ka.help) return gs_cli_help(usage);
   /* Only add may make the store: keys can be set before gcsnapd first runs. */
-  if (gsd_store_keys_open(&st, ka.store, strcmp(ka.action, "add") == 0, err, sizeof err)) {
+  if (ka.catalog ? gsd_store_keys_open_pg(&st, ka.catalog, err, sizeof err)
+                 : gsd_store_keys_open(&st, ka.store, strcmp(ka.action, "add") == 0, err,
+                                       sizeof err)) {
     gs_cli_error("keys: %s", err);
     return GS_EXIT_USAGE;
   }

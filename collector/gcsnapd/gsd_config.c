@@ -20,7 +20,7 @@ const char gsd_usage[] =
   "               [--config FILE] [--log-level error|warn|info|debug]\n"
   "               [--record DIR] [--http-token-file FILE]\n"
   "               [--http-tls-cert FILE --http-tls-key FILE] [--insecure]\n"
-  "               [--require-keys]\n"
+  "               [--require-keys] [--catalog postgresql://... [--identity NAME]]\n"
   "\n"
   "Collector of GC heap snapshots: agents connect to --listen and stream\n"
   "snapshots, which are validated and stored under --store with their\n"
@@ -30,6 +30,10 @@ const char gsd_usage[] =
   "  --listen ADDR:PORT  address for agents (default " GSD_DEFAULT_LISTEN ")\n"
   "  --http ADDR:PORT    address of the HTTP API (default " GSD_DEFAULT_HTTP ")\n"
   "  --store DIR         store folder: catalog and snapshots (default " GSD_DEFAULT_STORE ")\n"
+  "  --catalog URL       keep the catalog in PostgreSQL (postgresql://...), shared\n"
+  "                      by several collectors over one shared --store folder\n"
+  "  --identity NAME     this collector's name in a shared catalog, one per\n"
+  "                      running collector (default: the host name)\n"
   "  --config FILE       'key = value' lines with the names above; flags win\n"
   "  --log-level LEVEL   error, warn, info (default) or debug\n"
   "  --record DIR        record each agent session's frames into\n"
@@ -65,7 +69,7 @@ const char gsd_usage[] =
 
 enum { OPT_HELP = 1, OPT_VERSION, OPT_LISTEN, OPT_HTTP, OPT_STORE, OPT_CONFIG, OPT_LOG_LEVEL,
        OPT_RECORD, OPT_TOKEN_FILE, OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE,
-       OPT_REQUIRE_KEYS };
+       OPT_REQUIRE_KEYS, OPT_CATALOG, OPT_IDENTITY };
 
 /* The limits' options, numbered apart from the others. */
 enum { OPT_MAX_SESSIONS = 100, OPT_MAX_SESSIONS_PER_ADDRESS, OPT_HELLO_TIMEOUT,
@@ -85,6 +89,8 @@ static const gs_option options[] = {
   {"http-tls-key", 0, 1, OPT_TLS_KEY},
   {"insecure", 0, 0, OPT_INSECURE},
   {"require-keys", 0, 0, OPT_REQUIRE_KEYS},
+  {"catalog", 0, 1, OPT_CATALOG},
+  {"identity", 0, 1, OPT_IDENTITY},
   /* limits */
   {"max-sessions", 0, 1, OPT_MAX_SESSIONS},
   {"max-sessions-per-address", 0, 1, OPT_MAX_SESSIONS_PER_ADDRESS},
@@ -183,6 +189,11 @@ static int set_value(gsd_config *c, int id, const char *value, char *err, size_t
     return copy_value(c->http, sizeof c->http, value, err, cap, "bad --http address");
   case OPT_STORE:
     return copy_value(c->store, sizeof c->store, value, err, cap, "bad --store folder");
+  case OPT_CATALOG:
+    if (!gsd_store_is_pg_url(value)) return fail(err, cap, "bad --catalog: not a postgresql:// URL", value);
+    return copy_value(c->catalog, sizeof c->catalog, value, err, cap, "bad --catalog URL");
+  case OPT_IDENTITY:
+    return copy_value(c->identity, sizeof c->identity, value, err, cap, "bad --identity");
   case OPT_RECORD:
     return copy_value(c->record, sizeof c->record, value, err, cap, "bad --record folder");
   case OPT_TOKEN_FILE:

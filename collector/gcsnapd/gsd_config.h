@@ -32,6 +32,8 @@ typedef struct gsd_config {
   char listen[256];            /* ADDR:PORT for agents */
   char http[256];              /* ADDR:PORT for the HTTP API */
   char store[1024];            /* store folder */
+  char catalog[1024];          /* PostgreSQL URL; "" for the store's SQLite file */
+  char identity[128];          /* this collector's name in a shared catalog; "": host name */
   char record[1024];           /* folder for .gcstream recordings; "" for none */
   char http_token_file[1024];   /* file holding the API's bearer token; "" for none */
   char http_token[GSD_TOKEN_MAX + 1];   /* its content; "" when no token is set */

@@ -24,11 +24,14 @@
 
 #define DRAIN_TICK_MS 20
 #define DRAIN_MAX_MS 5000
+/* How often a collector on a shared catalog looks for stopped ones. */
+#define RECOVER_TICK_MS 3000
 
 typedef struct daemon_state {
   gsd_server srv;
   uv_signal_t sigint, sigterm;
   uv_timer_t drain;
+  uv_timer_t recover;             /* a shared catalog's stopped collectors */
   uint64_t drain_start;
 } daemon_state;
 
@@ -54,11 +57,20 @@ static void stop(daemon_state *d, const char *why) {
   gsd_log_info("stopping (%s)", why);
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
+  uv_close((uv_handle_t *)&d->recover, NULL);
   gsd_schedules_stop(srv);
   gsd_sessions_stop(srv);
   if (srv->http) gsd_http_stop(srv->http);
   d->drain_start = uv_now(srv->loop);
   uv_timer_start(&d->drain, on_drain, DRAIN_TICK_MS, DRAIN_TICK_MS);
+}
+
+/* A collector that stopped without ending its snapshots (killed, or its
+ * machine gone): another one fails them, so that none stays "receiving". */
+static void on_recover(uv_timer_t *t) {
+  gsd_server *srv = t->data;
+  if (gsd_store_recover_stopped(srv->store) != GS_OK)
+    gsd_log_error("%s", gsd_store_error(srv->store));
 }
 
 static void on_signal(uv_signal_t *h, int signum) {
@@ -91,10 +103,12 @@ static int start(daemon_state *d, const gsd_config *cfg) {
   gsd_server *srv = &d->srv;
   char err[600], bound[300];
   int rc;
-  if (gsd_store_open(&srv->store, cfg->store, err, sizeof err) != GS_OK) {
+  if ((rc = gsd_store_open_catalog(&srv->store, cfg->store, cfg->catalog, cfg->identity, err,
+                                    sizeof err)) != GS_OK) {
     gsd_log_error("%s", err);
-    return GS_EIO;
+    return rc == GS_EINVAL ? GS_EINVAL : GS_EIO;
   }
+  if (cfg->catalog[0]) uv_timer_start(&d->recover, on_recover, 0, RECOVER_TICK_MS);
   if ((rc = check_agent_exposure(srv, cfg)) != GS_OK) return rc;
   srv->next_request_id = gsd_store_max_request_id(srv->store) + 1;
   if (gsd_schedules_start(srv, err, sizeof err) != GS_OK) {
@@ -114,7 +128,7 @@ static int start(daemon_state *d, const gsd_config *cfg) {
   if (!cfg->http_token[0] && !gsd_config_is_loopback(cfg->http))
     gsd_log_warn("HTTP API on %s without a token (--insecure): any host that reaches it can "
                  "read snapshots and ask for captures", bound);
-  gsd_log_info("store %s", cfg->store);
+  gsd_log_info("store %s%s", cfg->store, cfg->catalog[0] ? ", catalog in PostgreSQL" : "");
   if (cfg->record[0]) {
     if (mkdir(cfg->record, 0777) != 0 && errno != EEXIST) {
       gsd_log_error("cannot create the recording folder '%s': %s", cfg->record, strerror(errno));
@@ -147,6 +161,8 @@ int main(int argc, char **argv) {
   uv_signal_init(&loop, &d.sigint);
   uv_signal_init(&loop, &d.sigterm);
   uv_timer_init(&loop, &d.drain);
+  uv_timer_init(&loop, &d.recover);
+  d.recover.data = srv;
   d.sigint.data = d.sigterm.data = d.drain.data = &d;
   uv_signal_start(&d.sigint, on_signal, SIGINT);
   uv_signal_start(&d.sigterm, on_signal, SIGTERM);
