@@ -39,12 +39,16 @@ enum {
 #define AGENT_SPOOL_MAX 20u
 #define AGENT_SPOOL_BYTES ((uint64_t)64 << 20)
 #define AGENT_DURATION_MAX_MS 604800000u      /* a week */
+#define AGENT_COLLECTORS_MAX 8                /* addresses in --connect */
+#define AGENT_COLLECTORS_MAX_STR "8"
 
 typedef struct agent_args {
   const char *source;
   const char *out;
-  const char *connect;      /* HOST:PORT as given */
-  char host[256], port[32];
+  const char *connect;      /* HOST:PORT[,HOST:PORT...] as given */
+  char host[AGENT_COLLECTORS_MAX][256], port[AGENT_COLLECTORS_MAX][32];
+  const char *hosts[AGENT_COLLECTORS_MAX], *ports[AGENT_COLLECTORS_MAX];
+  unsigned naddrs;
   const char *device_id, *app_name;
   const char *key_file, *key_hex;   /* --key-file, --key */
   uint8_t key[GS_WIRE_KEY_BYTES];
@@ -70,7 +74,7 @@ typedef struct agent_args {
 static void agent_usage(FILE *f) {
   fprintf(f,
     "usage: " AGENT_NAME " --source SPEC --out FILE|- [--stable-ids] [--clock MS] [--json]\n"
-    "       " AGENT_NAME " --source SPEC --connect HOST[:PORT] --device-id ID [--app NAME]\n"
+    "       " AGENT_NAME " --source SPEC --connect HOST[:PORT][,...] --device-id ID [--app NAME]\n"
     "                    [--key-file PATH | --key HEX]\n"
     "                    [--once] [--stable-ids] [--clock MS] [--json]\n"
     "                    [--connect-timeout S] [--retry-max S]\n"
@@ -109,7 +113,9 @@ static void agent_usage(FILE *f) {
     "                 the collector's acknowledgements and errors on standard\n"
     "                 error. When the link drops it reconnects after 0.5 s,\n"
     "                 doubling up to --retry-max, with jitter; it runs until\n"
-    "                 it is stopped\n"
+    "                 it is stopped. Several collectors, separated by commas\n"
+    "                 (at most " AGENT_COLLECTORS_MAX_STR "), are tried in turn: the next one at once\n"
+    "                 when one cannot be reached or its link drops\n"
     "  --device-id ID this device's name at the collector (required)\n"
     "  --key-file PATH  the device key (64 hex digits, from 'gcsnap keys add'\n"
     "                 on the collector's host): proves the device to a\n"
@@ -356,13 +362,32 @@ static int agent_read_key_file(agent_args *a) {
   return rc;
 }
 
-/* HOST, HOST:PORT or [ADDR]:PORT (gs_parse.h) into a->host and a->port. */
+/* A list of HOST, HOST:PORT or [ADDR]:PORT (gs_parse.h), separated by
+ * commas, into a->host and a->port. */
 static int agent_parse_connect(agent_args *a) {
-  if (gs_parse_address(a->connect, GS_WIRE_AGENT_PORT_STR, a->host, sizeof a->host, a->port,
-                       sizeof a->port) != GS_OK)
-    return agent_usage_error("--connect: bad address '%s' (HOST[:PORT] or [ADDR]:PORT)",
-                             a->connect);
-  return EXIT_DONE;
+  const char *p = a->connect, *comma;
+  char one[300];
+  for (a->naddrs = 0; *p; p = *comma ? comma + 1 : comma) {
+    size_t len;
+    comma = strchr(p, ',');
+    if (!comma) comma = p + strlen(p);
+    len = (size_t)(comma - p);
+    if (a->naddrs == AGENT_COLLECTORS_MAX)
+      return agent_usage_error("--connect: more than " AGENT_COLLECTORS_MAX_STR " collectors in '%s'",
+                               a->connect);
+    if (len == 0 || len >= sizeof one) break;
+    memcpy(one, p, len);
+    one[len] = '\0';
+    if (gs_parse_address(one, GS_WIRE_AGENT_PORT_STR, a->host[a->naddrs], sizeof a->host[0],
+                         a->port[a->naddrs], sizeof a->port[0]) != GS_OK)
+      break;
+    a->hosts[a->naddrs] = a->host[a->naddrs];
+    a->ports[a->naddrs] = a->port[a->naddrs];
+    a->naddrs++;
+    if (!*comma) return EXIT_DONE;
+  }
+  return agent_usage_error("--connect: bad address in '%s' (HOST[:PORT] or [ADDR]:PORT,"
+                           " separated by commas)", a->connect);
 }
 
 /* The options must make one mode: a dump (--out) or a session (--connect). */
@@ -546,8 +571,9 @@ static int agent_session(const agent_args *a, gs_source *src) {
     return EXIT_OUTPUT;
   }
   memset(&o, 0, sizeof o);
-  o.host = a->host;
-  o.port = a->port;
+  o.hosts = a->hosts;
+  o.ports = a->ports;
+  o.naddrs = a->naddrs;
   o.device_id = a->device_id;
   o.key = a->has_key ? a->key : NULL;
   o.app_name = a->app_name ? a->app_name : src->ops->name;

@@ -42,6 +42,8 @@ typedef struct session {
   uint64_t failing;             /* the snapshot whose uploads broke the link */
   unsigned failures;
   int refused;                  /* the last handshake failed on the key */
+  unsigned addr;                /* the collector tried (opt->hosts) */
+  unsigned tried;               /* collectors that failed since the last Welcome */
 } session;
 
 static void session_log(const char *fmt, const char *a, const char *b) {
@@ -229,13 +231,14 @@ static int session_unexpected(session *s, const gs_wire_control *m, const char *
  * cannot be reached or does not answer, STEP_REFUSED when it answers Error. */
 static int session_connect(session *s) {
   const gs_session_options *o = s->opt;
+  const char *host = o->hosts[s->addr], *port = o->ports[s->addr];
   gs_wire_control m;
   uint64_t deadline;
   char err[320];
   int rc, challenged = 0;
 
   s->refused = 0;
-  if (gs_link_open(&s->link, o->host, o->port, o->connect_timeout_ms, err, sizeof err)) {
+  if (gs_link_open(&s->link, host, port, o->connect_timeout_ms, err, sizeof err)) {
     session_log("%s%s", err, "");
     return STEP_LINK;
   }
@@ -247,7 +250,7 @@ static int session_connect(session *s) {
   for (;;) {
     uint64_t now = gs_port_time_us();
     if (now >= deadline) {
-      session_log("connected to %s:%s, but no Welcome came in time", o->host, o->port);
+      session_log("connected to %s:%s, but no Welcome came in time", host, port);
       return STEP_LINK;
     }
     if ((rc = session_recv(s, &m, (int)((deadline - now) / 1000u) + 1))) return rc;
@@ -270,7 +273,7 @@ static int session_connect(session *s) {
       return STEP_REFUSED;
     }
     fprintf(stderr, AGENT_NAME ": connected to %s:%s (collector %.*s) as device %s%s\n",
-            o->host, o->port, (int)m.welcome.collector_version_len,
+            host, port, (int)m.welcome.collector_version_len,
             m.welcome.collector_version ? m.welcome.collector_version : "?", o->device_id,
             challenged ? ", key accepted" : o->key ? " (the collector did not ask for the key)"
                                                    : "");
@@ -413,6 +416,10 @@ static unsigned session_backoff(session *s, unsigned backoff) {
 /* The link is gone: close it and plan the next attempt. */
 static void session_drop_link(session *s) {
   unsigned delay = session_backoff(s, s->backoff);
+  int next_now = ++s->tried < s->opt->naddrs && !s->refused;
+  s->addr = (s->addr + 1) % s->opt->naddrs;
+  if (next_now) delay = 0;
+  else s->tried = 0;
   if (s->refused)
     delay = GS_SESSION_REFUSED_MS +
             (unsigned)(session_random(s) % (GS_SESSION_REFUSED_MS / 4 + 1));
@@ -427,6 +434,7 @@ static void session_drop_link(session *s) {
   s->next_connect = gs_port_time_us() + (uint64_t)delay * 1000u;
   fprintf(stderr, AGENT_NAME ": reconnecting in %u.%03u s\n", delay / 1000, delay % 1000);
   fflush(stderr);
+  if (next_now) return;
   s->backoff = s->backoff >= s->opt->retry_max_ms / 2 ? s->opt->retry_max_ms : s->backoff * 2;
 }
 
@@ -436,6 +444,7 @@ static void session_try_connect(session *s) {
     return;
   }
   s->backoff = GS_SESSION_BACKOFF_MS;
+  s->tried = 0;
   s->next_ping = gs_port_time_us() + (uint64_t)GS_SESSION_IDLE_MS * 1000u;
   s->upload_after = 0;
 }
@@ -744,7 +753,13 @@ gs_session_result gs_session_run(gs_source *src, const gs_session_options *opt) 
 
   if (opt->once) {
     gs_session_result r;
-    int rc = session_connect(&s);
+    int rc;
+    /* Each collector in turn, until one answers. */
+    while ((rc = session_connect(&s)) == STEP_LINK && s.addr + 1 < opt->naddrs) {
+      gs_link_close(s.link);
+      s.link = NULL;
+      s.addr++;
+    }
     if (rc == STEP_OK) r = session_once(&s);
     else if (rc == STEP_REFUSED) r = s.refused ? GS_SESSION_REFUSED : GS_SESSION_FAILED;
     else r = GS_SESSION_UNREACHABLE;

@@ -47,7 +47,11 @@
 struct gs_spool;
 
 typedef struct gs_session_options {
-  const char *host, *port;
+  /* The collectors, tried in turn: when one cannot be reached (or the link
+   * to it drops) the next one at once, and the first again after the
+   * reconnection delay once all have failed. */
+  const char *const *hosts, *const *ports;
+  unsigned naddrs;              /* at least 1 */
   const char *device_id;
   const char *app_name;
   const uint8_t *key;           /* the device key (GS_WIRE_KEY_BYTES), or NULL */

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""multi_test.py - several collectors on one PostgreSQL catalog and one
+shared store folder (label e2e), run by tests/collector/with_pg.sh, which
+starts the server and gives its URL as the last argument:
+
+    with_pg.sh python3 multi_test.py several BIN_DIR WORK_DIR
+
+Three gcsnapd (--catalog, --identity c1..c3, one --store), a fourth with a
+running one's identity refused, gcsnap keys on the catalog, 30 agents each
+given the three collectors in a different order, captures through each
+collector listed and fetched through the others, then c1 killed with
+SIGKILL in the middle of a snapshot: its devices move to c2 and c3, the
+snapshot it was receiving is failed with a reason by a surviving
+collector, its file is gone, nothing stays "receiving", and every complete
+row's file is there.
+"""
+import glob
+import os
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_lib as L  # noqa: E402
+
+AGENTS = 30
+PG_URL = sys.argv.pop() if sys.argv[-1].startswith("postgresql://") else None
+
+
+def psql(sql):
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))
+    out = subprocess.run([found[-1] if found else "psql", "-XAtq", "-d", PG_URL, "-c", sql],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+    if out.returncode != 0:
+        raise L.Failure("psql: %s" % out.stderr)
+    return [line.split("|") for line in out.stdout.splitlines()]
+
+
+def connected(cols):
+    """{device: collector name} of the devices connected to cols."""
+    held = {}
+    for name, col in cols.items():
+        status, body = col.api("/api/devices")
+        for d in (body or {}).get("devices", []) if status == 200 else []:
+            if d.get("connected"):
+                held[d["device_id"]] = name
+    return held
+
+
+def start_collector(env, store, name):
+    return L.Collector(env.procs, env.gcsnapd, env.work, name=name,
+                       extra=["--store", store, "--catalog", PG_URL, "--identity", name])
+
+
+def check_store(env, store, what):
+    c = env.c
+    c.equal(psql("SELECT count(*) FROM snapshots WHERE status = 'receiving'"), [["0"]],
+            what + "no row is left receiving")
+    missing = [r for r in psql("SELECT id, device_id FROM snapshots WHERE status = 'complete'")
+               if not glob.glob(os.path.join(store, "snapshots", "*", r[0] + ".gclog.zst"))]
+    c.equal(missing, [], what + "every complete row's file is in the shared folder")
+    c.equal(glob.glob(os.path.join(store, "snapshots", "*", "*.tmp")), [],
+            what + "no temporary file is left")
+
+
+def suite_several(env):
+    c = env.c
+    env.need_gcsnapd()
+    if not PG_URL:
+        raise L.Skip("no PostgreSQL URL (run through tests/collector/with_pg.sh)")
+    store = env.path("shared-store")
+    cols = {n: start_collector(env, store, n) for n in ("c1", "c2", "c3")}
+
+    dup = L.run([env.gcsnapd, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--store", store,
+                 "--catalog", PG_URL, "--identity", "c2"], timeout=20)
+    c.equal(dup.returncode, 2, "a second collector with a running one's identity exits 2")
+    c.ok("already running" in dup.stderr, "and says why", dup.stderr[-300:])
+
+    key_file = env.path("k1.key")
+    add = L.run([env.gcsnap, "keys", "add", "k1", "--catalog", PG_URL, "--key-file", key_file])
+    lst = L.run([env.gcsnap, "keys", "list", "--catalog", PG_URL, "--json"])
+    rm = L.run([env.gcsnap, "keys", "rm", "k1", "--catalog", PG_URL])
+    c.ok(add.returncode == 0 and os.path.getsize(key_file) == 65, "gcsnap keys add on the catalog",
+         add.stderr)
+    c.ok(lst.returncode == 0 and '"k1"' in lst.stdout, "gcsnap keys list on the catalog", lst.stdout)
+    c.ok(rm.returncode == 0 and psql("SELECT count(*) FROM device_keys") == [["0"]],
+         "gcsnap keys rm on the catalog", rm.stderr)
+
+    order = [cols["c1"], cols["c2"], cols["c3"]]
+    devices = ["dev-%02d" % i for i in range(AGENTS)]
+    for i, d in enumerate(devices):
+        addrs = ",".join(col.agent_addr for col in order[i % 3:] + order[:i % 3])
+        env.procs.start([env.agent, "--source", "mock:objects=2000,seed=%d" % i, "--connect", addrs,
+                         "--device-id", d, "--retry-max", "0.5"], log=env.path("agent-%s.log" % d))
+    # A large heap on c1, to be cut by its death.
+    env.procs.start([env.agent, "--source", "mock:objects=4000000,seed=7", "--connect",
+                     cols["c1"].agent_addr + "," + cols["c2"].agent_addr, "--device-id", "big",
+                     "--retry-max", "0.5"], log=env.path("agent-big.log"))
+    held = L.wait_until("every agent connected", lambda: (lambda h: len(h) == AGENTS + 1 and h)(
+        connected(cols)), timeout=30)
+    c.equal(sorted(set(held.values())), ["c1", "c2", "c3"], "the agents are spread over the three")
+    c.equal(dict(psql("SELECT device_id, collector FROM devices")), held,
+            "the catalog records which collector holds each device")
+
+    # A capture through each collector of a device it holds; each listed and
+    # fetched through another collector.
+    stored = {}
+    for name, col in cols.items():
+        d = sorted(k for k, v in held.items() if v == name and k != "big")[0]
+        r = L.run([env.gcsnap, "capture", d, "--wait", "--json", "--collector", col.url], timeout=60)
+        c.equal(r.returncode, 0, "capture of %s through %s" % (d, name))
+        stored[name] = d
+    for name, d in stored.items():
+        other = cols["c2" if name != "c2" else "c3"]
+        snaps = other.snapshots("?device=" + d)
+        c.ok(len(snaps) == 1 and snaps[0]["status"] == "complete",
+             "%s's snapshot is listed by another collector" % d, snaps)
+        if snaps:
+            out = env.path("fetched-%s.gclog" % d)
+            f = L.run([env.gcsnap, "fetch", str(snaps[0]["id"]), "-o", out, "--collector", other.url])
+            c.ok(f.returncode == 0 and os.path.getsize(out) > 0, "and fetched through it", f.stderr)
+
+    # c1 dies in the middle of big's snapshot.
+    status, body = cols["c1"].api("/api/devices/big/capture", method="POST")
+    c.equal(status, 202, "a capture of the large heap is accepted by c1")
+    L.wait_until("big's snapshot to start", lambda: psql(
+        "SELECT 1 FROM snapshots WHERE device_id = 'big' AND status = 'receiving'"), timeout=20)
+    time.sleep(0.3)
+    env.procs.stop(cols.pop("c1").proc, sig=signal.SIGKILL)
+    t0 = time.monotonic()
+    L.wait_until("c1's devices on c2 and c3", lambda: len(connected(cols)) == AGENTS + 1, timeout=30)
+    L.log("every device reconnected to c2 or c3 in %.1f s" % (time.monotonic() - t0))
+    L.wait_until("big's snapshot failed by a survivor", lambda: psql(
+        "SELECT 1 FROM snapshots WHERE device_id = 'big' AND status = 'failed'"), timeout=20)
+    rows = psql("SELECT id, reason FROM snapshots WHERE device_id = 'big'")
+    c.ok(len(rows) == 1 and "stopped while receiving" in rows[0][1],
+         "the cut snapshot is failed with a reason", rows)
+    c.equal(glob.glob(os.path.join(store, "snapshots", "big", "*")), [],
+            "and its file is gone")
+    c.equal(psql("SELECT count(*) FROM sessions WHERE collector = 'c1' AND ended IS NULL"), [["0"]],
+            "c1's sessions are ended")
+    check_store(env, store, "after the kill: ")
+
+    cols["c1"] = start_collector(env, store, "c1")
+    c.ok(True, "c1 starts again with its identity once it is gone")
+    for name, col in cols.items():
+        col.stop()
+    check_store(env, store, "after the stop: ")
+
+
+if __name__ == "__main__":
+    sys.exit(L.main("multi_test.py", {"several": suite_several}, L.Env))
