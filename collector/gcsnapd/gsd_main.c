@@ -24,14 +24,15 @@
 
 #define DRAIN_TICK_MS 20
 #define DRAIN_MAX_MS 5000
-/* How often a collector on a shared catalog looks for stopped ones. */
-#define RECOVER_TICK_MS 3000
+/* How often a collector on a shared catalog looks for stopped collectors
+ * and reads the schedules again. */
+#define SHARED_TICK_MS 2000
 
 typedef struct daemon_state {
   gsd_server srv;
   uv_signal_t sigint, sigterm;
   uv_timer_t drain;
-  uv_timer_t recover;             /* a shared catalog's stopped collectors */
+  uv_timer_t shared;              /* on_shared_tick */
   uint64_t drain_start;
 } daemon_state;
 
@@ -57,7 +58,7 @@ static void stop(daemon_state *d, const char *why) {
   gsd_log_info("stopping (%s)", why);
   uv_close((uv_handle_t *)&d->sigint, NULL);
   uv_close((uv_handle_t *)&d->sigterm, NULL);
-  uv_close((uv_handle_t *)&d->recover, NULL);
+  uv_close((uv_handle_t *)&d->shared, NULL);
   gsd_schedules_stop(srv);
   gsd_sessions_stop(srv);
   if (srv->http) gsd_http_stop(srv->http);
@@ -65,11 +66,13 @@ static void stop(daemon_state *d, const char *why) {
   uv_timer_start(&d->drain, on_drain, DRAIN_TICK_MS, DRAIN_TICK_MS);
 }
 
-/* A collector that stopped without ending its snapshots (killed, or its
- * machine gone): another one fails them, so that none stays "receiving". */
-static void on_recover(uv_timer_t *t) {
+/* On a shared catalog: what a collector that stopped without ending its
+ * snapshots (killed, or its machine gone) left is failed by another one,
+ * so that none stays "receiving"; and the schedules others changed are
+ * read again. */
+static void on_shared_tick(uv_timer_t *t) {
   gsd_server *srv = t->data;
-  if (gsd_store_recover_stopped(srv->store) != GS_OK)
+  if (gsd_store_recover_stopped(srv->store) != GS_OK || gsd_schedules_reload(srv) != GS_OK)
     gsd_log_error("%s", gsd_store_error(srv->store));
 }
 
@@ -108,7 +111,7 @@ static int start(daemon_state *d, const gsd_config *cfg) {
     gsd_log_error("%s", err);
     return rc == GS_EINVAL ? GS_EINVAL : GS_EIO;
   }
-  if (cfg->catalog[0]) uv_timer_start(&d->recover, on_recover, 0, RECOVER_TICK_MS);
+  if (cfg->catalog[0]) uv_timer_start(&d->shared, on_shared_tick, 0, SHARED_TICK_MS);
   if ((rc = check_agent_exposure(srv, cfg)) != GS_OK) return rc;
   srv->next_request_id = gsd_store_max_request_id(srv->store) + 1;
   if (gsd_schedules_start(srv, err, sizeof err) != GS_OK) {
@@ -161,8 +164,8 @@ int main(int argc, char **argv) {
   uv_signal_init(&loop, &d.sigint);
   uv_signal_init(&loop, &d.sigterm);
   uv_timer_init(&loop, &d.drain);
-  uv_timer_init(&loop, &d.recover);
-  d.recover.data = srv;
+  uv_timer_init(&loop, &d.shared);
+  d.shared.data = srv;
   d.sigint.data = d.sigterm.data = d.drain.data = &d;
   uv_signal_start(&d.sigint, on_signal, SIGINT);
   uv_signal_start(&d.sigterm, on_signal, SIGTERM);

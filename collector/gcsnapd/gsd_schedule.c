@@ -131,8 +131,11 @@ static int64_t last_run(gsd_scheduler *sc, int64_t schedule_id, const char *devi
   return r ? r->last_ms : 0;
 }
 
-/* Remembers a run, in memory and in the catalog. */
-static int note_run(gsd_server *srv, int64_t schedule_id, const char *device_id, int64_t ms) {
+/* Remembers a run at ms of the period due at due_ms, in memory and in the
+ * catalog; GS_EOF when another collector on the catalog ran that period. */
+static int note_run(gsd_server *srv, int64_t schedule_id, const char *device_id, int64_t due_ms,
+                    int64_t ms) {
+  int rc;
   gsd_scheduler *sc = srv->sched;
   gsd_schedule_run *r = find_run(sc, schedule_id, device_id);
   if (!r) {
@@ -148,11 +151,9 @@ static int note_run(gsd_server *srv, int64_t schedule_id, const char *device_id,
     snprintf(r->device_id, sizeof r->device_id, "%s", device_id);
   }
   r->last_ms = ms;
-  if (gsd_store_schedule_ran(srv->store, schedule_id, device_id, ms) != GS_OK) {
-    gsd_log_error("%s", gsd_store_error(srv->store));
-    return GS_EIO;
-  }
-  return GS_OK;
+  rc = gsd_store_schedule_claim(srv->store, schedule_id, device_id, due_ms, ms);
+  if (rc != GS_OK && rc != GS_EOF) gsd_log_error("%s", gsd_store_error(srv->store));
+  return rc;
 }
 
 static void forget_runs(gsd_scheduler *sc, int64_t schedule_id) {
@@ -180,6 +181,13 @@ static void run_device(gsd_server *srv, gsd_session *s, int64_t now) {
     const char *code;
     if (!covers(sch, device_id) || !is_due(sch, device_id, last_run(sc, sch->id, device_id), now))
       continue;
+    /* Taken even when refused below: a device that cannot capture now is
+     * asked again at its next run, not at every tick. */
+    if (note_run(srv, sch->id, device_id, latest_run(sch, device_id, now), now) == GS_EOF) {
+      gsd_log_debug("schedule %lld: %s was captured for this run by another collector",
+                    (long long)sch->id, device_id);
+      return;
+    }
     if (gsd_capture_start(srv, device_id, 0, &cap, &code) != GS_OK) {
       gsd_log_warn("schedule %lld: cannot ask %s for a capture (%s)", (long long)sch->id,
                    device_id, code);
@@ -188,9 +196,6 @@ static void run_device(gsd_server *srv, gsd_session *s, int64_t now) {
       gsd_log_info("schedule %lld: capture of %s requested (request %llu)", (long long)sch->id,
                    device_id, (unsigned long long)cap->request_id);
     }
-    /* Taken even when refused: a device that cannot capture now is asked
-     * again at its next run, not at every tick. */
-    note_run(srv, sch->id, device_id, now);
     return;
   }
 }
@@ -221,6 +226,18 @@ int gsd_schedules_start(gsd_server *srv, char *err, size_t cap) {
   sc->timer.data = srv;
   sc->timer_open = 1;
   uv_timer_start(&sc->timer, on_tick, TICK_MS, TICK_MS);
+  return GS_OK;
+}
+
+int gsd_schedules_reload(gsd_server *srv) {
+  gsd_scheduler *sc = srv->sched;
+  gsd_schedule *list;
+  size_t n;
+  if (!sc) return GS_OK;
+  if (gsd_store_schedules(srv->store, &list, &n) != GS_OK) return GS_EIO;
+  free(sc->list);
+  sc->list = list;
+  sc->n = n;
   return GS_OK;
 }
 

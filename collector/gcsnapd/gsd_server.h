@@ -99,6 +99,9 @@ void gsd_captures_free(gsd_server *srv);
 int gsd_schedules_start(gsd_server *srv, char *err, size_t cap);
 void gsd_schedules_stop(gsd_server *srv);
 void gsd_schedules_free(gsd_server *srv);
+/* Reads the schedules from the catalog again: on a shared catalog, other
+ * collectors add and remove them too. */
+int gsd_schedules_reload(gsd_server *srv);
 /* Stores sch (setting its id) and runs it from now on. */
 int gsd_schedules_add(gsd_server *srv, gsd_schedule *sch);
 /* GS_EOF when there is no such schedule. */

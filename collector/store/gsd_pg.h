@@ -47,6 +47,8 @@ int gsd_pg_schedules(struct gsd_store *s, struct gsd_schedule **out, size_t *n);
 int gsd_pg_schedule_runs(struct gsd_store *s, struct gsd_schedule_run **out, size_t *n);
 int gsd_pg_schedule_ran(struct gsd_store *s, int64_t schedule_id, const char *device_id,
                         int64_t ms);
+int gsd_pg_schedule_claim(struct gsd_store *s, int64_t schedule_id, const char *device_id,
+                          int64_t due_ms, int64_t ms);
 int gsd_pg_retain(struct gsd_store *s, const char *device_id, uint64_t keep, uint64_t max_bytes,
                   unsigned *removed);
 

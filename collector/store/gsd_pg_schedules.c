@@ -110,6 +110,25 @@ int gsd_pg_schedule_ran(gsd_store *s, int64_t schedule_id, const char *device_id
       " ON CONFLICT(schedule_id, device_id) DO UPDATE SET last_ms = $3", &a, NULL);
 }
 
+/* The run's row is locked by the upsert, so of collectors claiming the
+ * same period at once the first one's row wins and the others see its
+ * last_ms, already in the period. */
+int gsd_pg_schedule_claim(gsd_store *s, int64_t schedule_id, const char *device_id,
+                          int64_t due_ms, int64_t ms) {
+  gsd_pg_args a = {0};
+  uint64_t changed = 0;
+  gsd_pga_i64(&a, schedule_id);
+  gsd_pga_text(&a, device_id);
+  gsd_pga_i64(&a, ms);
+  gsd_pga_i64(&a, due_ms);
+  if (gsd_pg_run(s, "claim a schedule run",
+      "INSERT INTO schedule_runs(schedule_id, device_id, last_ms) VALUES ($1, $2, $3)"
+      " ON CONFLICT(schedule_id, device_id) DO UPDATE SET last_ms = $3"
+      " WHERE schedule_runs.last_ms < $4", &a, &changed) != GS_OK)
+    return GS_EIO;
+  return changed ? GS_OK : GS_EOF;
+}
+
 /* ---- retention ------------------------------------------------------- */
 
 /* One transaction, under the device's rows locked: the rows beyond the rule

@@ -155,6 +155,11 @@ typedef struct gsd_schedule_run {
 int gsd_store_schedule_runs(gsd_store *s, gsd_schedule_run **out, size_t *n);
 int gsd_store_schedule_ran(gsd_store *s, int64_t schedule_id, const char *device_id,
                            int64_t ms);
+/* Records a run at ms of the period that began at due_ms, unless one was
+ * recorded in that period already (by another collector on a shared
+ * catalog): GS_OK when this run is the period's, GS_EOF when not. */
+int gsd_store_schedule_claim(gsd_store *s, int64_t schedule_id, const char *device_id,
+                             int64_t due_ms, int64_t ms);
 
 /* Applies a retention rule to a device's complete snapshots: the newest
  * keep (0: all) whose files add up to at most max_bytes (0: no bound)

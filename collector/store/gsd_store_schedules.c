@@ -155,6 +155,13 @@ int gsd_store_schedule_ran(gsd_store *s, int64_t schedule_id, const char *device
   return gsd_st_run_unsynced(s, st, "record schedule run");
 }
 
+int gsd_store_schedule_claim(gsd_store *s, int64_t schedule_id, const char *device_id,
+                             int64_t due_ms, int64_t ms) {
+  if (s->pg) return gsd_pg_schedule_claim(s, schedule_id, device_id, due_ms, ms);
+  /* One collector on this catalog: its own runs are all there are. */
+  return gsd_store_schedule_ran(s, schedule_id, device_id, ms);
+}
+
 /* ---- retention ------------------------------------------------------- */
 
 /* The IDs of the device's complete snapshots the rule does not keep,

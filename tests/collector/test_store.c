@@ -485,6 +485,26 @@ static void test_pg_stopped(void **state) {
   free(their_tmp);
 }
 
+/* A schedule's period is run by one collector: the first to claim it. */
+static void test_pg_schedule_claim(void **state) {
+  fixture *fx = *state;
+  gsd_store *other;
+  gsd_schedule_run *runs;
+  size_t n;
+  assert_int_equal(open_as(&other, fx->dir, "other"), GS_OK);
+  assert_int_equal(gsd_store_schedule_claim(fx->store, 1, "dev/a", 1000, 1010), GS_OK);
+  assert_int_equal(gsd_store_schedule_claim(other, 1, "dev/a", 1000, 1020), GS_EOF);
+  assert_int_equal(gsd_store_schedule_claim(other, 1, "dev/b", 1000, 1020), GS_OK);
+  assert_int_equal(gsd_store_schedule_claim(other, 1, "dev/a", 2000, 2005), GS_OK);
+  assert_int_equal(gsd_store_schedule_claim(fx->store, 1, "dev/a", 2000, 2010), GS_EOF);
+  assert_int_equal(gsd_store_schedule_runs(fx->store, &runs, &n), GS_OK);
+  assert_int_equal(n, 2);
+  assert_int_equal(strcmp(runs[0].device_id, "dev/a") == 0 ? runs[0].last_ms : runs[1].last_ms,
+                   2005);
+  free(runs);
+  gsd_store_close(other);
+}
+
 /* The schema's version is recorded; a newer one is refused. */
 static void test_pg_schema_version(void **state) {
   fixture *fx = *state;
@@ -547,6 +567,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest pg_only[] = {
     WITH_STORE(test_pg_identity),
     WITH_STORE(test_pg_stopped),
+    WITH_STORE(test_pg_schedule_claim),
     WITH_STORE(test_pg_schema_version),
     WITH_STORE(test_pg_keys),
   };
