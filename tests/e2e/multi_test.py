@@ -53,15 +53,45 @@ def start_collector(env, store, name):
                        extra=["--store", store, "--catalog", PG_URL, "--identity", name])
 
 
-def check_store(env, store, what):
+def check_store(env, store, what, dead=None):
+    """The catalog and the shared folder agree; with dead, about the rows of
+    that stopped collector only (the others may be writing files now)."""
     c = env.c
-    c.equal(psql("SELECT count(*) FROM snapshots WHERE status = 'receiving'"), [["0"]],
+    mine = " AND collector = '%s'" % dead if dead else ""
+    c.equal(psql("SELECT count(*) FROM snapshots WHERE status = 'receiving'" + mine), [["0"]],
             what + "no row is left receiving")
     missing = [r for r in psql("SELECT id, device_id FROM snapshots WHERE status = 'complete'")
                if not glob.glob(os.path.join(store, "snapshots", "*", r[0] + ".gclog.zst"))]
     c.equal(missing, [], what + "every complete row's file is in the shared folder")
-    c.equal(glob.glob(os.path.join(store, "snapshots", "*", "*.tmp")), [],
-            what + "no temporary file is left")
+    ids = {r[0] for r in psql("SELECT id FROM snapshots WHERE true" + mine)}
+    tmp = [p for p in glob.glob(os.path.join(store, "snapshots", "*", "*.tmp"))
+           if not dead or os.path.basename(p).split(".")[0] in ids]
+    c.equal(tmp, [], what + "no temporary file is left")
+
+
+def fnv1a(s):
+    h = 0xcbf29ce484222325
+    for b in s.encode():
+        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def periods_run_twice():
+    """{device: [period, ...]} of the schedule's periods in which a device was
+    captured more than once. Periods are the schedule's grid (gsd_schedule.c:
+    created_ms + fnv1a(device) % every, no jitter); a snapshot's time is its
+    clock_ms, the agents' CLOCK_BOOTTIME, moved to the wall clock."""
+    (sid, created, every), = [tuple(map(int, r)) for r in
+                              psql("SELECT id, created_ms, every_ms FROM schedules")]
+    shift = time.time() * 1000 - time.clock_gettime(time.CLOCK_BOOTTIME) * 1000
+    seen, twice = set(), {}
+    for dev, clock in psql("SELECT device_id, clock_ms FROM snapshots WHERE schedule_id = %d"
+                           " AND status = 'complete'" % sid):
+        k = int((int(clock) + shift - created - fnv1a(dev) % every) // every)
+        if (dev, k) in seen:
+            twice.setdefault(dev, []).append(k)
+        seen.add((dev, k))
+    return twice, len(seen), len({d for d, _ in seen})
 
 
 def suite_several(env):
@@ -121,6 +151,15 @@ def suite_several(env):
             f = L.run([env.gcsnap, "fetch", str(snaps[0]["id"]), "-o", out, "--collector", other.url])
             c.ok(f.returncode == 0 and os.path.getsize(out) > 0, "and fetched through it", f.stderr)
 
+    # A schedule added through c2 runs on every collector, each device's
+    # period once.
+    r = L.run([env.gcsnap, "schedule", "add", "dev-*", "--every", "2s", "--collector",
+               cols["c2"].url])
+    c.equal(r.returncode, 0, "a schedule added through c2: " + r.stderr)
+    L.wait_until("scheduled captures through all three", lambda: len(psql(
+        "SELECT DISTINCT collector FROM snapshots WHERE schedule_id IS NOT NULL")) == 3,
+        timeout=20)
+
     # c1 dies in the middle of big's snapshot.
     status, body = cols["c1"].api("/api/devices/big/capture", method="POST")
     c.equal(status, 202, "a capture of the large heap is accepted by c1")
@@ -140,7 +179,12 @@ def suite_several(env):
             "and its file is gone")
     c.equal(psql("SELECT count(*) FROM sessions WHERE collector = 'c1' AND ended IS NULL"), [["0"]],
             "c1's sessions are ended")
-    check_store(env, store, "after the kill: ")
+    check_store(env, store, "after the kill: ", dead="c1")
+    time.sleep(4)
+    twice, runs, devs = periods_run_twice()
+    c.equal(devs, AGENTS, "every device was captured by the schedule")
+    c.equal(twice, {}, "no device was captured twice in a period, across the kill")
+    L.log("scheduled snapshots: %d over %d devices" % (runs, devs))
 
     cols["c1"] = start_collector(env, store, "c1")
     c.ok(True, "c1 starts again with its identity once it is gone")
