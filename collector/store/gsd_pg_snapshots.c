@@ -187,9 +187,9 @@ int gsd_pg_get_snapshot(gsd_store *s, int64_t id, int with_summary, json_t **out
                          " WHERE id = $1 AND status IN ('complete', 'failed')", &a)))
     return GS_EIO;
   if (PQntuples(r) == 0) rc = GS_EOF;
-  else if (!(*out = gsd_pg_row_json(r, 0, with_summary))) rc = GS_ENOMEM;
-  else if (path && strcmp(PQgetvalue(r, 0, 3), "complete") == 0 &&
-           !(*path = gsd_store_snapshot_path(s, PQgetvalue(r, 0, 1), id)))
+  else if (!(*out = gsd_pg_row_json(r, 0, with_summary)) ||
+           (path && strcmp(PQgetvalue(r, 0, 3), "complete") == 0 &&
+            !(*path = gsd_store_snapshot_path(s, PQgetvalue(r, 0, 1), id))))
     rc = GS_ENOMEM;
   PQclear(r);
   if (rc != GS_OK) {
