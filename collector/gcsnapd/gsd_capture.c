@@ -36,6 +36,44 @@ static void prune(gsd_server *srv) {
   }
 }
 
+static gsd_capture *new_capture(gsd_server *srv, const char *device_id) {
+  gsd_capture *cap = calloc(1, sizeof *cap);
+  if (!cap) return NULL;
+  cap->request_id = srv->next_request_id++;
+  strcpy(cap->device_id, device_id);
+  cap->state = GSD_CAPTURE_REQUESTED;
+  cap->requested_ms = uv_now(srv->loop);
+  return cap;
+}
+
+static void keep_capture(gsd_server *srv, gsd_capture *cap) {
+  cap->next = srv->captures;
+  srv->captures = cap;
+  srv->ncaptures++;
+  prune(srv);
+}
+
+/* A device whose session another collector on the catalog holds: the
+ * capture is forwarded to it, and ends when its answer comes back. */
+static int forward(gsd_server *srv, const char *device_id, int stable_ids, gsd_capture **out) {
+  char holder[128];
+  gsd_capture *cap;
+  if (gsd_store_device_holder(srv->store, device_id, holder, sizeof holder) != GS_OK)
+    return GS_EOF;
+  if (!(cap = new_capture(srv, device_id))) return GS_ENOMEM;
+  if (gsd_store_forward_ask(srv->store, device_id, holder, stable_ids, &cap->forward_id) != GS_OK) {
+    gsd_log_error("%s", gsd_store_error(srv->store));
+    free(cap);
+    return GS_EIO;
+  }
+  cap->forward_asker = 1;
+  gsd_log_info("capture request %llu for %s forwarded to collector %s",
+               (unsigned long long)cap->request_id, device_id, holder);
+  keep_capture(srv, cap);
+  *out = cap;
+  return GS_OK;
+}
+
 int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
                       gsd_capture **out, const char **code) {
   gsd_session *s = gsd_session_find(srv, device_id);
@@ -44,6 +82,7 @@ int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
   if (!s) {
     int known = strlen(device_id) <= GSD_DEVICE_ID_MAX &&
                 gsd_store_device_known(srv->store, device_id) == GS_OK;
+    if (known && forward(srv, device_id, stable_ids, out) == GS_OK) return GS_OK;
     *code = known ? "not_connected" : "not_found";
     return GS_EINVAL;
   }
@@ -58,23 +97,16 @@ int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
     *code = "disk_full";
     return GS_ELIMIT;
   }
-  if (!(cap = calloc(1, sizeof *cap))) {
+  if (!(cap = new_capture(srv, device_id))) {
     *code = "internal";
     return GS_ENOMEM;
   }
-  cap->request_id = srv->next_request_id++;
-  strcpy(cap->device_id, device_id);
-  cap->state = GSD_CAPTURE_REQUESTED;
-  cap->requested_ms = uv_now(srv->loop);
   if (gsd_session_request(s, cap, stable_ids) != GS_OK) {
     free(cap);
     *code = "internal";
     return GS_EIO;
   }
-  cap->next = srv->captures;
-  srv->captures = cap;
-  srv->ncaptures++;
-  prune(srv);
+  keep_capture(srv, cap);
   *out = cap;
   return GS_OK;
 }
@@ -103,6 +135,11 @@ void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason) {
   } else {
     cap->state = GSD_CAPTURE_STORED;
   }
+  /* Asked through another collector: the answer goes back through the catalog. */
+  if (cap->forward_id && !cap->forward_asker &&
+      gsd_store_forward_answer(srv->store, cap->forward_id, reason ? 0 : cap->snapshot_id,
+                               reason) != GS_OK)
+    gsd_log_error("%s", gsd_store_error(srv->store));
   if (srv->http) gsd_http_capture_done(srv->http, cap);
 }
 

@@ -24,15 +24,18 @@
 
 #define DRAIN_TICK_MS 20
 #define DRAIN_MAX_MS 5000
-/* How often a collector on a shared catalog looks for stopped collectors
- * and reads the schedules again. */
-#define SHARED_TICK_MS 2000
+/* How often a collector on a shared catalog polls it for forwarded
+ * captures, and every how many ticks it looks for stopped collectors and
+ * reads the schedules again. */
+#define SHARED_TICK_MS 100
+#define SHARED_SLOW_TICKS 20
 
 typedef struct daemon_state {
   gsd_server srv;
   uv_signal_t sigint, sigterm;
   uv_timer_t drain;
   uv_timer_t shared;              /* on_shared_tick */
+  unsigned shared_ticks;
   uint64_t drain_start;
 } daemon_state;
 
@@ -66,12 +69,15 @@ static void stop(daemon_state *d, const char *why) {
   uv_timer_start(&d->drain, on_drain, DRAIN_TICK_MS, DRAIN_TICK_MS);
 }
 
-/* On a shared catalog: what a collector that stopped without ending its
- * snapshots (killed, or its machine gone) left is failed by another one,
- * so that none stays "receiving"; and the schedules others changed are
- * read again. */
+/* On a shared catalog: captures forwarded between collectors; what a
+ * collector that stopped without ending its snapshots (killed, or its
+ * machine gone) left is failed by another one, so that none stays
+ * "receiving"; and the schedules others changed are read again. */
 static void on_shared_tick(uv_timer_t *t) {
-  gsd_server *srv = t->data;
+  daemon_state *d = t->data;
+  gsd_server *srv = &d->srv;
+  gsd_forward_poll(srv);
+  if (d->shared_ticks++ % SHARED_SLOW_TICKS) return;
   if (gsd_store_recover_stopped(srv->store) != GS_OK || gsd_schedules_reload(srv) != GS_OK)
     gsd_log_error("%s", gsd_store_error(srv->store));
 }
@@ -165,7 +171,7 @@ int main(int argc, char **argv) {
   uv_signal_init(&loop, &d.sigterm);
   uv_timer_init(&loop, &d.drain);
   uv_timer_init(&loop, &d.shared);
-  d.shared.data = srv;
+  d.shared.data = &d;
   d.sigint.data = d.sigterm.data = d.drain.data = &d;
   uv_signal_start(&d.sigint, on_signal, SIGINT);
   uv_signal_start(&d.sigterm, on_signal, SIGTERM);

@@ -36,6 +36,8 @@ typedef struct gsd_capture {
   gsd_session *session;          /* while in flight */
   uint64_t requested_ms;         /* uv_now() when asked */
   int64_t schedule_id;           /* the schedule that asked; 0 for the API */
+  int64_t forward_id;            /* its row when forwarded between collectors; 0: none */
+  int forward_asker;             /* forwarded to the device's collector, by us */
   struct gsd_capture *next;      /* newest first */
 } gsd_capture;
 
@@ -86,6 +88,10 @@ int gsd_session_describe(const gsd_session *s, json_t *device);
 int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
                       gsd_capture **cap, const char **code);
 gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id);
+/* On a shared catalog: runs the captures other collectors forwarded to
+ * this one, and ends those this one forwarded that were answered
+ * (gsd_forward.c). */
+void gsd_forward_poll(gsd_server *srv);
 /* The stream for cap started, as snapshot snapshot_id of the catalog. */
 void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id);
 /* cap ended; reason NULL when stored. Answers the HTTP waiters. */

@@ -72,6 +72,14 @@ static const char *const migrations[] = {
   "CREATE TABLE removals(path TEXT PRIMARY KEY);"
   "CREATE TABLE device_keys("
   "  device_id TEXT PRIMARY KEY, verifier BYTEA NOT NULL, created BIGINT NOT NULL);",
+  /* 2: captures asked through one collector of a device another holds */
+  "CREATE TABLE capture_requests("
+  "  id BIGSERIAL PRIMARY KEY, device_id TEXT NOT NULL, stable_ids INTEGER NOT NULL,"
+  "  holder TEXT NOT NULL, asked_by TEXT NOT NULL, created BIGINT NOT NULL,"
+  "  status TEXT NOT NULL CHECK(status IN ('queued', 'taken', 'answered')),"
+  "  snapshot_id BIGINT, reason TEXT);"
+  "CREATE INDEX capture_requests_holder ON capture_requests(holder) WHERE status = 'queued';"
+  "CREATE INDEX capture_requests_asker ON capture_requests(asked_by) WHERE status = 'answered';",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -261,7 +269,11 @@ static int recover(gsd_store *s, const char *identity) {
       "   reason = 'the collector stopped while receiving it'"
       "   WHERE status = 'receiving' AND collector = $1),"
       " e AS (UPDATE sessions SET ended = extract(epoch FROM now())::bigint,"
-      "   end_reason = 'the collector stopped' WHERE ended IS NULL AND collector = $1)"
+      "   end_reason = 'the collector stopped' WHERE ended IS NULL AND collector = $1),"
+      " q AS (UPDATE capture_requests SET status = 'answered',"
+      "   reason = 'the collector holding the device stopped'"
+      "   WHERE holder = $1 AND status IN ('queued', 'taken')),"
+      " a AS (DELETE FROM capture_requests WHERE asked_by = $1)"
       " UPDATE devices SET collector = NULL WHERE collector = $1", &a, NULL);
 }
 

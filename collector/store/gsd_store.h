@@ -187,6 +187,31 @@ int gsd_store_list_devices(gsd_store *s, json_t **out);
 /* GS_OK when the catalog knows the device, GS_EOF when not. */
 int gsd_store_device_known(gsd_store *s, const char *device_id);
 
+/* ---- captures forwarded between collectors (a shared catalog only) ---- */
+
+/* A capture asked through one collector of a device another one holds:
+ * a row the holder claims, runs and answers, and the asker reads back. */
+typedef struct gsd_forward {
+  int64_t id;
+  char device_id[GSD_DEVICE_ID_MAX + 1];
+  int stable_ids;
+  int64_t snapshot_id;            /* in an answer: the stored snapshot; 0 when failed */
+  char reason[256];               /* in an answer: why it failed; "" when stored */
+} gsd_forward;
+
+/* GS_OK with the identity of the other collector that holds the device's
+ * session; GS_EOF when none does (always, on SQLite). */
+int gsd_store_device_holder(gsd_store *s, const char *device_id, char *holder, size_t cap);
+/* Queues a capture of device_id for holder; *id names it. */
+int gsd_store_forward_ask(gsd_store *s, const char *device_id, const char *holder,
+                          int stable_ids, int64_t *id);
+/* Claims the captures queued for this collector (malloc'd; free() it). */
+int gsd_store_forward_take(gsd_store *s, gsd_forward **out, size_t *n);
+/* Answers a claimed capture: snapshot_id when stored, else the reason. */
+int gsd_store_forward_answer(gsd_store *s, int64_t id, int64_t snapshot_id, const char *reason);
+/* Takes the answers to this collector's forwarded captures (malloc'd). */
+int gsd_store_forward_answers(gsd_store *s, gsd_forward **out, size_t *n);
+
 /* ---- device keys (gsd_auth.h) ---- */
 
 /* Opens only the catalog, for the keys, while gcsnapd may be running: no

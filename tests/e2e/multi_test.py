@@ -8,13 +8,16 @@ starts the server and gives its URL as the last argument:
 Three gcsnapd (--catalog, --identity c1..c3, one --store), a fourth with a
 running one's identity refused, gcsnap keys on the catalog, 30 agents each
 given the three collectors in a different order, captures through each
-collector listed and fetched through the others, then c1 killed with
+collector listed and fetched through the others, captures asked through a
+collector that does not hold the device answered by the one that does, a
+schedule run once per period, then c1 killed with
 SIGKILL in the middle of a snapshot: its devices move to c2 and c3, the
 snapshot it was receiving is failed with a reason by a surviving
 collector, its file is gone, nothing stays "receiving", and every complete
 row's file is there.
 """
 import glob
+import json
 import os
 import signal
 import subprocess
@@ -150,6 +153,17 @@ def suite_several(env):
             out = env.path("fetched-%s.gclog" % d)
             f = L.run([env.gcsnap, "fetch", str(snaps[0]["id"]), "-o", out, "--collector", other.url])
             c.ok(f.returncode == 0 and os.path.getsize(out) > 0, "and fetched through it", f.stderr)
+
+    # A capture asked through a collector that does not hold the device
+    # reaches the one that does, and the answer comes back to the asker.
+    for asker, holder in (("c3", "c1"), ("c1", "c2"), ("c2", "c3")):
+        d = sorted(k for k, v in held.items() if v == holder and k != "big")[-1]
+        r = L.run([env.gcsnap, "capture", d, "--wait", "--json", "--collector", cols[asker].url],
+                  timeout=60)
+        c.equal(r.returncode, 0, "capture of %s (on %s) through %s: %s" % (d, holder, asker, r.stderr))
+        sid = json.loads(r.stdout).get("snapshot_id") if r.returncode == 0 else None
+        c.equal(psql("SELECT collector, status FROM snapshots WHERE id = %d" % (sid or 0)),
+                [[holder, "complete"]], "stored by %s, the snapshot the answer names" % holder)
 
     # A schedule added through c2 runs on every collector, each device's
     # period once.

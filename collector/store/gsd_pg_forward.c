@@ -1,0 +1,105 @@
+/* gsd_pg_forward.c - captures forwarded between collectors on a shared
+ * PostgreSQL catalog (gsd_store.h): a capture asked through a collector
+ * that does not hold the device's session becomes a capture_requests row
+ * for the holder, which claims it (FOR UPDATE SKIP LOCKED, so a row is
+ * run once), captures, and answers in the row; the asker takes the answer
+ * and deletes the row. Both sides poll (gcsnapd/gsd_forward.c). On a
+ * SQLite catalog no other collector holds anything: these find nothing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gsd_pg_int.h"
+
+int gsd_store_device_holder(gsd_store *s, const char *device_id, char *holder, size_t cap) {
+  gsd_pg_args a = {0};
+  PGresult *r;
+  int found;
+  if (!s->pg) return GS_EOF;
+  gsd_pga_text(&a, device_id);
+  gsd_pga_text(&a, s->pg->identity);
+  if (!(r = gsd_pg_query(s, "find the device's collector", "SELECT collector FROM devices"
+                         " WHERE device_id = $1 AND collector IS NOT NULL AND collector <> $2",
+                         &a)))
+    return GS_EIO;
+  if ((found = PQntuples(r) > 0)) snprintf(holder, cap, "%s", PQgetvalue(r, 0, 0));
+  PQclear(r);
+  return found ? GS_OK : GS_EOF;
+}
+
+int gsd_store_forward_ask(gsd_store *s, const char *device_id, const char *holder,
+                          int stable_ids, int64_t *id) {
+  gsd_pg_args a = {0};
+  PGresult *r;
+  if (!s->pg) return gsd_st_fail(s, "no other collector shares this catalog");
+  gsd_pga_text(&a, device_id);
+  gsd_pga_i64(&a, stable_ids != 0);
+  gsd_pga_text(&a, holder);
+  gsd_pga_text(&a, s->pg->identity);
+  if (!(r = gsd_pg_query(s, "forward a capture",
+      "INSERT INTO capture_requests(device_id, stable_ids, holder, asked_by, created, status)"
+      " VALUES ($1, $2, $3, $4, extract(epoch FROM now())::bigint, 'queued') RETURNING id", &a)))
+    return GS_EIO;
+  *id = gsd_pg_i64(r, 0, 0);
+  PQclear(r);
+  return GS_OK;
+}
+
+/* The rows of r (id, device_id, stable_ids, snapshot_id, reason) as a
+ * malloc'd array; r is cleared. */
+static int forwards_of(PGresult *r, gsd_forward **out, size_t *n) {
+  gsd_forward *v;
+  int i;
+  *out = NULL;
+  *n = 0;
+  if (!r) return GS_EIO;
+  if (!(v = calloc((size_t)PQntuples(r) + 1, sizeof *v))) {
+    PQclear(r);
+    return GS_ENOMEM;
+  }
+  for (i = 0; i < PQntuples(r); i++) {
+    v[i].id = gsd_pg_i64(r, i, 0);
+    snprintf(v[i].device_id, sizeof v[i].device_id, "%s", PQgetvalue(r, i, 1));
+    v[i].stable_ids = (int)gsd_pg_i64(r, i, 2);
+    v[i].snapshot_id = gsd_pg_i64(r, i, 3);
+    snprintf(v[i].reason, sizeof v[i].reason, "%s", PQgetvalue(r, i, 4));
+  }
+  *n = (size_t)PQntuples(r);
+  *out = v;
+  PQclear(r);
+  return GS_OK;
+}
+
+int gsd_store_forward_take(gsd_store *s, gsd_forward **out, size_t *n) {
+  gsd_pg_args a = {0};
+  *out = NULL;
+  *n = 0;
+  if (!s->pg) return GS_OK;
+  gsd_pga_text(&a, s->pg->identity);
+  return forwards_of(gsd_pg_query(s, "take forwarded captures",
+      "UPDATE capture_requests SET status = 'taken' WHERE id IN (SELECT id FROM"
+      "   capture_requests WHERE holder = $1 AND status = 'queued' FOR UPDATE SKIP LOCKED)"
+      " RETURNING id, device_id, stable_ids, snapshot_id, reason", &a), out, n);
+}
+
+int gsd_store_forward_answer(gsd_store *s, int64_t id, int64_t snapshot_id, const char *reason) {
+  gsd_pg_args a = {0};
+  if (!s->pg) return GS_OK;
+  gsd_pga_i64(&a, id);
+  gsd_pga_opt(&a, snapshot_id);
+  gsd_pga_text(&a, reason);
+  return gsd_pg_run(s, "answer a forwarded capture",
+                    "UPDATE capture_requests SET status = 'answered', snapshot_id = $2,"
+                    " reason = $3 WHERE id = $1 AND status = 'taken'", &a, NULL);
+}
+
+int gsd_store_forward_answers(gsd_store *s, gsd_forward **out, size_t *n) {
+  gsd_pg_args a = {0};
+  *out = NULL;
+  *n = 0;
+  if (!s->pg) return GS_OK;
+  gsd_pga_text(&a, s->pg->identity);
+  return forwards_of(gsd_pg_query(s, "read forwarded answers",
+      "DELETE FROM capture_requests WHERE asked_by = $1 AND status = 'answered'"
+      " RETURNING id, device_id, stable_ids, snapshot_id, coalesce(reason, '')", &a), out, n);
+}
