@@ -10,15 +10,18 @@ running one's identity refused, gcsnap keys on the catalog, 30 agents each
 given the three collectors in a different order, captures through each
 collector listed and fetched through the others, captures asked through a
 collector that does not hold the device answered by the one that does, a
-schedule run once per period, then c1 killed with
+schedule run once per period, three agents spooling a snapshot every
+second, then c1 killed with
 SIGKILL in the middle of a snapshot: its devices move to c2 and c3, the
 snapshot it was receiving is failed with a reason by a surviving
 collector, its file is gone, nothing stays "receiving", and every complete
-row's file is there.
+row's file is there, and every spooled snapshot is stored once or still
+waiting in its spool.
 """
 import glob
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,6 +31,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_lib as L  # noqa: E402
 
 AGENTS = 30
+SPOOLERS = 3
+SPOOLED = re.compile(r"agent: spooled snapshot (\d+) ")
+SPOOL_NAME = re.compile(r"^(\d{20})\.gcspool$")
 PG_URL = sys.argv.pop() if sys.argv[-1].startswith("postgresql://") else None
 
 
@@ -130,7 +136,16 @@ def suite_several(env):
     env.procs.start([env.agent, "--source", "mock:objects=4000000,seed=7", "--connect",
                      cols["c1"].agent_addr + "," + cols["c2"].agent_addr, "--device-id", "big",
                      "--retry-max", "0.5"], log=env.path("agent-big.log"))
-    held = L.wait_until("every agent connected", lambda: (lambda h: len(h) == AGENTS + 1 and h)(
+    # Agents capturing on their own every second into a spool, on c1 first.
+    spoolers = []
+    for i in range(SPOOLERS):
+        spoolers.append(env.procs.start(
+            [env.agent, "--source", "mock:objects=100000,seed=%d" % (90 + i), "--connect",
+             ",".join(col.agent_addr for col in order), "--device-id", "sp-%d" % i, "--retry-max",
+             "0.5", "--every", "1s", "--spool", env.path("spool-%d" % i)],
+            log=env.path("agent-sp-%d.log" % i)))
+    total = AGENTS + 1 + SPOOLERS
+    held = L.wait_until("every agent connected", lambda: (lambda h: len(h) == total and h)(
         connected(cols)), timeout=30)
     c.equal(sorted(set(held.values())), ["c1", "c2", "c3"], "the agents are spread over the three")
     c.equal(dict(psql("SELECT device_id, collector FROM devices")), held,
@@ -140,7 +155,7 @@ def suite_several(env):
     # fetched through another collector.
     stored = {}
     for name, col in cols.items():
-        d = sorted(k for k, v in held.items() if v == name and k != "big")[0]
+        d = sorted(k for k, v in held.items() if v == name and k.startswith("dev-"))[0]
         r = L.run([env.gcsnap, "capture", d, "--wait", "--json", "--collector", col.url], timeout=60)
         c.equal(r.returncode, 0, "capture of %s through %s" % (d, name))
         stored[name] = d
@@ -157,7 +172,7 @@ def suite_several(env):
     # A capture asked through a collector that does not hold the device
     # reaches the one that does, and the answer comes back to the asker.
     for asker, holder in (("c3", "c1"), ("c1", "c2"), ("c2", "c3")):
-        d = sorted(k for k, v in held.items() if v == holder and k != "big")[-1]
+        d = sorted(k for k, v in held.items() if v == holder and k.startswith("dev-"))[-1]
         r = L.run([env.gcsnap, "capture", d, "--wait", "--json", "--collector", cols[asker].url],
                   timeout=60)
         c.equal(r.returncode, 0, "capture of %s (on %s) through %s: %s" % (d, holder, asker, r.stderr))
@@ -182,7 +197,7 @@ def suite_several(env):
     time.sleep(0.3)
     env.procs.stop(cols.pop("c1").proc, sig=signal.SIGKILL)
     t0 = time.monotonic()
-    L.wait_until("c1's devices on c2 and c3", lambda: len(connected(cols)) == AGENTS + 1, timeout=30)
+    L.wait_until("c1's devices on c2 and c3", lambda: len(connected(cols)) == total, timeout=30)
     L.log("every device reconnected to c2 or c3 in %.1f s" % (time.monotonic() - t0))
     L.wait_until("big's snapshot failed by a survivor", lambda: psql(
         "SELECT 1 FROM snapshots WHERE device_id = 'big' AND status = 'failed'"), timeout=20)
@@ -199,6 +214,19 @@ def suite_several(env):
     c.equal(devs, AGENTS, "every device was captured by the schedule")
     c.equal(twice, {}, "no device was captured twice in a period, across the kill")
     L.log("scheduled snapshots: %d over %d devices" % (runs, devs))
+
+    # Every snapshot an agent spooled is stored once, or still spooled.
+    for i, p in enumerate(spoolers):
+        env.procs.stop(p)
+        with open(env.path("agent-sp-%d.log" % i), errors="replace") as f:
+            logged = {int(m.group(1)) for m in SPOOLED.finditer(f.read())}
+        folder = env.path("spool-%d" % i)
+        left = {int(m.group(1)) for m in map(SPOOL_NAME.match, os.listdir(folder)) if m}
+        got = [int(r[0]) for r in psql("SELECT agent_snapshot_id FROM snapshots WHERE device_id ="
+                                       " 'sp-%d' AND status = 'complete' AND trigger = 'every'" % i)]
+        c.equal(len(got), len(set(got)), "sp-%d: no spooled snapshot is stored twice" % i)
+        c.equal(sorted(set(got) | left), sorted(logged),
+                "sp-%d: every snapshot spooled is stored or still spooled (%d stored)" % (i, len(got)))
 
     cols["c1"] = start_collector(env, store, "c1")
     c.ok(True, "c1 starts again with its identity once it is gone")
