@@ -104,10 +104,29 @@ void gsd_pga_opt(gsd_pg_args *a, int64_t v) {
   else gsd_pga_text(a, NULL);
 }
 
+static int lock_identity(gsd_store *s, const char *identity);
+
+/* A connection the server or the network dropped is made again before the
+ * next statement, and the identity taken again: one statement fails, not
+ * every one after it. If another collector took the identity meanwhile
+ * (it took this one for stopped and recovered it), that statement fails
+ * saying so, and the collector goes on. */
+static int reconnect(gsd_store *s) {
+  if (PQstatus(s->pg->conn) != CONNECTION_BAD) return GS_OK;
+  PQreset(s->pg->conn);
+  if (PQstatus(s->pg->conn) != CONNECTION_OK || !s->pg->identity[0]) return GS_OK;
+  if (lock_identity(s, s->pg->identity) == 1) return GS_OK;
+  return gsd_st_fail(s, "catalog: reconnected, but another collector holds the identity '%s'",
+                     s->pg->identity);
+}
+
 PGresult *gsd_pg_query(gsd_store *s, const char *what, const char *sql, const gsd_pg_args *a) {
-  PGresult *r = a ? PQexecParams(s->pg->conn, sql, a->n, NULL, a->v, NULL, NULL, 0)
-                  : PQexec(s->pg->conn, sql);
-  ExecStatusType st = PQresultStatus(r);
+  PGresult *r;
+  ExecStatusType st;
+  if (reconnect(s) != GS_OK) return NULL;
+  r = a ? PQexecParams(s->pg->conn, sql, a->n, NULL, a->v, NULL, NULL, 0)
+        : PQexec(s->pg->conn, sql);
+  st = PQresultStatus(r);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
   gsd_st_fail(s, "catalog: %s: %s", what, r ? PQresultErrorMessage(r) : PQerrorMessage(s->pg->conn));
   /* libpq's messages end with a newline; log lines do not. */

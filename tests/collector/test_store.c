@@ -446,6 +446,21 @@ static void test_pg_identity(void **state) {
   assert_int_equal(open_as(&fx->store, fx->dir, "test"), GS_OK);
 }
 
+/* A connection the server dropped is made again, with the identity. */
+static void test_pg_reconnect(void **state) {
+  fixture *fx = *state;
+  gsd_store *st = NULL;
+  char err[300];
+  assert_int_equal(pg_exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                           " WHERE pid <> pg_backend_pid() AND backend_type = 'client backend'",
+                           NULL, NULL), 0);
+  /* The first statement finds the connection gone; the next one works. */
+  assert_int_equal(gsd_store_device_known(fx->store, "dev/a"), GS_EIO);
+  assert_int_equal(gsd_store_device_known(fx->store, "dev/a"), GS_OK);
+  assert_int_equal(gsd_store_open_catalog(&st, fx->dir, pg_url, "test", err, sizeof err),
+                   GS_EINVAL);
+}
+
 /* Makes an empty file at path. */
 static void touch(const char *path) {
   FILE *f = fopen(path, "w");
@@ -573,6 +588,7 @@ int main(int argc, char **argv) {
   };
   const struct CMUnitTest pg_only[] = {
     WITH_STORE(test_pg_identity),
+    WITH_STORE(test_pg_reconnect),
     WITH_STORE(test_pg_stopped),
     WITH_STORE(test_pg_schedule_claim),
     WITH_STORE(test_pg_schema_version),
