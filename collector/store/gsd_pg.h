@@ -26,6 +26,8 @@ int gsd_pg_recover_stopped(struct gsd_store *s);
 
 int gsd_pg_session_begin(struct gsd_store *s, const struct gsd_device_info *d,
                          const char *address, int64_t *session_id);
+int gsd_pg_device_add(struct gsd_store *s, const char *device_id);
+int gsd_pg_snapshot_format(struct gsd_store *s, int64_t id, const char *format);
 int gsd_pg_session_end(struct gsd_store *s, int64_t session_id, const char *device_id,
                        const char *reason);
 int gsd_pg_find_complete(struct gsd_store *s, const char *device_id, uint64_t agent_id,

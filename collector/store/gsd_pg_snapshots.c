@@ -56,6 +56,14 @@ int gsd_pg_session_end(gsd_store *s, int64_t session_id, const char *device_id,
       " WHERE device_id = $3", &a, NULL);
 }
 
+int gsd_pg_device_add(gsd_store *s, const char *device_id) {
+  gsd_pg_args a = {0};
+  gsd_pga_text(&a, device_id);
+  return gsd_pg_run(s, "record device",
+                    "INSERT INTO devices(device_id, first_seen, last_seen) VALUES ($1, " NOW ", "
+                    NOW ") ON CONFLICT(device_id) DO NOTHING", &a, NULL);
+}
+
 /* ---- snapshots ------------------------------------------------------- */
 
 int gsd_pg_find_complete(gsd_store *s, const char *device_id, uint64_t agent_id, int64_t *id) {
@@ -78,7 +86,7 @@ int gsd_pg_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id
   int rc;
   if ((rc = gsd_st_make_device_dir(s, b->device_id)) != GS_OK) return rc;
   gsd_pga_text(&a, b->device_id);
-  gsd_pga_i64(&a, b->session_id);
+  gsd_pga_opt(&a, b->session_id);   /* none for an upload: NULL, for the foreign key */
   gsd_pga_opt(&a, (int64_t)b->request_id);
   gsd_pga_u64(&a, b->agent_snapshot_id);
   gsd_pga_text(&a, b->trigger);
@@ -86,17 +94,29 @@ int gsd_pg_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id
   gsd_pga_u64(&a, b->clock_ms);
   gsd_pga_opt(&a, b->schedule_id);
   gsd_pga_text(&a, s->pg->identity);
+  gsd_pga_text(&a, b->source_format);
+  gsd_pga_text(&a, b->note);
   /* Not waited for on disk, as in SQLite: the row matters only until the
    * snapshot ends, and that end is a synchronous commit. */
   if (gsd_pg_run(s, "record snapshot", "BEGIN; SET LOCAL synchronous_commit = off", NULL, NULL))
     return GS_EIO;
   r = gsd_pg_query(s, "record snapshot",
       "INSERT INTO snapshots(device_id, session_id, created, status, request_id,"
-      " agent_snapshot_id, trigger, stable_ids, clock_ms, schedule_id, collector)"
-      " VALUES ($1, $2, " NOW ", 'receiving', $3, $4, $5, $6, $7, $8, $9) RETURNING id", &a);
+      " agent_snapshot_id, trigger, stable_ids, clock_ms, schedule_id, collector,"
+      " source_format, note)"
+      " VALUES ($1, $2, " NOW ", 'receiving', $3, $4, $5, $6, $7, $8, $9, $10, $11)"
+      " RETURNING id", &a);
   if (r) *id = gsd_pg_i64(r, 0, 0);
   PQclear(r);
   return gsd_pg_finish(s, r ? GS_OK : GS_EIO);
+}
+
+int gsd_pg_snapshot_format(gsd_store *s, int64_t id, const char *format) {
+  gsd_pg_args a = {0};
+  gsd_pga_i64(&a, id);
+  gsd_pga_text(&a, format);
+  return gsd_pg_run(s, "record the source format",
+                    "UPDATE snapshots SET source_format = $2 WHERE id = $1", &a, NULL);
 }
 
 /* The row and its device's last_seen in one statement, so that a listed

@@ -61,6 +61,7 @@ int gsd_store_session_end(gsd_store *s, int64_t session_id, const char *device_i
 }
 
 int gsd_store_device_add(gsd_store *s, const char *device_id) {
+  if (s->pg) return gsd_pg_device_add(s, device_id);
   sqlite3_stmt *st = gsd_st_prepare(s,
       "INSERT INTO devices(device_id, first_seen, last_seen) VALUES (?1, ?2, ?2)"
       " ON CONFLICT(device_id) DO NOTHING");
@@ -122,6 +123,7 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
 }
 
 int gsd_store_snapshot_format(gsd_store *s, int64_t id, const char *format) {
+  if (s->pg) return gsd_pg_snapshot_format(s, id, format);
   sqlite3_stmt *st = gsd_st_prepare(s, "UPDATE snapshots SET source_format = ?2 WHERE id = ?1");
   if (!st) return GS_EIO;
   sqlite3_bind_int64(st, 1, id);

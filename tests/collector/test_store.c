@@ -474,7 +474,7 @@ static void touch(const char *path) {
 static void test_pg_stopped(void **state) {
   fixture *fx = *state;
   static const gsd_device_info dev_b = {"dev/b", "app.exe", "x86_64", "1.0", 8, 1};
-  gsd_snapshot_begin b = {"dev/b", 0, 0, 7, "request", 0, 1, 0};
+  gsd_snapshot_begin b = {"dev/b", 0, 0, 7, "request", 0, 1, 0, NULL, NULL};
   gsd_snapshot_end e = figures();
   gsd_store *other;
   int64_t mine = begin(fx, 5, 0), theirs;

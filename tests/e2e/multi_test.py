@@ -181,6 +181,15 @@ def suite_several(env):
             f = L.run([env.gcsnap, "fetch", str(snaps[0]["id"]), "-o", out, "--collector", other.url])
             c.ok(f.returncode == 0 and os.path.getsize(out) > 0, "and fetched through it", f.stderr)
 
+    # A file uploaded through a collector, for a device none holds.
+    fixture = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures",
+                           "canonical", "generated.gclog")
+    r = L.run([env.gcsnap, "upload", fixture, "--device", "uploaded", "--note", "by hand",
+               "--json", "--collector", cols["c3"].url], timeout=60)
+    c.equal(r.returncode, 0, "gcsnap upload through c3: " + r.stderr)
+    c.equal(psql("SELECT status, source_format, note FROM snapshots WHERE device_id = 'uploaded'"),
+            [["complete", "gclog", "by hand"]], "the upload is in the catalog with its format and note")
+
     # A capture asked through a collector that does not hold the device
     # reaches the one that does, and the answer comes back to the asker.
     for asker, holder in (("c3", "c1"), ("c1", "c2"), ("c2", "c3")):
