@@ -149,6 +149,18 @@ int64_t gsd_pg_i64(const PGresult *r, int row, int col) {
   return PQgetisnull(r, row, col) ? 0 : (int64_t)strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
 
+void *gsd_pg_array(PGresult *r, size_t size, int *rc) {
+  void *v;
+  *rc = r ? GS_OK : GS_EIO;
+  if (!r) return NULL;
+  /* One more, so that an empty listing is not calloc(0). */
+  if (!(v = calloc((size_t)PQntuples(r) + 1, size))) {
+    PQclear(r);
+    *rc = GS_ENOMEM;
+  }
+  return v;
+}
+
 int gsd_pg_finish(gsd_store *s, int rc) {
   if (rc == GS_OK) return gsd_pg_run(s, "commit", "COMMIT", NULL, NULL);
   gsd_pg_run(s, "rollback", "ROLLBACK", NULL, NULL);

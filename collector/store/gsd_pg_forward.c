@@ -49,14 +49,10 @@ int gsd_store_forward_ask(gsd_store *s, const char *device_id, const char *holde
  * malloc'd array; r is cleared. */
 static int forwards_of(PGresult *r, gsd_forward **out, size_t *n) {
   gsd_forward *v;
-  int i;
+  int i, rc;
   *out = NULL;
   *n = 0;
-  if (!r) return GS_EIO;
-  if (!(v = calloc((size_t)PQntuples(r) + 1, sizeof *v))) {
-    PQclear(r);
-    return GS_ENOMEM;
-  }
+  if (!(v = gsd_pg_array(r, sizeof *v, &rc))) return rc;
   for (i = 0; i < PQntuples(r); i++) {
     v[i].id = gsd_pg_i64(r, i, 0);
     snprintf(v[i].device_id, sizeof v[i].device_id, "%s", PQgetvalue(r, i, 1));

@@ -38,6 +38,10 @@ PGresult *gsd_pg_query(gsd_store *s, const char *what, const char *sql, const gs
 int gsd_pg_run(gsd_store *s, const char *what, const char *sql, const gsd_pg_args *a,
                uint64_t *changed);
 int64_t gsd_pg_i64(const PGresult *r, int row, int col);   /* NULL is 0 */
+/* A zeroed array of one element of size bytes per row of r, for a
+ * listing; NULL with *rc GS_EIO when r is NULL (the query failed), or
+ * GS_ENOMEM with r cleared. */
+void *gsd_pg_array(PGresult *r, size_t size, int *rc);
 /* Every row as an object of its columns, as the SQLite catalog gives them;
  * the result is cleared. */
 int gsd_pg_rows_json(gsd_store *s, PGresult *r, int with_summary, json_t **out);

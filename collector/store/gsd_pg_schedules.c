@@ -52,14 +52,10 @@ int gsd_pg_schedules(gsd_store *s, gsd_schedule **out, size_t *n) {
       "SELECT id, device, every_ms, jitter_ms, start_at, end_at, keep, max_bytes, created_ms"
       " FROM schedules ORDER BY id", NULL);
   gsd_schedule *v;
-  int i;
+  int i, rc;
   *out = NULL;
   *n = 0;
-  if (!r) return GS_EIO;
-  if (!(v = calloc((size_t)PQntuples(r) + 1, sizeof *v))) {
-    PQclear(r);
-    return GS_ENOMEM;
-  }
+  if (!(v = gsd_pg_array(r, sizeof *v, &rc))) return rc;
   for (i = 0; i < PQntuples(r); i++) {
     v[i].id = gsd_pg_i64(r, i, 0);
     snprintf(v[i].device, sizeof v[i].device, "%s", PQgetvalue(r, i, 1));
@@ -81,14 +77,10 @@ int gsd_pg_schedule_runs(gsd_store *s, gsd_schedule_run **out, size_t *n) {
   PGresult *r = gsd_pg_query(s, "list schedule runs",
                              "SELECT schedule_id, device_id, last_ms FROM schedule_runs", NULL);
   gsd_schedule_run *v;
-  int i;
+  int i, rc;
   *out = NULL;
   *n = 0;
-  if (!r) return GS_EIO;
-  if (!(v = calloc((size_t)PQntuples(r) + 1, sizeof *v))) {
-    PQclear(r);
-    return GS_ENOMEM;
-  }
+  if (!(v = gsd_pg_array(r, sizeof *v, &rc))) return rc;
   for (i = 0; i < PQntuples(r); i++) {
     v[i].schedule_id = gsd_pg_i64(r, i, 0);
     snprintf(v[i].device_id, sizeof v[i].device_id, "%s", PQgetvalue(r, i, 1));
