@@ -8,7 +8,7 @@
 # as the unprivileged user nobody. Exits 77 (skipped) when the server's
 # binaries are absent; otherwise with COMMAND's status.
 set -u
-bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+bin=$(printf "%s\n" /usr/lib/postgresql/*/bin | sort -V | tail -1)
 if [ -z "$bin" ] || [ ! -x "$bin/initdb" ] || [ ! -x "$bin/pg_ctl" ]; then
   echo "with_pg: no PostgreSQL server (install postgresql-15): skipped" >&2
   exit 77
