@@ -433,7 +433,7 @@ static int once_run(int ack) {
   text_buf ref = {0}, got = {0};
   wd_state d;
   reference(MOCK, "", &ref);
-  snprintf(portarg, sizeof portarg, "localhost:%u", port);
+  snprintf(portarg, sizeof portarg, "127.0.0.1:%u", port);
   {
     const char *args[] = {"--source", MOCK, "--clock", "1000", "--connect", portarg,
                           "--device-id", "dev-once", "--once", NULL};
