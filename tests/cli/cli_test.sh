@@ -722,6 +722,24 @@ assert d["sections"][0]["timestamp"] == 0'
   run "$gcsnap" summary missing.gclog
   expect_rc 2 "summary of a missing file"
 
+  # Sizes whose sum passes 2^63-1 are refused, never shown wrapped: in one
+  # section (two objects of 2^63 bytes), and across two sections.
+  printf 'a 2 big 0\nt 1 Big\no 10 1 8000000000000000\no 18 1 8000000000000000\nr 10 1 0\nc big 0\n' >big.gclog
+  printf 'a 2 one 0\nt 1 Big\no 10 1 7000000000000000\nc one 0\na 2 two 0\nt 1 Big\no 10 1 7000000000000000\nc two 0\n' >big2.gclog
+  # (dominators reports each section apart: big2's are right as they are.)
+  for f in big big2; do
+    for cmd in validate summary dominators diff; do
+      [ $f$cmd = big2dominators ] && continue
+      if [ $cmd = diff ]; then run "$gcsnap" diff small.gclog $f.gclog; else run "$gcsnap" $cmd $f.gclog; fi
+      expect_rc 1 "$cmd of $f.gclog, whose bytes pass 2^63-1"
+      cat out.txt err.txt >all.txt
+      expect_regex all.txt "^$f\.gclog:[0-9]+: error \[bytes-overflow\]: " "$cmd of $f.gclog names bytes-overflow"
+    done
+  done
+  run "$gcsnap" validate --json big.gclog
+  json_check out.txt "validate --json: one bytes-overflow, at the first object past the limit" '
+assert [(x["line"], x["code"]) for x in d["diagnostics"]] == [(3, "bytes-overflow")], d'
+
   run "$gcsnap" summary --json - <small.gclog
   expect_rc 0 "summary of standard input"
   json_check out.txt "summary of standard input" "assert d['file'] == '<stdin>'
