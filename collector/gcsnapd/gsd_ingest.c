@@ -175,11 +175,33 @@ static void on_diag(void *ctx, const gs_diag *d) {
              (unsigned long long)d->line, gs_diag_name(d->code), d->message);
 }
 
+/* d holds the message; reported at the record about to be emitted. */
+static void name_error(gsd_ingest *ig, gs_diag *d, gs_diag_code code) {
+  d->code = code;
+  d->line = ig->c.records + 1;
+  gs_validator_report(ig->validator, d);
+}
+
+static int is_blank(unsigned char c) { return c == ' ' || c == '\t'; }
+
 /* Names become part of a text line: the rules are the reader's (UTF-8, no
- * control bytes but tab), so that the stored file reads back the same. */
+ * control bytes but tab), and the reader drops blanks around a name and
+ * takes an empty one for a missing field, so such names are refused: the
+ * stored file must read back the same. */
 static void check_name(gsd_ingest *ig, const char *name, size_t len, const char *what) {
   const unsigned char *p = (const unsigned char *)name, *e = p + len;
   gs_diag d;
+  if (name[strspn(name, " \t")] == '\0') {
+    snprintf(d.message, sizeof d.message, "%s is missing (empty or blanks only)", what);
+    name_error(ig, &d, GS_D_MISSING_FIELD);
+    return;
+  }
+  if (is_blank(p[0]) || is_blank(e[-1])) {
+    snprintf(d.message, sizeof d.message, "%s starts or ends with a blank (0x%02x), which a record "
+             "cannot keep", what, is_blank(p[0]) ? p[0] : e[-1]);
+    name_error(ig, &d, GS_D_NOT_TEXT);
+    return;
+  }
   while (p < e) {
     size_t n = 1;
     if (*p < 0x20 ? *p != '\t' : *p == 0x7f) break;
@@ -187,10 +209,8 @@ static void check_name(gsd_ingest *ig, const char *name, size_t len, const char 
     p += n;
   }
   if (p == e) return;
-  d.code = GS_D_NOT_TEXT;
-  d.line = ig->c.records + 1;
   snprintf(d.message, sizeof d.message, "%s has byte 0x%02x, which is not text", what, *p);
-  gs_validator_report(ig->validator, &d);
+  name_error(ig, &d, GS_D_NOT_TEXT);
 }
 
 /* ---- records ----------------------------------------------------------- */
@@ -351,26 +371,12 @@ static int on_roots(gsd_ingest *ig, const Gcsnap__RootBatch *b, gsd_fault *f) {
   return GS_OK;
 }
 
-/* The reader refuses a type record whose name is empty or blanks only
- * ("t ID" and nothing after): the same error here. */
-static void check_type_name(gsd_ingest *ig, const char *name) {
-  gs_diag d;
-  if (name && name[strspn(name, " \t")] != '\0') return;
-  d.code = GS_D_MISSING_FIELD;
-  d.line = ig->c.records + 1;
-  snprintf(d.message, sizeof d.message, "type name is missing");
-  gs_validator_report(ig->validator, &d);
-}
-
 static int on_types(gsd_ingest *ig, const Gcsnap__TypeBatch *b, gsd_fault *f) {
   size_t i;
   if (b->n_ids != b->n_names)
     return fault(f, GS_WIRE_E_PROTOCOL, 1, "TypeBatch %llu: %zu IDs, but %zu names",
                  (unsigned long long)b->seq, b->n_ids, b->n_names);
-  for (i = 0; i < b->n_ids; i++) {
-    if (!ig->check_only) check_type_name(ig, b->names[i]);
-    emit_named(ig, GS_REC_TYPE, b->ids[i], b->names[i], 0, "type name");
-  }
+  for (i = 0; i < b->n_ids; i++) emit_named(ig, GS_REC_TYPE, b->ids[i], b->names[i], 0, "type name");
   return GS_OK;
 }
 
