@@ -241,6 +241,31 @@ assert got == [("handle", "App.Branch", "App.Branch", 1, 64, ["30"]),
   expect_regex err.txt 'no object 99' "a missing object is named"
   run "$gcsnap" paths --object 40 --type App.Leaf diamond.gclog
   expect_rc 2 "--object and --type together"
+
+  # A chain 5,000 deep: each path is shown by its 10 first and 10 last
+  # objects and the count between, so the output does not grow with the
+  # depth (it grew with its square: 25 MB here, 10 GB for 100,000).
+  awk 'BEGIN { print "a 2 chain 0"; print "t 1 Node"; print "t 2 Leaf"; n = 5000
+    for (i = 1; i < n; i++) printf "o %x 1 10 %x\n", i * 16, (i + 1) * 16
+    printf "o %x 2 10\nr 10 1 0\nc chain 0\n", n * 16 }' >chain.gclog
+  run "$gcsnap" paths --object 13880 chain.gclog
+  expect_rc 0 "paths on a deep chain"
+  expect_regex out.txt '^  1\. local root \(no flags\), 4999 references:$' "the whole path's length is said"
+  expect_regex out.txt '^ +\.\.\. 4980 more objects on this path \.\.\.$' "the middle of a deep path is counted"
+  expect_count out.txt '  Node \(16 bytes\)$|  Leaf \(16 bytes\)$' 20 "a deep path shows its 20 end objects"
+  if [ "$(wc -c <out.txt)" -lt 4000 ] && ! grep -Eq '^ {48}' out.txt; then pass; else
+    fail "paths on a deep chain: $(wc -c <out.txt) bytes, indented up to $(awk '{ match($0, /^ */); if (RLENGTH > m) m = RLENGTH } END { print m }' out.txt)"; fi
+  run "$gcsnap" paths --json --type Leaf chain.gclog
+  expect_rc 0 "paths --json --type on a deep chain"
+  json_check out.txt "paths --json: a deep example path has its ends and the count between" '
+p = d["sections"][0]["groups"][0]["example_path"]
+ids = ["%x" % (16 * i) for i in list(range(1, 11)) + list(range(4991, 5001))]
+assert [n.get("id") for n in p[:10] + p[11:]] == ids, p
+assert p[10] == {"elided": 4980}, p[10]'
+  run "$gcsnap" paths --json --object 13880 chain.gclog
+  json_check out.txt "paths --json --object on a deep chain" '
+p = d["sections"][0]["paths"][0]["path"]
+assert len(p) == 21 and p[10] == {"elided": 4980} and p[0]["id"] == "10" and p[-1]["id"] == "13880", p'
 }
 
 # ---- export -------------------------------------------------------------
