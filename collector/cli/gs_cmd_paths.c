@@ -7,6 +7,8 @@
  * first object after it, the way RPM's root view groups them: the groups
  * that hold the most instances are where a leak is held. The analysis is
  * gs_retainers.c's; this file prints it. */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,8 +158,10 @@ static int parse_args(int argc, char **argv, paths_args *pa) {
       const char *s = a.value;
       char *end;
       if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+      errno = 0;
       pa->object = strtoull(s, &end, 16);
-      if (!*s || *end || *s == '-') return gs_cli_usage_error("paths", usage, "--object needs a hex object ID");
+      if (!*s || *end || !isxdigit((unsigned char)*s) || errno == ERANGE)
+        return gs_cli_usage_error("paths", usage, "--object needs a hex object ID of at most 64 bits");
       pa->has_object = 1;
       break;
     }

@@ -50,15 +50,6 @@ int gsd_api_dominators(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   return run(srv, req, a, add_snapshot(srv, req, a, id_text));
 }
 
-/* object=ID in hex, as "gcsnap paths --object" reads it (0x allowed). */
-static int hex_id(const char *s, uint64_t *id) {
-  char *end;
-  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
-  if (!*s || strspn(s, "0123456789abcdefABCDEF") != strlen(s) || strlen(s) > 16) return -1;
-  *id = strtoull(s, &end, 16);
-  return 0;
-}
-
 int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   char what[1024];
   gsd_analysis *a;
@@ -67,8 +58,9 @@ int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   if (object == 0) type = gsd_query_get(req, "type", what, sizeof what);
   if (count(req, "max", "5", &max) || object < 0 || type < 0 || (!object && !type))
     return gsd_respond_error(req, 400, "bad_request", "give object=ID (hex) or type=NAME, and max a count");
-  if (object && hex_id(what, &object_id))
-    return gsd_respond_error(req, 400, "bad_request", "object takes a hex object ID");
+  if (object && gsd_request_object_id(what, &object_id))
+    return gsd_respond_error(req, 400, "bad_request", "object takes a hex object ID of at most "
+                             "64 bits");
   if (!(a = gsd_analysis_new(GSD_ANALYSIS_PATHS))) return out_of_memory(req);
   a->paths.has_object = object;
   a->paths.object = object_id;
