@@ -63,6 +63,8 @@ int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
     return GS_ENOMEM;
   }
   cap->request_id = srv->next_request_id++;
+  if (gsd_store_request_issued(srv->store, cap->request_id) != GS_OK)
+    gsd_log_warn("capture of %s: %s", device_id, gsd_store_error(srv->store));
   strcpy(cap->device_id, device_id);
   cap->state = GSD_CAPTURE_REQUESTED;
   cap->requested_ms = uv_now(srv->loop);

@@ -73,6 +73,7 @@ static const char schema[] =
   "  schedule_id INTEGER NOT NULL, device_id TEXT NOT NULL, last_ms INTEGER NOT NULL,"
   "  PRIMARY KEY(schedule_id, device_id));"
   "CREATE TABLE IF NOT EXISTS removals(path TEXT PRIMARY KEY);"
+  "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
   KEYS_SCHEMA;
 
 /* Columns added to tables of an older catalog. */

@@ -107,6 +107,9 @@ int gsd_store_check_space(gsd_store *s, uint64_t min_free);
 
 /* The highest request ID in the catalog, so that new ones never repeat. */
 uint64_t gsd_store_max_request_id(gsd_store *s);
+/* Records that request ID id was issued, so that IDs go on rising across
+ * restarts even when no snapshot row names them. */
+int gsd_store_request_issued(gsd_store *s, uint64_t id);
 
 /* ---- schedules ---- */
 

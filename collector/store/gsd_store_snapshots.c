@@ -200,12 +200,27 @@ int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
   return end_snapshot(s, id, "failed", reason, e, 0);
 }
 
+/* The highest request ID issued: the counter, or (in a catalog older than
+ * it) the highest recorded; IDs outside 1 to 2^63-1 were an agent's. */
 uint64_t gsd_store_max_request_id(gsd_store *s) {
-  sqlite3_stmt *st = gsd_st_prepare(s, "SELECT max(request_id) FROM snapshots");
+  sqlite3_stmt *st = gsd_st_prepare(s,
+      "SELECT max(coalesce((SELECT value FROM counters WHERE name = 'request_id'), 0),"
+      " coalesce((SELECT max(request_id) FROM snapshots WHERE request_id > 0), 0))");
   uint64_t v = 0;
   if (st && sqlite3_step(st) == SQLITE_ROW) v = (uint64_t)sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   return v;
+}
+
+int gsd_store_request_issued(gsd_store *s, uint64_t id) {
+  sqlite3_stmt *st = gsd_st_prepare(s,
+      "INSERT INTO counters(name, value) VALUES ('request_id', ?)"
+      " ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)");
+  if (!st) return GS_EIO;
+  gsd_st_bind_u64(st, 1, id);
+  /* Unsynced like a receiving row: a power loss may lose the last IDs,
+   * a crash does not. */
+  return gsd_st_run_unsynced(s, st, "record the request ID");
 }
 
 /* ---- queries --------------------------------------------------------- */
