@@ -81,6 +81,7 @@ static const struct { const char *table, *column, *type; } added_columns[] = {
   {"snapshots", "schedule_id", "INTEGER"},
   {"snapshots", "source_format", "TEXT"},
   {"snapshots", "note", "TEXT"},
+  {"snapshots", "damaged", "TEXT"},
 };
 
 int gsd_st_fail(gsd_store *s, const char *fmt, ...) {

@@ -110,6 +110,8 @@ uint64_t gsd_store_max_request_id(gsd_store *s);
 /* Records that request ID id was issued, so that IDs go on rising across
  * restarts even when no snapshot row names them. */
 int gsd_store_request_issued(gsd_store *s, uint64_t id);
+/* Records why the file of complete snapshot id does not match its row. */
+int gsd_store_mark_damaged(gsd_store *s, int64_t id, const char *why);
 
 /* ---- schedules ---- */
 

@@ -21,7 +21,7 @@ struct gsd_store {
   "id, device_id, created, status, reason, request_id, agent_snapshot_id, trigger," \
   " stable_ids, schedule_id, objects, bytes, refs AS \"references\", roots, types, unreachable," \
   " dangling_references, sections, text_bytes, file_bytes, wire_bytes, crc32, source_format," \
-  " note, summary"
+  " note, damaged, summary"
 
 /* Sets the store's error (printf-style); returns GS_EIO. */
 int gsd_st_fail(gsd_store *s, const char *fmt, ...)

@@ -200,6 +200,14 @@ int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
   return end_snapshot(s, id, "failed", reason, e, 0);
 }
 
+int gsd_store_mark_damaged(gsd_store *s, int64_t id, const char *why) {
+  sqlite3_stmt *st = gsd_st_prepare(s, "UPDATE snapshots SET damaged = ? WHERE id = ?");
+  if (!st) return GS_EIO;
+  gsd_st_bind_text(st, 1, why);
+  sqlite3_bind_int64(st, 2, id);
+  return gsd_st_run_stmt(s, st, "mark a damaged snapshot");
+}
+
 /* The highest request ID issued: the counter, or (in a catalog older than
  * it) the highest recorded; IDs outside 1 to 2^63-1 were an agent's. */
 uint64_t gsd_store_max_request_id(gsd_store *s) {

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""store_test.py - the collector's store against a damaged file:
+
+  corrupt   a stored .gclog.zst cut to half, with one byte flipped, or
+            replaced by another snapshot's valid file: no route serves it
+            as the snapshot (500 "corrupt" before anything is sent when the
+            size disagrees with the catalog, else a download that ends in
+            error), gcsnap fetch exits 1 and writes no file, the log says
+            so and the catalog marks the snapshot "damaged"; an intact
+            snapshot is still served whole.
+
+usage: store_test.py SUITE BIN_DIR WORK_DIR
+Exit 0 when every check passed, 1 when one failed, 77 when gcsnapd is missing.
+"""
+import http.client
+import os
+import sys
+import urllib.parse
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+import e2e_lib as L            # noqa: E402
+import fake_agent as F         # noqa: E402
+
+
+class Env(L.Env):
+    def __init__(self, bin_dir, work):
+        super().__init__(bin_dir, work)
+        self.need_gcsnapd()
+
+
+def get(url):
+    """("ok", status, body) when the whole body came, ("broken", status) when
+    the transfer ended in error."""
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
+    try:
+        conn.request("GET", u.path + ("?" + u.query if u.query else ""))
+        r = conn.getresponse()
+        try:
+            return ("ok", r.status, r.read())
+        except (http.client.IncompleteRead, ConnectionError, OSError):
+            return ("broken", r.status)
+    finally:
+        conn.close()
+
+
+def store_snapshots(col, dev, heaps):
+    a = F.FakeAgent(col.agent_addr, dev)
+    ids = []
+    for i, heap in enumerate(heaps):
+        a.stream(0, heap, snapshot_id=i + 1)
+        got = a.answer()
+        if got[0] != "ack":
+            raise L.Failure("snapshot %d of %s not stored: %s" % (i + 1, dev, got))
+        ids.append(got[1])
+    a.close()
+    return ids
+
+
+def suite_corrupt(env):
+    c = env.c
+    col = L.Collector(env.procs, env.gcsnapd, env.work)
+    good, cut, flip, swap, other = store_snapshots(col, "dmg", [F.Heap(objects=3000 + 100 * i)
+                                                                for i in range(5)])
+    folder = os.path.join(col.store, "snapshots", "dmg")
+
+    def path(i):
+        return os.path.join(folder, "%d.gclog.zst" % i)
+    with open(path(cut), "r+b") as f:
+        f.truncate(os.path.getsize(path(cut)) // 2)
+    with open(path(flip), "r+b") as f:
+        f.seek(os.path.getsize(path(flip)) // 2)
+        b = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([b[0] ^ 0x40]))
+    with open(path(other), "rb") as src, open(path(swap), "wb") as dst:
+        dst.write(src.read())
+    os.unlink(path(other))
+
+    for sid, how in ((cut, "cut to half"), (flip, "with a byte flipped"), (swap, "replaced")):
+        for route in ("download", "download?format=gclog"):
+            got = get(col.url + "/api/snapshots/%d/%s" % (sid, route))
+            c.ok(got[0] == "broken" or got[1] == 500,
+                 "%s %s: not served as the snapshot" % (route, how), got[:2])
+            if how != "with a byte flipped":
+                c.ok(got[0] == "ok" and got[1] == 500 and b'"corrupt"' in got[2],
+                     "%s %s: 500 corrupt before anything is sent" % (route, how), got[:2])
+        for route in ("types", "dominators"):
+            got = get(col.url + "/api/snapshots/%d/%s" % (sid, route))
+            c.ok(got[0] == "ok" and got[1] >= 400, "%s %s: an error" % (route, how), got)
+        out = env.path("fetched-%d.gclog.zst" % sid)
+        for fmt in ("zst", "gclog"):
+            r = L.run([env.gcsnap, "fetch", str(sid), "-o", out, "--format", fmt,
+                       "--collector", col.url])
+            c.ok(r.returncode != 0 and not os.path.exists(out) and "written" not in r.stdout,
+                 "gcsnap fetch --format %s of a file %s exits %d and writes nothing"
+                 % (fmt, how, r.returncode), r.stdout + r.stderr)
+        row = col.api("/api/snapshots/%d" % sid)[1]
+        c.ok(row.get("damaged"), "the catalog marks the snapshot %s as damaged" % how, row.get("damaged"))
+        c.ok("snapshot %d: the stored file" % sid in col.log_text(), "the log says the file %s is damaged" % how)
+    got = get(col.url + "/api/snapshots/%d/download" % good)
+    c.ok(got[0] == "ok" and got[1] == 200 and len(got[2]) == os.path.getsize(path(good)),
+         "an intact snapshot is served whole", got[:2])
+    r = L.run([env.gcsnap, "fetch", str(good), "-o", env.path("good.gclog"), "--collector", col.url])
+    c.equal(r.returncode, 0, "gcsnap fetch of an intact snapshot: " + r.stderr)
+    c.equal(col.api("/api/snapshots/%d" % good)[1].get("damaged", "absent"), None,
+            "an intact snapshot is not marked")
+
+
+SUITES = {"corrupt": suite_corrupt}
+
+if __name__ == "__main__":
+    sys.exit(L.main("store_test.py", SUITES, Env))
