@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 #include "gs_error.h"
 #include "gs_json.h"
+#include "gsd_lock.h"
 #include "gsd_store_int.h"
 
 /* Device keys: the verifier SHA-256(K) of each device's key K, never K
@@ -407,6 +408,7 @@ int gsd_st_drain_removals(gsd_store *s) {
 /* A handle on dir without a connection yet; NULL when out of memory. */
 static gsd_store *store_new(const char *dir) {
   gsd_store *s = calloc(1, sizeof *s);
+  if (s) s->lock = -1;
   if (s && !(s->dir = strdup(dir))) {
     free(s);
     s = NULL;
@@ -459,6 +461,9 @@ int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
   rc = snapshots ? gsd_st_make_dir(s, dir) : GS_ENOMEM;
   if (rc == GS_OK) rc = gsd_st_make_dir(s, snapshots);
   free(snapshots);
+  /* Before recovery, which removes temporary files: they may be another
+   * collector's. */
+  if (rc == GS_OK) rc = gsd_lock_take(dir, &s->lock, s->error, sizeof s->error);
   if (rc == GS_OK &&
       (rc = open_catalog(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, schema)) == GS_OK &&
       (rc = migrate(s)) == GS_OK && (rc = recover(s)) == GS_OK)
@@ -469,6 +474,7 @@ int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
 void gsd_store_close(gsd_store *s) {
   if (!s) return;
   sqlite3_close(s->db);
+  gsd_lock_release(s->lock);
   free(s->dir);
   free(s);
 }

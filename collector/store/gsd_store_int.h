@@ -13,6 +13,7 @@
 struct gsd_store {
   sqlite3 *db;
   char *dir;
+  int lock;                  /* gsd_lock's, held while open; -1 for gcsnap keys */
   char error[512];
 };
 

@@ -8,6 +8,9 @@
             error), gcsnap fetch exits 1 and writes no file, the log says
             so and the catalog marks the snapshot "damaged"; an intact
             snapshot is still served whole.
+  second    a second gcsnapd on a store in use exits 1 naming the first
+            one's PID, before its start-up recovery touches anything: the
+            first one's snapshot in flight is stored whole.
 
 usage: store_test.py SUITE BIN_DIR WORK_DIR
 Exit 0 when every check passed, 1 when one failed, 77 when gcsnapd is missing.
@@ -108,7 +111,48 @@ def suite_corrupt(env):
             "an intact snapshot is not marked")
 
 
-SUITES = {"corrupt": suite_corrupt}
+def begin_without_end(agent, heap, snapshot_id):
+    """Streams all of heap but SnapshotEnd; returns the seq of the end."""
+    begin = F.f_uint(1, 0) + F.f_uint(2, snapshot_id) + F.f_bytes(4, "test") + F.f_uint(5, 1000)
+    agent.send(F.frame(F.envelope(F.SNAPSHOT_BEGIN, begin)))
+    seq = 0
+    for kind, body in heap.data_messages():
+        seq += 1
+        agent.send(F.frame(F.envelope(kind, body(seq))))
+    return seq + 1
+
+
+def suite_second(env):
+    c = env.c
+    col = L.Collector(env.procs, env.gcsnapd, env.work)
+    a = F.FakeAgent(col.agent_addr, "first")
+    heap = F.Heap(objects=500)
+    end_seq = begin_without_end(a, heap, 1)
+    folder = os.path.join(col.store, "snapshots", "first")
+    tmp = L.wait_until("the snapshot's temporary file", lambda: [n for n in os.listdir(folder)
+                                                                  if n.endswith(".tmp")] if
+                       os.path.isdir(folder) else None, timeout=10)
+    r = L.run([env.gcsnapd, "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--store", col.store],
+              timeout=20)
+    out = r.stdout + r.stderr
+    c.ok(r.returncode == 1 and "in use by another gcsnapd (pid %d" % col.proc.pid in out,
+         "a second gcsnapd on the store is refused, naming the first one's PID", "exit %s: %s"
+         % (r.returncode, out))
+    c.equal(sorted(n for n in os.listdir(folder) if n.endswith(".tmp")), tmp,
+            "the first one's temporary file is left alone")
+    a.send(F.frame(F.envelope(F.SNAPSHOT_END, heap.end(end_seq))))
+    got = a.answer()
+    c.ok(got[0] == "ack", "the first one's snapshot is stored", got)
+    if got[0] == "ack":
+        row = col.api("/api/snapshots/%d" % got[1])[1]
+        c.equal((row["status"], row["objects"]), ("complete", 500), "complete, whole")
+    a.close()
+    col.stop()
+    again = L.Collector(env.procs, env.gcsnapd, env.work)
+    c.ok(again.api("/api/health")[0] == 200, "once the first has stopped, the store opens again")
+
+
+SUITES = {"corrupt": suite_corrupt, "second": suite_second}
 
 if __name__ == "__main__":
     sys.exit(L.main("store_test.py", SUITES, Env))
