@@ -560,6 +560,27 @@ static int sync_folder_of(const char *path) {
   return rc;
 }
 
+/* Gives tmp its final name, never over a file already there: one whose row
+ * a lost catalog took still holds an acknowledged snapshot. link() fails
+ * with EEXIST; where the filesystem has no hard links, the check before
+ * rename() is enough, since the store is locked to this collector. */
+static int place(const char *tmp, const char *final_path) {
+  if (link(tmp, final_path) == 0) {
+    unlink(tmp);
+    return 0;
+  }
+  if (errno == EEXIST) return -1;
+  if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP && errno != EXDEV && errno != EMLINK)
+    return -1;
+  if (access(final_path, F_OK) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(tmp, final_path);
+}
+
+int gsd_ingest_committed(const gsd_ingest *ig) { return ig->committed; }
+
 int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t cap) {
   ZSTD_inBuffer in = {NULL, 0, 0};
   int rc;
@@ -579,8 +600,9 @@ int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t 
   ig->fd = -1;
   if (!ig->write_failed && rc != 0)
     write_failed(ig, "cannot write the snapshot file", strerror(errno));
-  if (!ig->write_failed && rename(ig->tmp_path, final_path) != 0)
-    write_failed(ig, "cannot rename the snapshot file", strerror(errno));
+  if (!ig->write_failed && place(ig->tmp_path, final_path) != 0)
+    write_failed(ig, errno == EEXIST ? "a file is already at the snapshot's name (not overwritten)"
+                                     : "cannot rename the snapshot file", strerror(errno));
   if (ig->write_failed) {
     snprintf(err, cap, "%s", ig->write_error);
     return GS_EIO;

@@ -85,9 +85,11 @@ const char *gsd_ingest_write_error(const gsd_ingest *ig);
 const char *gsd_ingest_first_error(const gsd_ingest *ig);
 
 /* Ends the zstd frame, syncs the file and renames it to final_path (and
- * syncs its folder). Returns GS_OK or GS_EIO with err. Thread-safe: touches
- * only ig. */
+ * syncs its folder), never over a file already there. Returns GS_OK or
+ * GS_EIO with err. Thread-safe: touches only ig. */
 int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t cap);
+/* Whether the file has its final name (so it is this snapshot's to remove). */
+int gsd_ingest_committed(const gsd_ingest *ig);
 
 /* The summary of a stored snapshot, as "gcsnap summary --json" prints it
  * (shown_name in its "file"): JSON text in *json (malloc'd) and the figures

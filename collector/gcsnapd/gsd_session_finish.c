@@ -75,7 +75,7 @@ static void finish_done(uv_work_t *w, int status) {
     gsd_sess_end_capture(s, NULL);
     gsd_schedules_stored(s->srv, s->device_id);
   } else {
-    unlink(job->final_path);
+    if (gsd_ingest_committed(s->ingest)) unlink(job->final_path);
     snprintf(reason, sizeof reason, "could not store the snapshot: %s", job->err);
     gsd_sess_send_error(s, GS_WIRE_E_STORAGE, reason, s->request_id);
     gsd_sess_fail_snapshot(s, reason);

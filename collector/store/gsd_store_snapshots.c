@@ -89,7 +89,8 @@ int gsd_store_find_complete(gsd_store *s, const char *device_id, uint64_t agent_
 int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id) {
   sqlite3_stmt *st;
   int rc;
-  if ((rc = gsd_st_make_device_dir(s, b->device_id)) != GS_OK) return rc;
+  if ((rc = gsd_st_check_catalog(s)) != GS_OK || (rc = gsd_st_make_device_dir(s, b->device_id)) != GS_OK)
+    return rc;
   if (!(st = gsd_st_prepare(s,
       "INSERT INTO snapshots(device_id, session_id, created, status, request_id,"
       " agent_snapshot_id, trigger, stable_ids, clock_ms, schedule_id, source_format, note)"
@@ -187,7 +188,8 @@ static int end_snapshot(gsd_store *s, int64_t id, const char *status, const char
 }
 
 int gsd_store_snapshot_complete(gsd_store *s, int64_t id, const gsd_snapshot_end *e) {
-  return end_snapshot(s, id, "complete", NULL, e, 1);
+  int rc = gsd_st_check_catalog(s);
+  return rc != GS_OK ? rc : end_snapshot(s, id, "complete", NULL, e, 1);
 }
 
 int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,

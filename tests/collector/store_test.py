@@ -8,6 +8,10 @@
             error), gcsnap fetch exits 1 and writes no file, the log says
             so and the catalog marks the snapshot "damaged"; an intact
             snapshot is still served whole.
+  catalog   the catalog deleted or replaced while gcsnapd runs: the next
+            snapshot is refused with Error 8 and a log line, never acked
+            into the lost file; after a restart the files without a row are
+            reported and kept, and new IDs do not meet them.
   second    a second gcsnapd on a store in use exits 1 naming the first
             one's PID, before its start-up recovery touches anything: the
             first one's snapshot in flight is stored whole.
@@ -152,7 +156,52 @@ def suite_second(env):
     c.ok(again.api("/api/health")[0] == 200, "once the first has stopped, the store opens again")
 
 
-SUITES = {"corrupt": suite_corrupt, "second": suite_second}
+def push(agent, heap, snapshot_id):
+    agent.stream(0, heap, snapshot_id=snapshot_id)
+    return agent.answer()
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def suite_catalog(env):
+    c = env.c
+    col = L.Collector(env.procs, env.gcsnapd, env.work)
+    catalog = os.path.join(col.store, "catalog.db")
+    first = os.path.join(col.store, "snapshots", "c1", "1.gclog.zst")
+    a = F.FakeAgent(col.agent_addr, "c1")
+    c.equal(push(a, F.Heap(objects=100), 1), ("ack", 1), "snapshot 1 is stored")
+    kept = read(first)
+    os.unlink(catalog)
+    got = push(a, F.Heap(objects=120), 2)
+    c.ok(got[0] == "error" and got[1] == 8 and "removed while gcsnapd ran" in got[2],
+         "with its catalog deleted, the collector stores nothing more and says why", got)
+    c.ok("catalog.db was removed while gcsnapd ran" in col.log_text(), "and logs it")
+    a.close()
+    col.stop()
+
+    col = L.Collector(env.procs, env.gcsnapd, env.work)
+    c.ok("snapshots/c1/1.gclog.zst is in the store but in no catalog row" in col.log_text(),
+         "on start-up, a snapshot file without a row is reported", col.log_text()[-2000:])
+    c.equal(col.snapshots(), [], "the new catalog lists nothing")
+    a = F.FakeAgent(col.agent_addr, "c1")
+    got = push(a, F.Heap(objects=140), 3)
+    c.ok(got[0] == "ack" and got[1] > 1, "the next snapshot is stored under a new ID, not 1", got)
+    c.ok(read(first) == kept, "the file without a row is never overwritten")
+    # A catalog replaced (a copy moved over it) is noticed as well.
+    copy = catalog + ".copy"
+    with open(copy, "wb") as f:
+        f.write(read(catalog))
+    os.replace(copy, catalog)
+    got = push(a, F.Heap(objects=160), 4)
+    c.ok(got[0] == "error" and got[1] == 8 and "replaced while gcsnapd ran" in got[2],
+         "a replaced catalog stops the storing too", got)
+    a.close()
+
+
+SUITES = {"corrupt": suite_corrupt, "second": suite_second, "catalog": suite_catalog}
 
 if __name__ == "__main__":
     sys.exit(L.main("store_test.py", SUITES, Env))
