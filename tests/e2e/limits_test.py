@@ -536,8 +536,71 @@ def suite_line(env):
         os.remove(path)
 
 
+PREAUTH_MAX = 4096
+
+
+def padded_hello(device_id, size):
+    """A Hello envelope of exactly size bytes (the application name padded)."""
+    def env(n):
+        return F.envelope(F.HELLO, F.f_uint(1, 1) + F.f_bytes(2, "fake-0.1") + F.f_bytes(3, device_id) +
+                          F.f_bytes(4, "a" * n) + F.f_bytes(5, "x86_64") + F.f_uint(6, 8) + F.f_uint(7, 1000))
+    n = size - len(env(0))
+    while len(env(n)) > size:
+        n -= 1
+    return env(n)
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def suite_preauth(env):
+    env.need_collector()
+    c = env.c
+    col = env.collector()
+    # Before Welcome only a frame the size of a Hello is taken.
+    edge = padded_hello("pre-edge", PREAUTH_MAX)
+    c.equal(len(edge), PREAUTH_MAX, "the padded Hello is exactly the limit before Welcome")
+    r = Raw(col.agent_addr)
+    r.send(F.frame(edge))
+    c.equal(r.recv()[0], F.WELCOME, "a Hello of exactly %d bytes is welcomed" % PREAUTH_MAX)
+    r.close()
+    for size, what in ((PREAUTH_MAX + 1, "a Hello one byte above"), (F.MAX_FRAME, "a 4 MiB frame")):
+        r = Raw(col.agent_addr)
+        r.send(F.frame(padded_hello("pre-big", size))[:1024])
+        code, msg = error_of(r.answer())
+        c.ok(code == E_FRAME_SIZE and "before Welcome" in msg and str(PREAUTH_MAX) in msg,
+             "%s before Welcome gets Error 3 at once, naming the limit" % what, (code, msg))
+        r.close()
+    # 100 connections that announce 4 MiB frames and send 1 MiB each: none
+    # is buffered (it once cost 4 MiB each, 400 MB in all).
+    time.sleep(0.3)
+    before = rss_kb(col.proc.pid)
+    conns = []
+    for i in range(100):
+        r = Raw(col.agent_addr)
+        conns.append(r)
+        try:
+            r.send(F.varint(F.MAX_FRAME) + b"\0" * (1 << 20))
+        except OSError:
+            pass                  # refused while sending: what we want
+    time.sleep(0.5)
+    grown = rss_kb(col.proc.pid) - before
+    L.log("100 connections before Hello: collector RSS +%d KB" % grown)
+    c.ok(grown < 20 * 1024, "100 connections before Hello add %d KB to the collector, under 20 MB" % grown)
+    for r in conns:
+        r.close()
+    a = F.FakeAgent(col.agent_addr, "pre-after")
+    heap = F.Heap(objects=50)
+    a.stream(0, heap)
+    c.equal(a.answer()[0], "ack", "after Welcome, frames of any size up to 4 MiB are taken again")
+    a.close()
+    col.stop()
+
+
 SUITES = {"options": suite_options, "frame": suite_frame, "snapshot": suite_snapshot, "sessions": suite_sessions,
-          "timeouts": suite_timeouts, "disk": suite_disk, "line": suite_line}
+          "timeouts": suite_timeouts, "disk": suite_disk, "line": suite_line, "preauth": suite_preauth}
 
 
 if __name__ == "__main__":
