@@ -462,6 +462,10 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
                  (unsigned long long)ig->pend_id, body_name(env->body_case));
   switch (env->body_case) {
   case GCSNAP__ENVELOPE__BODY_SECTION_BEGIN:
+    if (ig->lim.max_sections && ig->c.sections >= ig->lim.max_sections)
+      return fault(f, GS_WIRE_E_INVALID, 1,
+                   "the snapshot has more than %llu sections, the collector's limit"
+                   " (--max-sections)", (unsigned long long)ig->lim.max_sections);
     return emit_named(ig, GS_REC_SECTION, env->section_begin->version, env->section_begin->name,
                       env->section_begin->timestamp, "AppDomain name");
   case GCSNAP__ENVELOPE__BODY_TYPES: return on_types(ig, env->types, f);

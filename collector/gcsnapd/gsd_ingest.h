@@ -29,7 +29,8 @@
 typedef struct gsd_ingest gsd_ingest;
 
 /* What one snapshot may take (gcsnapd's --max-objects, --max-references,
- * --min-free-bytes); 0 for no limit. More objects or references than the
+ * --max-sections, --min-free-bytes); 0 for no limit. More objects,
+ * references or sections than the
  * limit fail the stream (code GS_WIRE_E_INVALID, fatal: the session ends,
  * so the rest is not sent for nothing). Free space on the file's
  * filesystem is checked every GSD_INGEST_SPACE_CHECK bytes written: below
@@ -37,7 +38,7 @@ typedef struct gsd_ingest gsd_ingest;
  * once and the snapshot fails at SnapshotEnd (GS_WIRE_E_STORAGE, which
  * agents retry later). */
 typedef struct gsd_ingest_limits {
-  uint64_t max_objects, max_references, min_free_bytes;
+  uint64_t max_objects, max_references, max_sections, min_free_bytes;
 } gsd_ingest_limits;
 
 #define GSD_INGEST_SPACE_CHECK (1u << 20)

@@ -169,7 +169,7 @@ def logged(col, before, *needles):
 LIMIT_OPTIONS = {
     "--max-sessions": "1024", "--max-sessions-per-address": "256", "--hello-timeout": "10s",
     "--idle-timeout": "90s", "--max-objects": "50000000", "--max-references": "200000000",
-    "--min-free-bytes": "256M",
+    "--max-sections": "1000", "--min-free-bytes": "256M",
 }
 
 
@@ -185,7 +185,7 @@ def suite_options(env):
     c.ok("4 MiB" in r.stdout, "--help states the frame limit")
     for opt, bad in (("--max-sessions", "0"), ("--max-sessions-per-address", "x"),
                      ("--hello-timeout", "soon"), ("--idle-timeout", "10ms"),
-                     ("--max-objects", "-1"), ("--max-references", "1e9"),
+                     ("--max-objects", "-1"), ("--max-references", "1e9"), ("--max-sections", "many"),
                      ("--min-free-bytes", "lots")):
         r = L.run([env.gcsnapd, opt, bad, "--store", env.path("never")])
         c.ok(r.returncode == 2 and opt + " must be" in r.stderr and "'%s'" % bad in r.stderr,
@@ -244,23 +244,48 @@ def suite_frame(env):
     col.stop()
 
 
+class Sections(F.Heap):
+    """A heap of n sections, each the small heap of F.Heap."""
+
+    def __init__(self, n, objects=5):
+        super().__init__(objects=objects)
+        self.n = n
+
+    def data_messages(self, batch=100):
+        return super().data_messages(batch) * self.n
+
+    def text(self):
+        return super().text() * self.n
+
+    def end(self, seq, crc_xor=0):
+        text = self.text()
+        n = self.n
+        refs = sum(len(o[3]) for o in self.objects) * n
+        return (F.f_uint(1, seq) + F.f_uint(2, n) + F.f_uint(3, len(self.types) * n) +
+                F.f_uint(4, len(self.objects) * n) + F.f_uint(5, refs) + F.f_uint(6, len(self.roots) * n) +
+                F.f_uint(7, len(text)) + F.f_uint(8, (F.zlib.crc32(text) ^ crc_xor) & 0xFFFFFFFF))
+
+
 def suite_snapshot(env):
     env.need_collector()
     c = env.c
-    col = env.collector("--max-objects", "100", "--max-references", "40")
+    col = env.collector("--max-objects", "100", "--max-references", "40", "--max-sections", "3")
     # Within both limits: stored.
     small = F.Heap(objects=30)
     a = F.FakeAgent(col.agent_addr, "lim-small")
     col.wait_connected("lim-small")
     c.equal(push(a, small)[0], "ack", "a snapshot within the limits is stored")
+    c.equal(push(a, Sections(3), snapshot_id=2)[0], "ack", "a snapshot of exactly 3 sections is stored")
     a.close()
 
     no_refs = F.Heap(objects=300)
     no_refs.objects = [(o[0], o[1], o[2], []) for o in no_refs.objects]
     for dev, heap, words in (("lim-objects", no_refs, r"more than 100 objects.*--max-objects"),
-                             ("lim-refs", F.Heap(objects=60), r"more than 40 references.*--max-references")):
+                             ("lim-refs", F.Heap(objects=60), r"more than 40 references.*--max-references"),
+                             ("lim-sections", Sections(4), r"more than 3 sections.*--max-sections")):
         refs = sum(len(o[3]) for o in heap.objects)
-        c.ok(refs > 40 or len(heap.objects) > 100, "%s: the heap is over a limit" % dev)
+        c.ok(refs > 40 or len(heap.objects) > 100 or getattr(heap, "n", 1) > 3,
+             "%s: the heap is over a limit" % dev)
         before = len(col.log_text())
         a = F.FakeAgent(col.agent_addr, dev)
         col.wait_connected(dev)
