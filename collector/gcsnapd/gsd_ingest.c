@@ -36,10 +36,14 @@
 
 #define ZSTD_LEVEL 3          /* as "gcsnap convert" */
 #define SUMMARY_TOP 20        /* as "gcsnap summary" by default */
-/* Files up to this size on disk are summarized in this process: for a mock
- * heap (12 bytes per object in zstd) about 20,000 objects, a graph of about
- * a megabyte for a few milliseconds, less than starting the child takes. */
-#define GSD_SUMMARY_IN_PROCESS_BYTES (256u << 10)
+/* A snapshot this small in work is summarized in this process: its graph
+ * (about 24 bytes per object) is a few megabytes for a few milliseconds,
+ * less than starting the child takes. The decision goes by the work, not
+ * the file: zstd makes a 1 KB file of 300,000 identical sections. */
+#define IN_PROCESS_TEXT_BYTES (4u << 20)
+#define IN_PROCESS_OBJECTS 100000u
+#define IN_PROCESS_SECTIONS 8u
+/* The largest summary stored, whichever made it (the catalog serves it). */
 #define MAX_SUMMARY (64u << 20)
 
 struct gsd_ingest {
@@ -669,13 +673,17 @@ static json_t *summary_child(const char *path, int *rc, char *err, size_t cap) {
   return o;
 }
 
-int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
-                         gsd_snapshot_end *e, char *err, size_t cap) {
-  struct stat st;
+static int small_work(const gsd_ingest_counts *c) {
+  return c && c->text_bytes <= IN_PROCESS_TEXT_BYTES && c->objects <= IN_PROCESS_OBJECTS &&
+         c->sections <= IN_PROCESS_SECTIONS;
+}
+
+int gsd_ingest_summarize(const char *path, const gsd_ingest_counts *c, const char *shown_name,
+                         char **json, gsd_snapshot_end *e, char *err, size_t cap) {
   int rc = GS_OK;
   json_t *o;
   *json = NULL;
-  if (stat(path, &st) == 0 && (uint64_t)st.st_size <= GSD_SUMMARY_IN_PROCESS_BYTES) {
+  if (small_work(c)) {
     if (!(o = summary_here(path, err, cap))) return GS_EIO;
   } else if (!(o = summary_child(path, &rc, err, cap))) {
     return rc;
@@ -685,6 +693,11 @@ int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
       !(*json = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10)))) {
     snprintf(err, cap, "out of memory");
     rc = GS_ENOMEM;
+  } else if (strlen(*json) > MAX_SUMMARY) {
+    snprintf(err, cap, "its summary is larger than %u MB", MAX_SUMMARY >> 20);
+    free(*json);
+    *json = NULL;
+    rc = GS_ELIMIT;
   }
   json_decref(o);
   return rc;

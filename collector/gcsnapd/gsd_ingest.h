@@ -95,9 +95,11 @@ int gsd_ingest_committed(const gsd_ingest *ig);
 /* The summary of a stored snapshot, as "gcsnap summary --json" prints it
  * (shown_name in its "file"): JSON text in *json (malloc'd) and the figures
  * in e. Made by the analysis library in a child process (gsd_child.h),
- * waited for, or for a small file in this process (thread-safe; for the
- * thread pool). */
-int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
-                         gsd_snapshot_end *e, char *err, size_t cap);
+ * waited for, or in this process when c (the stream's counts; NULL: none)
+ * says the work is small: text, objects and sections (thread-safe; for the
+ * thread pool). A summary above 64 MB is refused (GS_ELIMIT), whichever
+ * made it. */
+int gsd_ingest_summarize(const char *path, const gsd_ingest_counts *c, const char *shown_name,
+                         char **json, gsd_snapshot_end *e, char *err, size_t cap);
 
 #endif

@@ -15,8 +15,8 @@ static void finish_work(uv_work_t *w) {
   gsd_session *s = job->s;
   job->rc = gsd_ingest_commit(s->ingest, job->final_path, job->err, sizeof job->err);
   if (job->rc == GS_OK)
-    job->rc = gsd_ingest_summarize(job->final_path, job->shown_name, &job->summary, &job->end,
-                                   job->err, sizeof job->err);
+    job->rc = gsd_ingest_summarize(job->final_path, gsd_ingest_stats(s->ingest), job->shown_name,
+                                   &job->summary, &job->end, job->err, sizeof job->err);
 }
 
 static void free_job(finish_job *job) {
