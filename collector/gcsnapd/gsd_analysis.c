@@ -8,9 +8,11 @@
  * child ends, and a heap too large for memory fails its request, not the
  * collector. */
 #include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "gs_diff.h"
 #include "gs_dominators.h"
 #include "gs_error.h"
@@ -121,9 +123,24 @@ static struct {
 
 static void start_next(void);
 
+/* The answer (or the reason) names files as the store does,
+ * snapshots/DEVICE/ID.gclog.zst, never by a path of the collector's host. */
+static void name_as_store(job *j) {
+  char prefix[4200], *at, *from;
+  size_t n, keep = strlen("snapshots/");
+  if (!j->out || !j->a->dir) return;
+  n = (size_t)snprintf(prefix, sizeof prefix, "%s/snapshots/", j->a->dir);
+  if (n >= sizeof prefix) return;
+  for (from = j->out; (at = strstr(from, prefix)) != NULL; from = at + keep) {
+    memmove(at, at + n - keep, strlen(at + n - keep) + 1);
+    j->len -= n - keep;
+  }
+}
+
 static void work(uv_work_t *w) {
   job *j = w->data;
   j->rc = gsd_child_run(compute, j->a, MAX_OUTPUT, &j->out, &j->len, &j->status);
+  name_as_store(j);
 }
 
 static void answer(job *j, h2o_req_t *req) {
@@ -197,6 +214,7 @@ static void on_req_gone(void *p) {
 int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, gsd_analysis *a) {
   job *j;
   assert(a->nfiles >= 1 && a->nfiles <= GSD_ANALYSIS_MAX_FILES);
+  a->dir = srv->cfg->store;
   if (line.waiting >= MAX_WAITING) {
     gsd_analysis_free(a);
     h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,

@@ -125,6 +125,13 @@ for d in (a, b):
     for f in d["files"]: f.pop("file")
 assert a == b, (a, b)
 PY
+# Answers and errors name files as the store does, never by a path of the host.
+expect_status 200 GET "/api/snapshots/$ID/dominators?top=1"
+json 'd["file"]' < "$WORK/body" | grep -Eq '^snapshots/dev-a/[0-9]+\.gclog\.zst$' || fail "dominators names its file $(json 'd["file"]' < "$WORK/body")"
+expect_status 422 GET "/api/snapshots/$ID/paths?object=123456789abc" bad_request
+! grep -qF "$STORE" "$WORK/body" || fail "an analysis error shows the store's path: $(cat "$WORK/body")"
+expect_status 200 GET "/api/diff?old=$ID&new=$ID2"
+! grep -qF "$STORE" "$WORK/body" || fail "the diff shows the store's path"
 expect_status 400 GET "/api/snapshots/$ID/paths?object=zz" bad_request
 # 17 significant hex digits do not fit 64 bits: refused, not read as ffffffffffffffff
 expect_status 400 GET "/api/snapshots/$ID/paths?object=1ffffffffffffffff" bad_request
