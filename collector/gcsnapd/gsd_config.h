@@ -28,6 +28,7 @@
 /* A section costs the analyses a graph load and a few kilobytes of figures
  * each: 300,000 tiny sections once took a 1 KB snapshot to gigabytes. */
 #define GSD_DEFAULT_MAX_SECTIONS 1000u
+#define GSD_DEFAULT_MAX_VALIDATOR_BYTES (512ull << 20)
 #define GSD_DEFAULT_MIN_FREE_BYTES (256ull << 20)
 /* Longest HTTP API token, in bytes (visible ASCII, no blanks). */
 #define GSD_TOKEN_MAX 1024
@@ -51,6 +52,7 @@ typedef struct gsd_config {
   uint64_t max_objects;         /* per snapshot; 0: none */
   uint64_t max_references;      /* per snapshot; 0: none */
   uint64_t max_sections;        /* per snapshot; 0: none */
+  uint64_t max_validator_bytes; /* per session; 0: none */
   uint64_t min_free_bytes;      /* free space the store keeps; 0: no check */
   gsd_log_level log_level;
   int help, version;

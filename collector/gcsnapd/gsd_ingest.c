@@ -332,6 +332,14 @@ static int on_objects(gsd_ingest *ig, const Gcsnap__ObjectBatch *b, gsd_fault *f
                    " (--max-objects)", (unsigned long long)ig->lim.max_objects);
     emit_object(ig, id, b->type_ids[i], b->sizes[i]);
   }
+  /* The validator's tables grow with the references to objects not sent
+   * yet (at most 32 bytes each): counted against the session. */
+  if (!ig->check_only && ig->lim.max_validator_bytes &&
+      gs_validator_memory(ig->validator) > ig->lim.max_validator_bytes)
+    return fault(f, GS_WIRE_E_INVALID, 1,
+                 "checking the snapshot needs more than %llu bytes (references to objects not "
+                 "in it yet), the collector's limit (--max-validator-memory)",
+                 (unsigned long long)ig->lim.max_validator_bytes);
   return GS_OK;
 }
 

@@ -39,6 +39,7 @@ typedef struct gsd_ingest gsd_ingest;
  * agents retry later). */
 typedef struct gsd_ingest_limits {
   uint64_t max_objects, max_references, max_sections, min_free_bytes;
+  uint64_t max_validator_bytes;   /* the validator's tables; 0: none */
 } gsd_ingest_limits;
 
 #define GSD_INGEST_SPACE_CHECK (1u << 20)

@@ -297,7 +297,7 @@ static int feed_limited(fixture *fx, const gsd_ingest_limits *lim, gsd_fault *f,
  * fails the stream (fatal, code 7) and names the option. */
 static void test_snapshot_limits(void **state) {
   fixture *fx = *state;
-  gsd_ingest_limits lim = {0, 0, 0, 0};
+  gsd_ingest_limits lim = {0, 0, 0, 0, 0};
   gsd_fault f;
   uint64_t objects, refs;
   gst_frames frames;
@@ -332,7 +332,7 @@ static void test_snapshot_limits(void **state) {
  * code 8 (not fatal: agents offer the snapshot again later). */
 static void test_disk_floor(void **state) {
   fixture *fx = *state;
-  gsd_ingest_limits lim = {0, 0, 0, UINT64_MAX};
+  gsd_ingest_limits lim = {0, 0, 0, UINT64_MAX, 0};
   gst_frames frames;
   gst_totals t;
   gsd_ingest *ig;

@@ -169,7 +169,7 @@ def logged(col, before, *needles):
 LIMIT_OPTIONS = {
     "--max-sessions": "1024", "--max-sessions-per-address": "256", "--hello-timeout": "10s",
     "--idle-timeout": "90s", "--max-objects": "50000000", "--max-references": "200000000",
-    "--max-sections": "1000", "--min-free-bytes": "256M",
+    "--max-sections": "1000", "--max-validator-memory": "512M", "--min-free-bytes": "256M",
 }
 
 
@@ -312,6 +312,20 @@ def suite_snapshot(env):
         a.close()
     complete = {s["device_id"] for s in col.snapshots("?status=complete")}
     c.equal(complete, {"lim-small"}, "only the snapshot within the limits is complete")
+    col.stop()
+    # References to objects never sent cost the validator up to 32 bytes
+    # each: counted against the session (--max-validator-memory).
+    col = env.collector("--max-validator-memory", "4M", name="gcsnapd-validator")
+    dangling = F.Heap(objects=200000)
+    dangling.objects = [(o[0], o[1], o[2], [0x7000000000 + 8 * i]) for i, o in enumerate(dangling.objects)]
+    a = F.FakeAgent(col.agent_addr, "lim-validator", timeout=60)
+    code, msg = error_of(push(a, dangling))
+    c.ok(code == E_INVALID and "--max-validator-memory" in msg,
+         "200,000 dangling references past 4M of validator memory get Error 7 naming the limit", msg)
+    a.close()
+    a = F.FakeAgent(col.agent_addr, "lim-validator-ok")
+    c.equal(push(a, F.Heap(objects=1000))[0], "ack", "a snapshot within it is stored")
+    a.close()
     col.stop()
 
 
