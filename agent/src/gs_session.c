@@ -53,6 +53,19 @@ static void session_log(const char *fmt, const char *a, const char *b) {
   fflush(stderr);
 }
 
+/* Text from the collector goes to stderr as printable ASCII: other bytes as
+ * \xNN and '\' doubled, as the collector's own log writes them, so that a
+ * collector cannot end a line, forge one or send terminal escapes. */
+static void session_put_escaped(const char *s, size_t len) {
+  size_t i;
+  for (i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '\\') fputs("\\\\", stderr);
+    else if (c >= 0x20 && c < 0x7f) fputc(c, stderr);
+    else fprintf(stderr, "\\x%02x", c);
+  }
+}
+
 /* ---- ids and jitter ---- */
 
 /* xorshift64*: good enough to spread reconnections. */
@@ -182,9 +195,9 @@ static int session_answer_challenge(session *s, const gs_wire_control *m) {
 /* ---- messages ---- */
 
 static void session_log_error(const gs_wire_control *m) {
-  fprintf(stderr, AGENT_NAME ": collector error %u (%s): %.*s", (unsigned)m->error.code,
-          gs_wire_error_name(m->error.code), (int)m->error.message_len,
-          m->error.message ? m->error.message : "");
+  fprintf(stderr, AGENT_NAME ": collector error %u (%s): ", (unsigned)m->error.code,
+          gs_wire_error_name(m->error.code));
+  if (m->error.message) session_put_escaped(m->error.message, m->error.message_len);
   if (m->error.request_id)
     fprintf(stderr, " (request %llu)", (unsigned long long)m->error.request_id);
   fputc('\n', stderr);
@@ -272,9 +285,12 @@ static int session_connect(session *s) {
               (unsigned)m.welcome.protocol_version, GS_WIRE_PROTOCOL_VERSION);
       return STEP_REFUSED;
     }
-    fprintf(stderr, AGENT_NAME ": connected to %s:%s (collector %.*s) as device %s%s\n",
-            host, port, (int)m.welcome.collector_version_len,
-            m.welcome.collector_version ? m.welcome.collector_version : "?", o->device_id,
+    fprintf(stderr, AGENT_NAME ": connected to %s:%s (collector ", host, port);
+    if (m.welcome.collector_version)
+      session_put_escaped(m.welcome.collector_version, m.welcome.collector_version_len);
+    else
+      fputc('?', stderr);
+    fprintf(stderr, ") as device %s%s\n", o->device_id,
             challenged ? ", key accepted" : o->key ? " (the collector did not ask for the key)"
                                                    : "");
     fflush(stderr);

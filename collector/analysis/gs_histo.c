@@ -20,13 +20,18 @@ static uint64_t hash_name(const char *s) {
   return h;
 }
 
+/* Small at first: a summary keeps two histograms per section, and a dump
+ * may have many sections of a few types each. */
+#define FIRST_SLOTS 8
+#define FIRST_ROWS 4
+
 int gs_histo_new(gs_histo **out) {
   gs_histo *h = calloc(1, sizeof *h);
-  if (!h || !(h->slots = calloc(64, sizeof *h->slots))) {
+  if (!h || !(h->slots = calloc(FIRST_SLOTS, sizeof *h->slots))) {
     free(h);
     return GS_ENOMEM;
   }
-  h->nslots = 64;
+  h->nslots = FIRST_SLOTS;
   *out = h;
   return GS_OK;
 }
@@ -61,7 +66,7 @@ static int grow_slots(gs_histo *h) {
 static int append_row(gs_histo *h, const char *name, size_t slot) {
   gs_histo_row *row;
   if (h->nrows == h->rows_cap) {
-    size_t cap = h->rows_cap ? h->rows_cap * 2 : 64;
+    size_t cap = h->rows_cap ? h->rows_cap * 2 : FIRST_ROWS;
     gs_histo_row *rows = realloc(h->rows, cap * sizeof *rows);
     if (!rows) return GS_ENOMEM;
     h->rows = rows;

@@ -1,7 +1,10 @@
 /* gs_paths.c - shortest retention paths by breadth-first search (see gs_paths.h). */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
+#include "gs_json.h"
 #include "gs_paths.h"
 
 static int strong(const gs_graph_root *r) { return !(r->flags & GS_FLAG_WEAK); }
@@ -33,23 +36,29 @@ static int predecessors(const gs_graph *g, uint32_t **off_out, uint32_t **preds_
   return GS_OK;
 }
 
-/* Appends the path v ... target that next[] spells out. */
+size_t gs_path_elided(size_t len) {
+  return len > 2 * GS_PATH_ENDS + 1 ? len - 2 * GS_PATH_ENDS : 0;
+}
+
+/* Appends the path v ... target that next[] spells out, its ends only. */
 static int add_path(gs_paths *p, uint32_t root, uint32_t v, uint32_t target,
                     const uint32_t *next, size_t *cap) {
   uint32_t u;
-  size_t len = 1;
+  size_t len = 1, elided, i = 0;
   for (u = v; u != target; u = next[u]) len++;
-  if (p->start[p->npaths] + len > *cap) {
-    size_t c = (*cap ? *cap * 2 : 64) + len;
+  elided = gs_path_elided(len);
+  if (p->start[p->npaths] + len - elided > *cap) {
+    size_t c = (*cap ? *cap * 2 : 64) + len - elided;
     uint32_t *nodes = realloc(p->nodes, c * sizeof *nodes);
     if (!nodes) return GS_ENOMEM;
     p->nodes = nodes;
     *cap = c;
   }
-  for (u = v;; u = next[u]) {
-    p->nodes[p->start[p->npaths]++] = u;
+  for (u = v;; u = next[u], i++) {
+    if (i < GS_PATH_ENDS || i >= GS_PATH_ENDS + elided) p->nodes[p->start[p->npaths]++] = u;
     if (u == target) break;
   }
+  p->elided[p->npaths] = elided;
   p->roots[p->npaths++] = root;
   p->start[p->npaths] = p->start[p->npaths - 1];
   return GS_OK;
@@ -66,7 +75,9 @@ int gs_paths_to(const gs_graph *g, uint32_t target, size_t max, gs_paths *p) {
   root_of = root_of_nodes(g);
   p->roots = malloc(max * sizeof *p->roots);
   p->start = calloc(max + 2, sizeof *p->start);
-  if (!next || !queue || !root_of || !p->roots || !p->start || predecessors(g, &off, &preds)) {
+  p->elided = calloc(max + 1, sizeof *p->elided);
+  if (!next || !queue || !root_of || !p->roots || !p->start || !p->elided ||
+      predecessors(g, &off, &preds)) {
     err = GS_ENOMEM;
     goto done;
   }
@@ -96,8 +107,47 @@ done:
 void gs_paths_free(gs_paths *p) {
   free(p->roots);
   free(p->start);
+  free(p->elided);
   free(p->nodes);
   memset(p, 0, sizeof *p);
+}
+
+size_t gs_path_shorten(uint32_t *nodes, size_t *len) {
+  size_t elided = gs_path_elided(*len);
+  if (elided) {
+    memmove(nodes + GS_PATH_ENDS, nodes + GS_PATH_ENDS + elided, GS_PATH_ENDS * sizeof *nodes);
+    *len -= elided;
+  }
+  return elided;
+}
+
+const char *gs_path_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap) {
+  if (t == GS_GRAPH_MISSING || t >= g->ntypes) return "(not in the dump)";
+  return gs_graph_type_name(g, t, buf, cap);
+}
+
+json_t *gs_path_node_json(const gs_graph *g, uint32_t v) {
+  json_t *o = json_object();
+  char id[24], tbuf[64];
+  snprintf(id, sizeof id, "%" PRIx64, g->ids[v]);
+  gs_json_set(o, "id", gs_json_cstring(id));
+  gs_json_set(o, "type", gs_json_cstring(gs_path_type_name(g, g->types[v], tbuf, sizeof tbuf)));
+  gs_json_set(o, "size", gs_json_u64(g->sizes[v]));
+  return o;
+}
+
+json_t *gs_path_json(const gs_graph *g, const uint32_t *nodes, size_t len, size_t elided) {
+  json_t *arr = json_array();
+  size_t i;
+  for (i = 0; i < len; i++) {
+    if (elided && i == GS_PATH_ENDS) {
+      json_t *gap = json_object();
+      gs_json_set(gap, "elided", gs_json_u64(elided));
+      json_array_append_new(arr, gap);
+    }
+    json_array_append_new(arr, gs_path_node_json(g, nodes[i]));
+  }
+  return arr;
 }
 
 int gs_retention_build(const gs_graph *g, gs_retention *r) {

@@ -8,23 +8,47 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 #include "gs_graph.h"
 
 #define GS_PATH_NONE UINT32_MAX
 
+/* A path is shown by its ends: the GS_PATH_ENDS nodes from its root and
+ * the GS_PATH_ENDS up to its object, the middle counted, so that what is
+ * printed (and held) stays the same size however deep the heap. */
+#define GS_PATH_ENDS 10
+
+/* The nodes of a path of len nodes left out in the middle (0: none). */
+size_t gs_path_elided(size_t len);
+
 /* Shortest paths to one object from up to max strong roots, nearest roots
- * first. Path i is nodes[start[i]] (its root's node) ... target, and
- * roots[i] indexes g->roots. */
+ * first. Path i is nodes[start[i]] (its root's node) ... target, its
+ * middle left out: elided[i] nodes after the first GS_PATH_ENDS. roots[i]
+ * indexes g->roots. */
 typedef struct gs_paths {
   size_t npaths;
   uint32_t *roots;
   size_t *start;          /* npaths + 1 entries */
+  size_t *elided;
   uint32_t *nodes;
 } gs_paths;
 
 /* npaths is 0 when nothing keeps target alive. Returns GS_OK or GS_ENOMEM. */
 int gs_paths_to(const gs_graph *g, uint32_t target, size_t max, gs_paths *out);
 void gs_paths_free(gs_paths *p);
+
+/* The len nodes of a path shown (the middle already left out: elided
+ * nodes after the first GS_PATH_ENDS) as JSON: an array of {"id", "type",
+ * "size"} with {"elided": N} in place of the middle. */
+json_t *gs_path_json(const gs_graph *g, const uint32_t *nodes, size_t len, size_t elided);
+
+/* A node as {"id" (hex), "type", "size"}; a type name, or "(not in the
+ * dump)" for a placeholder. */
+json_t *gs_path_node_json(const gs_graph *g, uint32_t v);
+const char *gs_path_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap);
+
+/* Leaves out the middle of a path of *len nodes in place; returns how many. */
+size_t gs_path_shorten(uint32_t *nodes, size_t *len);
 
 /* For every node reached from a strong root: the root that reaches it
  * first (index into g->roots), the first object after that root on a

@@ -16,18 +16,7 @@
 #include "gs_retainers.h"
 
 const char *gs_retainers_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap) {
-  if (t == GS_GRAPH_MISSING || t >= g->ntypes) return "(not in the dump)";
-  return gs_graph_type_name(g, t, buf, cap);
-}
-
-static json_t *node_json(const gs_graph *g, uint32_t v) {
-  json_t *o = json_object();
-  char id[24], tbuf[64];
-  snprintf(id, sizeof id, "%" PRIx64, g->ids[v]);
-  gs_json_set(o, "id", gs_json_cstring(id));
-  gs_json_set(o, "type", gs_json_cstring(gs_retainers_type_name(g, g->types[v], tbuf, sizeof tbuf)));
-  gs_json_set(o, "size", gs_json_u64(g->sizes[v]));
-  return o;
+  return gs_path_type_name(g, t, buf, cap);
 }
 
 static json_t *root_json(const gs_graph *g, const gs_graph_root *r) {
@@ -129,13 +118,11 @@ static int object_json(const gs_graph *g, uint32_t v, size_t max, json_t *out) {
   gs_paths p;
   size_t i;
   if (gs_paths_to(g, v, max ? max : g->nroots, &p)) { json_decref(paths); return GS_ENOMEM; }
-  gs_json_set(out, "object", node_json(g, v));
+  gs_json_set(out, "object", gs_path_node_json(g, v));
   for (i = 0; i < p.npaths; i++) {
-    json_t *one = json_object(), *chain = json_array();
-    size_t k;
+    json_t *one = json_object();
     gs_json_set(one, "root", root_json(g, &g->roots[p.roots[i]]));
-    for (k = p.start[i]; k < p.start[i + 1]; k++) json_array_append_new(chain, node_json(g, p.nodes[k]));
-    gs_json_set(one, "path", chain);
+    gs_json_set(one, "path", gs_path_json(g, p.nodes + p.start[i], p.start[i + 1] - p.start[i], p.elided[i]));
     json_array_append_new(paths, one);
   }
   gs_json_set(out, "paths", paths);
@@ -145,8 +132,8 @@ static int object_json(const gs_graph *g, uint32_t v, size_t max, json_t *out) {
 
 static json_t *group_json(const gs_graph *g, const gs_retention *ret, const gs_type_group *gr,
                           uint32_t *chain) {
-  json_t *o = json_object(), *path = json_array();
-  size_t len = gs_retainers_trace(ret, gr->example, chain), k;
+  json_t *o = json_object();
+  size_t len = gs_retainers_trace(ret, gr->example, chain), elided = gs_path_shorten(chain, &len);
   char rbuf[64], hbuf[64];
   gs_json_set(o, "objects", gs_json_u64(gr->count));
   gs_json_set(o, "bytes", gs_json_u64(gr->bytes));
@@ -154,8 +141,7 @@ static json_t *group_json(const gs_graph *g, const gs_retention *ret, const gs_t
   gs_json_set(o, "root_flags", gs_json_u64(gr->root_flags));
   gs_json_set(o, "root_type", gs_json_cstring(gs_retainers_type_name(g, gr->root_type, rbuf, sizeof rbuf)));
   gs_json_set(o, "first_hop_type", gs_json_cstring(gs_retainers_type_name(g, gr->hop_type, hbuf, sizeof hbuf)));
-  for (k = 0; k < len; k++) json_array_append_new(path, node_json(g, chain[k]));
-  gs_json_set(o, "example_path", path);
+  gs_json_set(o, "example_path", gs_path_json(g, chain, len, elided));
   return o;
 }
 

@@ -28,7 +28,17 @@ void gs_summary_free(gs_summary *sum) {
 
 /* ---- loading --------------------------------------------------------- */
 
-static int keep_section(gs_summary *sum, const gs_graph *g) {
+/* Each section is below GS_MAX_BYTES (the loader checks); so must be their sum. */
+static int total_fits(const gs_summary *sum, const gs_heapstats *s, gs_diag *d) {
+  if (s->bytes <= GS_MAX_BYTES - sum->total.bytes) return 1;
+  d->code = GS_D_BYTES_OVERFLOW;
+  d->line = s->line;
+  snprintf(d->message, sizeof d->message, "object sizes add up to more than %llu bytes",
+           (unsigned long long)GS_MAX_BYTES);
+  return 0;
+}
+
+static int keep_section(gs_summary *sum, const gs_graph *g, gs_diag *d) {
   gs_heapstats s;
   int err;
   if (sum->nsections == sum->cap) {
@@ -39,7 +49,8 @@ static int keep_section(gs_summary *sum, const gs_graph *g) {
     sum->cap = cap;
   }
   if ((err = gs_heapstats_init(&s))) return err;
-  if ((err = gs_heapstats_of_graph(&s, g)) || (err = gs_heapstats_add(&sum->total, &s))) {
+  if ((err = gs_heapstats_of_graph(&s, g)) || (!total_fits(sum, &s, d) && (err = GS_EFORMAT)) ||
+      (err = gs_heapstats_add(&sum->total, &s))) {
     gs_heapstats_free(&s);
     return err;
   }
@@ -52,7 +63,7 @@ int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d) {
     gs_graph *g = NULL;
     int err = gs_graph_load(r, &g, d);
     if (err == GS_OK) {
-      err = keep_section(sum, g);
+      err = keep_section(sum, g, d);
       gs_graph_free(g);
     }
     if (err == GS_OK) continue;

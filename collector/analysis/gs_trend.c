@@ -91,19 +91,17 @@ static int rank_suspects(gs_trend *t, uint64_t threshold, uint64_t top) {
 
 /* ---- what holds each suspect in the last snapshot ---------------------- */
 
+/* The path from the root that reaches v first, its middle left out. */
 static json_t *path_json(const gs_graph *g, const gs_retention *ret, uint32_t v) {
-  json_t *arr = json_array();
-  char id[24], buf[64];
-  for (; v != GS_PATH_NONE; v = ret->parent[v]) {
-    json_t *o = json_object();
-    snprintf(id, sizeof id, "%" PRIx64, g->ids[v]);
-    gs_json_set(o, "id", gs_json_cstring(id));
-    gs_json_set(o, "type", gs_json_cstring(g->types[v] == GS_GRAPH_MISSING ? "(not in the dump)"
-                                            : gs_graph_type_name(g, g->types[v], buf, sizeof buf)));
-    gs_json_set(o, "size", gs_json_u64(g->sizes[v]));
-    json_array_insert_new(arr, 0, o);
-  }
-  return arr;
+  uint32_t ends[2 * GS_PATH_ENDS + 1], u;
+  size_t len = 0, n = 0, elided, i, k;
+  for (u = v; u != GS_PATH_NONE; u = ret->parent[u]) len++;
+  elided = gs_path_elided(len);
+  /* Walked from v back to the root: keep the last ends, then the first. */
+  for (u = v, i = len; u != GS_PATH_NONE; u = ret->parent[u], i--)
+    if (i <= GS_PATH_ENDS || i > GS_PATH_ENDS + elided) ends[n++] = u;
+  for (k = 0; k < n / 2; k++) { u = ends[k]; ends[k] = ends[n - 1 - k]; ends[n - 1 - k] = u; }
+  return gs_path_json(g, ends, n, elided);
 }
 
 static char *type_copy(const gs_graph *g, uint32_t t) {

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 #include "gs_cli.h"
+#include "gs_check.h"
 #include "gs_client.h"
 #include "gs_output.h"
 #include "gs_error.h"
@@ -214,22 +215,48 @@ void gs_client_fmt_bytes(char *buf, size_t cap, uint64_t bytes) {
 typedef struct counted {
   gs_output *out;
   uint64_t bytes;
+  gs_check *check;
 } counted;
 
 static int counted_write(void *ctx, const void *buf, size_t len) {
   counted *c = ctx;
   c->bytes += len;
+  gs_check_feed(c->check, buf, len);    /* a mismatch is reported at the end */
   return gs_output_write(c->out, buf, len);
+}
+
+/* What the catalog says of snapshot id, to check the download against:
+ * GS_EXIT_OK and a check, or the exit code of the failed call. */
+static int check_of(const char *cmd, const char *url, uint64_t id, const char *format, gs_check **c) {
+  gs_http_reply r;
+  gs_check_expect e;
+  char api[64];
+  int code;
+  snprintf(api, sizeof api, "/api/snapshots/%llu", (unsigned long long)id);
+  code = gs_client_check(cmd, url, gs_http_get_json(url, api, &r), &r);
+  if (code == GS_EXIT_OK) {
+    e.file_bytes = gs_client_u64(r.json, "file_bytes");
+    e.text_bytes = gs_client_u64(r.json, "text_bytes");
+    e.crc32 = (uint32_t)gs_client_u64(r.json, "crc32");
+    if (gs_check_new(c, &e, strcmp(format, "zst") == 0) != GS_OK) {
+      gs_cli_error("out of memory");
+      code = GS_EXIT_USAGE;
+    }
+  }
+  gs_http_reply_free(&r);
+  return code;
 }
 
 int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *format,
                     const char *path, uint64_t *bytes) {
-  counted c = {NULL, 0};
+  counted c = {NULL, 0, NULL};
   gs_http_reply r;
   char api[96], msg[300];
   int err, code;
+  if ((code = check_of(cmd, url, id, format, &c.check)) != GS_EXIT_OK) return code;
   if (gs_output_open_raw(&c.out, path, msg, sizeof msg)) {
     gs_cli_error("%s", msg);
+    gs_check_free(c.check);
     return GS_EXIT_USAGE;
   }
   snprintf(api, sizeof api, "/api/snapshots/%llu/download?format=%s", (unsigned long long)id, format);
@@ -242,6 +269,12 @@ int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *f
     code = GS_EXIT_USAGE;
   }
   gs_http_reply_free(&r);
+  if (code == GS_EXIT_OK && gs_check_finish(c.check) != GS_OK) {
+    fprintf(stderr, "gcsnap %s: snapshot %llu is damaged in the collector's store (%s): %s is not "
+            "written\n", cmd, (unsigned long long)id, gs_check_error(c.check), path);
+    code = GS_EXIT_INVALID;
+  }
+  gs_check_free(c.check);
   if (code == GS_EXIT_OK && (err = gs_output_commit(c.out)) != GS_OK) {
     gs_cli_error("%s", gs_output_error(c.out)[0] ? gs_output_error(c.out) : gs_strerror(err));
     code = GS_EXIT_USAGE;

@@ -7,6 +7,8 @@
  * first object after it, the way RPM's root view groups them: the groups
  * that hold the most instances are where a leak is held. The analysis is
  * gs_retainers.c's; this file prints it. */
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,12 +66,18 @@ static void flags_text(unsigned flags, char *buf, size_t cap) {
   if (buf[0] && buf[strlen(buf) - 1] == ' ') buf[strlen(buf) - 1] = 0;
 }
 
-static void print_path(const gs_graph *g, const uint32_t *nodes, size_t len) {
-  size_t i;
+/* One line per node, each indented two more spaces, and one for the middle
+ * left out (elided nodes after the first GS_PATH_ENDS): at most 42. */
+static void print_path(const gs_graph *g, const uint32_t *nodes, size_t len, size_t elided) {
+  size_t i, depth = 0;
   char tbuf[64];
-  for (i = 0; i < len; i++)
-    printf("     %*s%" PRIx64 "  %s (%" PRIu64 " bytes)\n", (int)(2 * i), "", g->ids[nodes[i]],
+  for (i = 0; i < len; i++, depth++) {
+    if (elided && i == GS_PATH_ENDS)
+      printf("     %*s... %zu more object%s on this path ...\n", (int)(2 * depth++), "", elided,
+             elided == 1 ? "" : "s");
+    printf("     %*s%" PRIx64 "  %s (%" PRIu64 " bytes)\n", (int)(2 * depth), "", g->ids[nodes[i]],
            gs_retainers_type_name(g, g->types[nodes[i]], tbuf, sizeof tbuf), g->sizes[nodes[i]]);
+  }
 }
 
 static int print_object(const gs_graph *g, uint32_t v, size_t max) {
@@ -83,10 +91,11 @@ static int print_object(const gs_graph *g, uint32_t v, size_t max) {
   else printf(", shortest paths from %zu root%s:\n", p.npaths, p.npaths == 1 ? "" : "s");
   for (i = 0; i < p.npaths; i++) {
     const gs_graph_root *r = &g->roots[p.roots[i]];
+    size_t len = p.start[i + 1] - p.start[i], refs = len + p.elided[i] - 1;
     flags_text(r->flags, fbuf, sizeof fbuf);
     printf("\n  %zu. %s root (%s), %zu reference%s:\n", i + 1, gs_root_kind_names[r->kind], fbuf,
-           p.start[i + 1] - p.start[i] - 1, p.start[i + 1] - p.start[i] == 2 ? "" : "s");
-    print_path(g, p.nodes + p.start[i], p.start[i + 1] - p.start[i]);
+           refs, refs == 1 ? "" : "s");
+    print_path(g, p.nodes + p.start[i], len, p.elided[i]);
   }
   gs_paths_free(&p);
   return GS_OK;
@@ -94,7 +103,7 @@ static int print_object(const gs_graph *g, uint32_t v, size_t max) {
 
 static void print_group(const gs_graph *g, const gs_retention *ret, const gs_type_group *gr,
                         size_t rank, uint32_t *chain) {
-  size_t len = gs_retainers_trace(ret, gr->example, chain);
+  size_t len = gs_retainers_trace(ret, gr->example, chain), elided = gs_path_shorten(chain, &len);
   char rbuf[64], hbuf[64], fbuf[40];
   flags_text(gr->root_flags, fbuf, sizeof fbuf);
   printf("\n  %zu. %" PRIu64 " objects (%" PRIu64 " bytes) held by a %s root (%s) of type %s\n"
@@ -102,7 +111,7 @@ static void print_group(const gs_graph *g, const gs_retention *ret, const gs_typ
          gs_root_kind_names[gr->root_kind], fbuf,
          gs_retainers_type_name(g, gr->root_type, rbuf, sizeof rbuf),
          gs_retainers_type_name(g, gr->hop_type, hbuf, sizeof hbuf));
-  print_path(g, chain, len);
+  print_path(g, chain, len, elided);
 }
 
 static int print_type(const gs_graph *g, const uint8_t *is_type, const char *name, size_t max) {
@@ -149,8 +158,10 @@ static int parse_args(int argc, char **argv, paths_args *pa) {
       const char *s = a.value;
       char *end;
       if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+      errno = 0;
       pa->object = strtoull(s, &end, 16);
-      if (!*s || *end || *s == '-') return gs_cli_usage_error("paths", usage, "--object needs a hex object ID");
+      if (!*s || *end || !isxdigit((unsigned char)*s) || errno == ERANGE)
+        return gs_cli_usage_error("paths", usage, "--object needs a hex object ID of at most 64 bits");
       pa->has_object = 1;
       break;
     }

@@ -22,6 +22,7 @@
 #include "gs_parse.h"
 #include "gs_port.h"
 #include "gs_stream.h"
+#include "gs_table.h"
 #include "gs_wire.h"
 #include "gs_wire_writer.h"
 #include "gs_wire_decode.h"
@@ -190,10 +191,17 @@ static int receive(replay *rp, gs_wire_control *m, int timeout_ms) {
   }
 }
 
+/* The collector's text is escaped for the terminal, as names are. */
 static void print_error(const char *what, const gs_wire_control *m) {
-  fprintf(stderr, "gcsnap replay: %s: error %u (%s): %.*s\n", what, (unsigned)m->error.code,
-          gs_wire_error_name(m->error.code), (int)m->error.message_len,
-          m->error.message ? m->error.message : "");
+  char text[1024];
+  size_t n = m->error.message ? m->error.message_len : 0;
+  if (n >= sizeof text) n = sizeof text - 1;
+  if (n) memcpy(text, m->error.message, n);
+  text[n] = '\0';
+  fprintf(stderr, "gcsnap replay: %s: error %u (%s): ", what, (unsigned)m->error.code,
+          gs_wire_error_name(m->error.code));
+  gs_table_fputs(text, stderr);
+  fputc('\n', stderr);
 }
 
 /* After Hello: Welcome, or the collector's refusal. */
@@ -371,10 +379,10 @@ int gs_cmd_replay(int argc, char **argv) {
     if ((rc == GS_EFORMAT || rc == GS_EIO) && rp->frames == 0) code = GS_EXIT_USAGE;
     else code = (rc == GS_EOF && !rp->in_snapshot && rp->stored == rp->snapshots)
                     ? GS_EXIT_OK : GS_EXIT_INVALID;
-    printf("Replayed %s (device %s, %llu frames) to %s: %llu of %llu snapshots stored.\n",
-           rp->file, rp->device_id ? rp->device_id : h.device_id,
-           (unsigned long long)rp->frames, rp->to, (unsigned long long)rp->stored,
-           (unsigned long long)rp->snapshots);
+    printf("Replayed %s (device ", rp->file);
+    gs_table_fputs(rp->device_id ? rp->device_id : h.device_id, stdout);
+    printf(", %llu frames) to %s: %llu of %llu snapshots stored.\n", (unsigned long long)rp->frames,
+           rp->to, (unsigned long long)rp->stored, (unsigned long long)rp->snapshots);
   }
   gs_port_net_close(rp->sock);
   if (f) fclose(f);

@@ -452,6 +452,12 @@ static void put_suspect(gs_obuf *p, size_t rank, const json_t *s) {
   gs_obuf_puts(p, "</b>. Shortest path of one of them, root first:</p><ol class=\"path\">");
   for (k = 0; k < json_array_size(path); k++) {
     const json_t *n = json_array_get(path, k);
+    if (json_object_get(n, "elided")) {
+      gs_obuf_puts(p, "<li class=\"muted\">... ");
+      put_count(p, num(n, "elided"));
+      gs_obuf_puts(p, " more objects on this path ...</li>");
+      continue;
+    }
     gs_obuf_puts(p, "<li>");
     put_text(p, str(n, "id"));
     gs_obuf_puts(p, " ");

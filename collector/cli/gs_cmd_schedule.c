@@ -77,8 +77,9 @@ static int usage_error(const char *message) {
 static int check_values(const schedule_args *sa) {
   uint64_t v, every = 0;
   int64_t start = 0, end = 0;
-  if (!sa->every || gs_parse_duration_ms(sa->every, &every) || every < 1000)
-    return usage_error("--every needs a duration of at least 1s (30s, 5m, 2h, 1d)");
+  if (!sa->every || gs_parse_duration_ms(sa->every, &every) || every < 1000 ||
+      every > GS_UNITS_EVERY_MAX_MS)
+    return usage_error("--every needs a duration from 1s to 366d (30s, 5m, 2h, 1d)");
   if (sa->jitter && (gs_parse_duration_ms(sa->jitter, &v) || v > every))
     return usage_error("--jitter needs a duration no longer than --every");
   if (sa->keep && (gs_args_parse_count(sa->keep, INT64_MAX, &v) || v == 0))
@@ -86,7 +87,8 @@ static int check_values(const schedule_args *sa) {
   if (sa->max_bytes && (gs_parse_size(sa->max_bytes, &v) || v == 0 || v > INT64_MAX))
     return usage_error("--max-bytes needs a size above 0 (512K, 500M, 1G)");
   if ((sa->start && gs_units_time(sa->start, &start)) || (sa->end && gs_units_time(sa->end, &end)))
-    return usage_error("--start and --end need Unix seconds or a UTC time as 2026-11-21T08:00:00Z");
+    return usage_error("--start and --end need Unix seconds or a UTC time as 2026-11-21T08:00:00Z, "
+                       "up to the end of 9999");
   if (sa->end && end <= start) return usage_error("--end must come after --start");
   return GS_EXIT_OK;
 }

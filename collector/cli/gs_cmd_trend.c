@@ -95,8 +95,12 @@ static void print_text(const gs_trend *t) {
            s->root_kind, s->root_type, s->hop_type);
     for (k = 0; k < json_array_size(s->path); k++) {
       json_t *n = json_array_get(s->path, k);
-      printf("       %*s%s  %s\n", (int)(2 * k), "", json_string_value(json_object_get(n, "id")),
-             json_string_value(json_object_get(n, "type")));
+      if (json_object_get(n, "elided"))
+        printf("       %*s... %" PRId64 " more objects on this path ...\n", (int)(2 * k), "",
+               (int64_t)json_integer_value(json_object_get(n, "elided")));
+      else
+        printf("       %*s%s  %s\n", (int)(2 * k), "", json_string_value(json_object_get(n, "id")),
+               json_string_value(json_object_get(n, "type")));
     }
   }
   if (t->stable)

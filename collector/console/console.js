@@ -665,7 +665,10 @@
             ' held by a ' + g.root_kind + ' root' + (g.root_flags ? ' (flags ' + g.root_flags + ')' : '') +
             ' on ' + g.root_type + ', first through ' + g.first_hop_type + '. Example:');
         var ol = el('ol', 'path');
-        (g.example_path || []).forEach(function (n) { ol.appendChild(el('li', null, n.id + '  ' + n.type + '  (' + fmt(n.size) + ' B)')); });
+        (g.example_path || []).forEach(function (n) {
+          ol.appendChild(n.elided ? el('li', 'muted', '... ' + fmt(n.elided) + ' more objects on this path ...')
+            : el('li', null, n.id + '  ' + n.type + '  (' + fmt(n.size) + ' B)'));
+        });
         add(box, p, ol);
       });
     });

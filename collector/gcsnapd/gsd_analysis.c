@@ -8,9 +8,11 @@
  * child ends, and a heap too large for memory fails its request, not the
  * collector. */
 #include <assert.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "gs_diff.h"
 #include "gs_dominators.h"
 #include "gs_error.h"
@@ -23,6 +25,13 @@
 
 /* Largest answer relayed; top keeps real answers far below it. */
 #define MAX_OUTPUT (64u << 20)
+/* Analyses running at once: each holds one of libuv's four pool threads
+ * and a child with a whole heap's graph, and ingests need the pool too.
+ * More wait their turn, in order, up to MAX_WAITING; past that a request
+ * is answered 503 busy with Retry-After. */
+#define MAX_RUNNING 2
+#define MAX_WAITING 32
+#define RETRY_AFTER_S "2"
 
 gsd_analysis *gsd_analysis_new(gsd_analysis_kind kind) {
   gsd_analysis *a = calloc(1, sizeof *a);
@@ -96,17 +105,42 @@ typedef struct job_ref { job *j; } job_ref;
 
 struct job {
   uv_work_t work;
+  gsd_server *srv;
   h2o_req_t *req;                /* NULL once the client is gone */
   job_ref *ref;
   gsd_analysis *a;
   char *out;                     /* the answer, or why there is none */
   size_t len;
   int rc, status;
+  job *next;                     /* in the waiting line */
 };
+
+/* The analyses of the process: one loop, one line. */
+static struct {
+  unsigned running, waiting;
+  job *head, *tail;
+} line;
+
+static void start_next(void);
+
+/* The answer (or the reason) names files as the store does,
+ * snapshots/DEVICE/ID.gclog.zst, never by a path of the collector's host. */
+static void name_as_store(job *j) {
+  char prefix[4200], *at, *from;
+  size_t n, keep = strlen("snapshots/");
+  if (!j->out || !j->a->dir) return;
+  n = (size_t)snprintf(prefix, sizeof prefix, "%s/snapshots/", j->a->dir);
+  if (n >= sizeof prefix) return;
+  for (from = j->out; (at = strstr(from, prefix)) != NULL; from = at + keep) {
+    memmove(at, at + n - keep, strlen(at + n - keep) + 1);
+    j->len -= n - keep;
+  }
+}
 
 static void work(uv_work_t *w) {
   job *j = w->data;
   j->rc = gsd_child_run(compute, j->a, MAX_OUTPUT, &j->out, &j->len, &j->status);
+  name_as_store(j);
 }
 
 static void answer(job *j, h2o_req_t *req) {
@@ -125,41 +159,86 @@ static void answer(job *j, h2o_req_t *req) {
                       "ended without an answer (out of memory?)" : why);
 }
 
-static void work_done(uv_work_t *w, int status) {
-  job *j = w->data;
+static void job_free(job *j) {
   if (j->ref) j->ref->j = NULL;
-  if (status != 0) j->rc = GS_EIO;
-  if (j->req) answer(j, j->req);
   gsd_analysis_free(j->a);
   free(j->out);
   free(j);
 }
 
-static void on_req_gone(void *p) {
-  job_ref *ref = p;
-  if (ref->j) {
-    ref->j->req = NULL;
-    ref->j->ref = NULL;
+static void work_done(uv_work_t *w, int status) {
+  job *j = w->data;
+  if (status != 0) j->rc = GS_EIO;
+  if (j->req) answer(j, j->req);
+  job_free(j);
+  line.running--;
+  start_next();
+}
+
+/* The oldest waiting job whose client is still there goes to the pool. */
+static void start_next(void) {
+  while (line.head && line.running < MAX_RUNNING) {
+    job *j = line.head;
+    if (!(line.head = j->next)) line.tail = NULL;
+    line.waiting--;
+    j->next = NULL;
+    if (uv_queue_work(j->srv->loop, &j->work, work, work_done) == 0) {
+      line.running++;
+      continue;
+    }
+    if (j->req) gsd_respond_error(j->req, 500, "internal", "cannot start the analysis");
+    job_free(j);
   }
 }
 
+/* A job still waiting is taken out of the line and freed; a running one
+ * only forgets its request (its work ends in work_done). */
+static void on_req_gone(void *p) {
+  job_ref *ref = p;
+  job *j = ref->j, **at;
+  if (!j) return;
+  j->req = NULL;
+  j->ref = NULL;
+  for (at = &line.head; *at && *at != j; at = &(*at)->next) {}
+  if (!*at) return;
+  *at = j->next;
+  if (line.tail == j) {
+    job *t = line.head;
+    while (t && t->next) t = t->next;
+    line.tail = t;
+  }
+  line.waiting--;
+  job_free(j);
+}
+
 int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, gsd_analysis *a) {
-  job *j = calloc(1, sizeof *j);
+  job *j;
   assert(a->nfiles >= 1 && a->nfiles <= GSD_ANALYSIS_MAX_FILES);
-  if (!j) {
+  a->dir = srv->cfg->store;
+  if (line.waiting >= MAX_WAITING) {
+    gsd_analysis_free(a);
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL,
+                   H2O_STRLIT(RETRY_AFTER_S));
+    return gsd_respond_error(req, 503, "busy", "%u analyses are running and %u waiting, the "
+                             "collector's limit: try again in %s s", line.running, line.waiting,
+                             RETRY_AFTER_S);
+  }
+  if (!(j = calloc(1, sizeof *j))) {
     gsd_analysis_free(a);
     return gsd_respond_error(req, 500, "internal", "out of memory");
   }
+  j->srv = srv;
   j->a = a;
   j->req = req;
   j->work.data = j;
-  if (uv_queue_work(srv->loop, &j->work, work, work_done) != 0) {
-    gsd_analysis_free(a);
-    free(j);
-    return gsd_respond_error(req, 500, "internal", "cannot start the analysis");
-  }
   j->ref = h2o_mem_alloc_shared(&req->pool, sizeof *j->ref, on_req_gone);
   j->ref->j = j;
-  gsd_log_debug("analysis: %d of %d file(s)", (int)a->kind, a->nfiles);
+  if (line.tail) line.tail->next = j;
+  else line.head = j;
+  line.tail = j;
+  line.waiting++;
+  gsd_log_debug("analysis: %d of %d file(s), %u running, %u waiting", (int)a->kind, a->nfiles,
+                line.running, line.waiting);
+  start_next();
   return 0;
 }

@@ -21,6 +21,7 @@ typedef struct gsd_analysis {
   gsd_analysis_kind kind;
   char *files[GSD_ANALYSIS_MAX_FILES];
   int nfiles;
+  const char *dir;               /* the store, left out of the names answered */
   uint64_t top;                  /* dominators, diff, trend */
   uint64_t threshold;            /* trend */
   int by_type;                   /* dominators */

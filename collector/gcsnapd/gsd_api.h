@@ -24,6 +24,11 @@ char *gsd_api_snapshot_file(gsd_server *srv, h2o_req_t *req, const char *id_text
 
 /* GET /api/snapshots/ID/download?format=zst|gclog (gsd_api_download.c). */
 int gsd_api_download(gsd_server *srv, h2o_req_t *req, const char *id_text);
+/* Before a stored file is served or analysed: its size is the catalog
+ * row's. Else the file is logged and marked damaged, req is answered 500
+ * corrupt, and -1 is returned (gsd_api_download.c). */
+int gsd_api_check_size(gsd_server *srv, h2o_req_t *req, int64_t id, const json_t *row,
+                       const char *path);
 
 /* POST /api/devices/ID/capture[?wait=1&timeout=S] and GET /api/captures/ID
  * (gsd_api_captures.c). Requests that wait are parked in a gsd_waiters

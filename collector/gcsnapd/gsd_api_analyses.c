@@ -50,15 +50,6 @@ int gsd_api_dominators(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   return run(srv, req, a, add_snapshot(srv, req, a, id_text));
 }
 
-/* object=ID in hex, as "gcsnap paths --object" reads it (0x allowed). */
-static int hex_id(const char *s, uint64_t *id) {
-  char *end;
-  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
-  if (!*s || strspn(s, "0123456789abcdefABCDEF") != strlen(s) || strlen(s) > 16) return -1;
-  *id = strtoull(s, &end, 16);
-  return 0;
-}
-
 int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   char what[1024];
   gsd_analysis *a;
@@ -67,8 +58,9 @@ int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   if (object == 0) type = gsd_query_get(req, "type", what, sizeof what);
   if (count(req, "max", "5", &max) || object < 0 || type < 0 || (!object && !type))
     return gsd_respond_error(req, 400, "bad_request", "give object=ID (hex) or type=NAME, and max a count");
-  if (object && hex_id(what, &object_id))
-    return gsd_respond_error(req, 400, "bad_request", "object takes a hex object ID");
+  if (object && gsd_request_object_id(what, &object_id))
+    return gsd_respond_error(req, 400, "bad_request", "object takes a hex object ID of at most "
+                             "64 bits");
   if (!(a = gsd_analysis_new(GSD_ANALYSIS_PATHS))) return out_of_memory(req);
   a->paths.has_object = object;
   a->paths.object = object_id;
@@ -90,15 +82,18 @@ int gsd_api_diff(gsd_server *srv, h2o_req_t *req) {
   return run(srv, req, a, add_snapshot(srv, req, a, old_id) && add_snapshot(srv, req, a, new_id));
 }
 
-/* The files of the rows of a listing, oldest (the last row) first. */
-static int add_series(gsd_server *srv, gsd_analysis *a, const char *device_id, json_t *rows) {
+/* The files of the rows of a listing, oldest (the last row) first;
+ * GS_EFORMAT once req is answered for a damaged one. */
+static int add_series(gsd_server *srv, h2o_req_t *req, gsd_analysis *a, const char *device_id,
+                      json_t *rows) {
   size_t i, count = json_array_size(rows);
   for (i = 0; i < count && i < GSD_ANALYSIS_MAX_FILES; i++) {
     json_t *row = json_array_get(rows, count - 1 - i);
-    char *path = gsd_store_snapshot_path(srv->store, device_id,
-                                         (int64_t)json_integer_value(json_object_get(row, "id")));
+    int64_t id = (int64_t)json_integer_value(json_object_get(row, "id"));
+    char *path = gsd_store_snapshot_path(srv->store, device_id, id);
     if (!path) return GS_ENOMEM;
     a->files[a->nfiles++] = path;
+    if (gsd_api_check_size(srv, req, id, row, path)) return GS_EFORMAT;
   }
   return GS_OK;
 }
@@ -127,11 +122,11 @@ int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
   }
   a->top = top;
   a->threshold = threshold;
-  rc = add_series(srv, a, device_id, rows);
+  rc = add_series(srv, req, a, device_id, rows);
   json_decref(list);
   if (rc != GS_OK) {
     gsd_analysis_free(a);
-    return out_of_memory(req);
+    return rc == GS_EFORMAT ? 0 : out_of_memory(req);
   }
   return gsd_analysis_run(srv, req, a);
 }

@@ -1,40 +1,106 @@
 /* gsd_api_download.c - GET /api/snapshots/ID/download: the stored file as
- * it is (.gclog.zst, by h2o's file sender, with ranges) or decompressed
- * (.gclog) a chunk at a time, under a file name safe for any system. */
+ * it is (.gclog.zst) or decompressed (.gclog) a chunk at a time, under a
+ * file name safe for any system, checked against its catalog row as it
+ * streams; and the size check every route makes before it uses a file. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "h2o.h"
+#include "gs_check.h"
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_json.h"
 #include "gsd_api.h"
+#include "gsd_log.h"
 #include "gsd_request.h"
 #include "gsd_respond.h"
 
-#include "gsd_log.h"
-
 #define DOWNLOAD_CHUNK (64u << 10)
 
-/* A .gclog download: the stored file decompressed a chunk at a time, each
- * when h2o asks for more, so memory stays one chunk per download. */
+/* ---- store files --------------------------------------------------------- */
+
+/* A store file that disagrees with its row: logged, marked in the catalog. */
+static void report_damaged(gsd_server *srv, int64_t id, const char *path, const char *why) {
+  gsd_log_error("snapshot %lld: the stored file %s is damaged: %s", (long long)id, path, why);
+  if (gsd_store_mark_damaged(srv->store, id, why) != GS_OK)
+    gsd_log_error("%s", gsd_store_error(srv->store));
+}
+
+static gs_check_expect expected_of(const json_t *row) {
+  gs_check_expect e;
+  e.file_bytes = (uint64_t)json_integer_value(json_object_get(row, "file_bytes"));
+  e.text_bytes = (uint64_t)json_integer_value(json_object_get(row, "text_bytes"));
+  e.crc32 = (uint32_t)json_integer_value(json_object_get(row, "crc32"));
+  return e;
+}
+
+int gsd_api_check_size(gsd_server *srv, h2o_req_t *req, int64_t id, const json_t *row,
+                       const char *path) {
+  struct stat st;
+  char why[200];
+  uint64_t want = expected_of(row).file_bytes;
+  if (stat(path, &st) != 0)
+    snprintf(why, sizeof why, "cannot read it: %s", strerror(errno));
+  else if ((uint64_t)st.st_size != want)
+    snprintf(why, sizeof why, "a file of %llu bytes where the catalog says %llu",
+             (unsigned long long)st.st_size, (unsigned long long)want);
+  else
+    return 0;
+  report_damaged(srv, id, path, why);
+  gsd_respond_error(req, 500, "corrupt", "snapshot %lld is damaged in the store: %s", (long long)id, why);
+  return -1;
+}
+
+/* ---- download ------------------------------------------------------------ */
+
+/* A download: the stored file (as it is, or decompressed) a chunk at a time,
+ * each when h2o asks for more, so memory stays one chunk per download; the
+ * bytes go through a gs_check, and a file that turns out not to be the
+ * snapshot ends the response in error rather than completing it. */
 typedef struct download {
   h2o_generator_t super;
   h2o_req_t *req;
-  gs_file *file;
+  gsd_server *srv;
+  int64_t id;
+  char *path;
+  gs_file *file;             /* decompressed, for .gclog */
+  FILE *raw;                 /* as stored, for .zst */
+  gs_check *check;
   char buf[DOWNLOAD_CHUNK];
 } download;
 
 static void download_close(download *d) {
   gs_file_close(d->file);
+  if (d->raw) fclose(d->raw);
+  gs_check_free(d->check);
+  free(d->path);
   d->file = NULL;
+  d->raw = NULL;
+  d->check = NULL;
+  d->path = NULL;
+}
+
+static int download_read(download *d, size_t *got) {
+  if (d->raw) {
+    *got = fread(d->buf, 1, sizeof d->buf, d->raw);
+    return ferror(d->raw) ? GS_EIO : GS_OK;
+  }
+  if (gs_file_read(d->file, d->buf, sizeof d->buf, got) == GS_OK) return GS_OK;
+  gsd_log_warn("download of snapshot %lld: %s", (long long)d->id, gs_file_error(d->file));
+  return GS_EFORMAT;
 }
 
 static void download_send(download *d) {
   size_t got = 0;
   h2o_iovec_t v;
-  if (!d->file || gs_file_read(d->file, d->buf, sizeof d->buf, &got) != GS_OK) {
-    if (d->file) gsd_log_warn("download: %s", gs_file_error(d->file));
+  int rc = d->check ? download_read(d, &got) : GS_EIO;
+  if (rc == GS_OK) rc = got ? gs_check_feed(d->check, d->buf, got) : gs_check_finish(d->check);
+  if (rc != GS_OK) {
+    if (d->check && (rc == GS_EFORMAT || gs_check_error(d->check)[0]))
+      report_damaged(d->srv, d->id, d->path,
+                     gs_check_error(d->check)[0] ? gs_check_error(d->check) : "not valid zstd data");
     download_close(d);
     h2o_send(d->req, NULL, 0, H2O_SEND_STATE_ERROR);
     return;
@@ -56,17 +122,28 @@ static void download_stop(h2o_generator_t *g, h2o_req_t *req) {
 
 static void download_dispose(void *p) { download_close(p); }
 
-static int send_plain(h2o_req_t *req, const char *path) {
+/* Takes path. */
+static int send_file(gsd_server *srv, h2o_req_t *req, int64_t id, char *path, const json_t *row,
+                     int plain) {
   download *d = h2o_mem_alloc_shared(&req->pool, sizeof *d, download_dispose);
-  char err[300];
+  gs_check_expect want = expected_of(row);
+  char err[300] = "out of memory";
+  memset(d, 0, sizeof *d);
   d->super.proceed = download_proceed;
   d->super.stop = download_stop;
   d->req = req;
-  d->file = NULL;
-  if (gs_file_open(&d->file, path, err, sizeof err) != GS_OK)
+  d->srv = srv;
+  d->id = id;
+  d->path = path;
+  if (gs_check_new(&d->check, &want, !plain) != GS_OK ||
+      (plain ? gs_file_open(&d->file, path, err, sizeof err) != GS_OK
+             : !(d->raw = fopen(path, "rb")) && snprintf(err, sizeof err, "%s: %s", path, strerror(errno)))) {
+    download_close(d);
     return gsd_respond_error(req, 500, "internal", "%s", err);
+  }
   req->res.status = 200;
   req->res.reason = "OK";
+  if (!plain) req->res.content_length = want.file_bytes;
   h2o_start_response(req, &d->super);
   download_send(d);
   return 0;
@@ -85,29 +162,22 @@ int gsd_api_download(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   rc = gsd_store_get_snapshot(srv->store, id, 0, &o, &path);
   if (rc == GS_EOF) return gsd_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
   if (rc != GS_OK) return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
-  if (!path) {
+  if (!path || gsd_api_check_size(srv, req, id, o, path)) {
     json_decref(o);
-    return gsd_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
+    if (!path) return gsd_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
+    free(path);
+    return 0;
   }
   device = json_string_value(json_object_get(o, "device_id"));
   dev = gsd_store_escape_device(device ? device : "");
   snprintf(disposition, sizeof disposition, "attachment; filename=\"%s-%lld.gclog%s\"",
            dev ? dev : "snapshot", (long long)id, plain ? "" : ".zst");
   free(dev);
-  json_decref(o);
   h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_DISPOSITION, NULL,
                  disposition, strlen(disposition));
-  if (plain) {
-    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
-                   H2O_STRLIT("application/octet-stream"));
-    rc = send_plain(req, path);
-  } else if (h2o_file_send(req, 200, "OK", path, h2o_iovec_init(H2O_STRLIT("application/octet-stream")),
-                           0) != 0) {
-    rc = gsd_respond_error(req, 500, "internal", "cannot read the file of snapshot %s", id_text);
-  } else {
-    rc = 0;
-  }
-  free(path);
+  h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                 H2O_STRLIT("application/octet-stream"));
+  rc = send_file(srv, req, id, path, o, plain);
+  json_decref(o);
   return rc;
 }
-

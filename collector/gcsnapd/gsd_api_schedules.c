@@ -47,9 +47,9 @@ static int read_schedule(h2o_req_t *req, const json_t *body, gsd_schedule *sch) 
                                   "pattern of 1 to %d bytes", GSD_DEVICE_ID_MAX), -1;
   snprintf(sch->device, sizeof sch->device, "%s", v);
   if (param(req, body, "every", v, sizeof v) != 1 || gs_parse_duration_ms(v, &sch->every_ms) ||
-      sch->every_ms < 1000)
-    return gsd_respond_error(req, 400, "bad_request", "every must be a duration of at least "
-                                  "1s (500ms, 30s, 5m, 2h, 1d)"), -1;
+      sch->every_ms < 1000 || sch->every_ms > GS_UNITS_EVERY_MAX_MS)
+    return gsd_respond_error(req, 400, "bad_request", "every must be a duration from 1s "
+                                  "to 366d (500ms, 30s, 5m, 2h, 1d)"), -1;
   if ((rc = param(req, body, "jitter", v, sizeof v)) < 0 ||
       (rc && (gs_parse_duration_ms(v, &sch->jitter_ms) || sch->jitter_ms > sch->every_ms)))
     return gsd_respond_error(req, 400, "bad_request", "jitter must be a duration no longer "
@@ -65,7 +65,7 @@ static int read_schedule(h2o_req_t *req, const json_t *body, gsd_schedule *sch) 
   if ((rc = param(req, body, "start", v, sizeof v)) < 0 || (rc && gs_units_time(v, &sch->start_s)) ||
       (rc = param(req, body, "end", v, sizeof v)) < 0 || (rc && gs_units_time(v, &sch->end_s)))
     return gsd_respond_error(req, 400, "bad_request", "start and end must be Unix seconds "
-                                  "or UTC times as 2026-11-21T08:00:00Z"), -1;
+                                  "or UTC times as 2026-11-21T08:00:00Z, up to the end of 9999"), -1;
   if (sch->end_s && sch->end_s <= sch->start_s)
     return gsd_respond_error(req, 400, "bad_request", "end must come after start"), -1;
   return 0;

@@ -46,9 +46,11 @@ char *gsd_api_snapshot_file(gsd_server *srv, h2o_req_t *req, const char *id_text
   int rc;
   if (gsd_request_id(id_text, &id)) { gsd_respond_error(req, 404, "not_found", "no snapshot %s", id_text); return NULL; }
   rc = gsd_store_get_snapshot(srv->store, id, 0, &o, &path);
-  json_decref(o);
   if (rc == GS_EOF) gsd_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
   else if (rc != GS_OK) gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
   else if (!path) gsd_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
+  else if (gsd_api_check_size(srv, req, id, o, path)) rc = GS_EFORMAT;
+  json_decref(o);
+  if (rc != GS_OK) free(path);
   return rc == GS_OK ? path : NULL;
 }

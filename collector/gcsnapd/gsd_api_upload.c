@@ -147,7 +147,7 @@ static void upload_work(uv_work_t *w) {
     gs_file_close(f);
   }
   if (job->rc == GS_OK)
-    job->rc = gsd_ingest_summarize(job->final_path, job->shown_name, &job->summary, &job->end,
+    job->rc = gsd_ingest_summarize(job->final_path, NULL, job->shown_name, &job->summary, &job->end,
                                    job->err, sizeof job->err);
 }
 

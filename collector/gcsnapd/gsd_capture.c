@@ -39,7 +39,10 @@ static void prune(gsd_server *srv) {
 static gsd_capture *new_capture(gsd_server *srv, const char *device_id) {
   gsd_capture *cap = calloc(1, sizeof *cap);
   if (!cap) return NULL;
-  cap->request_id = srv->next_request_id++;
+  cap->request_id = srv->next_request_id;
+  if (gsd_store_request_issued(srv->store, &cap->request_id) != GS_OK)
+    gsd_log_warn("capture of %s: %s", device_id, gsd_store_error(srv->store));
+  srv->next_request_id = cap->request_id + 1;
   strcpy(cap->device_id, device_id);
   cap->state = GSD_CAPTURE_REQUESTED;
   cap->requested_ms = uv_now(srv->loop);

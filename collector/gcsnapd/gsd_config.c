@@ -59,6 +59,11 @@ const char gsd_usage[] =
   "                      agents are pinged after D/3 of silence\n"
   "  --max-objects N     objects in one snapshot (default 50000000; 0: none)\n"
   "  --max-references N  references in one snapshot (default 200000000; 0: none)\n"
+  "  --max-sections N    sections (AppDomains) in one snapshot (default 1000;\n"
+  "                      0: none)\n"
+  "  --max-validator-memory SIZE  what checking one snapshot may hold: about\n"
+  "                      32 bytes per object referenced before it is sent\n"
+  "                      (default 512M; 0: none)\n"
   "  --min-free-bytes SIZE  free space kept on the store's filesystem: below it\n"
   "                      captures are refused (HTTP 507 disk_full) and snapshots\n"
   "                      fail (default 256M; 0: no check)\n"
@@ -73,7 +78,7 @@ enum { OPT_HELP = 1, OPT_VERSION, OPT_LISTEN, OPT_HTTP, OPT_STORE, OPT_CONFIG, O
 
 /* The limits' options, numbered apart from the others. */
 enum { OPT_MAX_SESSIONS = 100, OPT_MAX_SESSIONS_PER_ADDRESS, OPT_HELLO_TIMEOUT,
-       OPT_IDLE_TIMEOUT, OPT_MAX_OBJECTS, OPT_MAX_REFERENCES, OPT_MIN_FREE_BYTES };
+       OPT_IDLE_TIMEOUT, OPT_MAX_OBJECTS, OPT_MAX_REFERENCES, OPT_MAX_SECTIONS, OPT_MAX_VALIDATOR_MEMORY, OPT_MIN_FREE_BYTES };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
@@ -98,6 +103,8 @@ static const gs_option options[] = {
   {"idle-timeout", 0, 1, OPT_IDLE_TIMEOUT},
   {"max-objects", 0, 1, OPT_MAX_OBJECTS},
   {"max-references", 0, 1, OPT_MAX_REFERENCES},
+  {"max-sections", 0, 1, OPT_MAX_SECTIONS},
+  {"max-validator-memory", 0, 1, OPT_MAX_VALIDATOR_MEMORY},
   {"min-free-bytes", 0, 1, OPT_MIN_FREE_BYTES},
   {NULL, 0, 0, 0},
 };
@@ -156,6 +163,15 @@ static int set_limit(gsd_config *c, int id, const char *value, char *err, size_t
     if (parse_count(value, 0, UINT64_MAX, &c->max_references))
       return fail(err, cap, "--max-references must be a count (0: no limit), not", value);
     return GS_OK;
+  case OPT_MAX_SECTIONS:
+    if (parse_count(value, 0, UINT64_MAX, &c->max_sections))
+      return fail(err, cap, "--max-sections must be a count (0: no limit), not", value);
+    return GS_OK;
+  case OPT_MAX_VALIDATOR_MEMORY:
+    if (gs_parse_size(value, &c->max_validator_bytes))
+      return fail(err, cap, "--max-validator-memory must be a size such as 512M (0: no limit), not",
+                  value);
+    return GS_OK;
   case OPT_MIN_FREE_BYTES:
     if (gs_parse_size(value, &c->min_free_bytes))
       return fail(err, cap, "--min-free-bytes must be a size such as 256M (0: no check), not",
@@ -172,6 +188,8 @@ static void default_limits(gsd_config *c) {
   c->idle_timeout_ms = GSD_DEFAULT_IDLE_TIMEOUT_MS;
   c->max_objects = GSD_DEFAULT_MAX_OBJECTS;
   c->max_references = GSD_DEFAULT_MAX_REFERENCES;
+  c->max_sections = GSD_DEFAULT_MAX_SECTIONS;
+  c->max_validator_bytes = GSD_DEFAULT_MAX_VALIDATOR_BYTES;
   c->min_free_bytes = GSD_DEFAULT_MIN_FREE_BYTES;
 }
 

@@ -5,7 +5,8 @@
  * http-tls-cert, http-tls-key, and insecure and require-keys = yes|no); '#' starts a comment.
  * Flags given on the command line win over the file. The limits' keys are
  * their flags' names too: max-sessions, max-sessions-per-address,
- * hello-timeout, idle-timeout, max-objects, max-references, min-free-bytes. */
+ * hello-timeout, idle-timeout, max-objects, max-references, max-sections,
+ * min-free-bytes. */
 #ifndef GSD_CONFIG_H
 #define GSD_CONFIG_H
 
@@ -24,6 +25,10 @@
 #define GSD_DEFAULT_IDLE_TIMEOUT_MS 90000
 #define GSD_DEFAULT_MAX_OBJECTS 50000000u
 #define GSD_DEFAULT_MAX_REFERENCES 200000000u
+/* A section costs the analyses a graph load and a few kilobytes of figures
+ * each: 300,000 tiny sections once took a 1 KB snapshot to gigabytes. */
+#define GSD_DEFAULT_MAX_SECTIONS 1000u
+#define GSD_DEFAULT_MAX_VALIDATOR_BYTES (512ull << 20)
 #define GSD_DEFAULT_MIN_FREE_BYTES (256ull << 20)
 /* Longest HTTP API token, in bytes (visible ASCII, no blanks). */
 #define GSD_TOKEN_MAX 1024
@@ -48,6 +53,8 @@ typedef struct gsd_config {
   uint64_t idle_timeout_ms;     /* silence that ends a session */
   uint64_t max_objects;         /* per snapshot; 0: none */
   uint64_t max_references;      /* per snapshot; 0: none */
+  uint64_t max_sections;        /* per snapshot; 0: none */
+  uint64_t max_validator_bytes; /* per session; 0: none */
   uint64_t min_free_bytes;      /* free space the store keeps; 0: no check */
   gsd_log_level log_level;
   int help, version;

@@ -102,7 +102,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   gsd_http *http = ((api_handler *)self)->http;
   gsd_server *srv = http->srv;
   char seg[GSD_REQUEST_MAX_SEGMENTS][GSD_REQUEST_SEGMENT_MAX];
-  int n = 0, get = is_method(req, "GET"), post = is_method(req, "POST");
+  /* HEAD is GET without the body (h2o sends none). */
+  int n = 0, get = is_method(req, "GET") || is_method(req, "HEAD"), post = is_method(req, "POST");
   if (!is_api_path(req)) return gsd_console_serve(req);
   if (refuse_unauthorized(http, req)) return 0;
   if (split_path(req, seg, &n) || n < 2 || strcmp(seg[0], "api"))

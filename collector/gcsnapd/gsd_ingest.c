@@ -36,10 +36,14 @@
 
 #define ZSTD_LEVEL 3          /* as "gcsnap convert" */
 #define SUMMARY_TOP 20        /* as "gcsnap summary" by default */
-/* Files up to this size on disk are summarized in this process: for a mock
- * heap (12 bytes per object in zstd) about 20,000 objects, a graph of about
- * a megabyte for a few milliseconds, less than starting the child takes. */
-#define GSD_SUMMARY_IN_PROCESS_BYTES (256u << 10)
+/* A snapshot this small in work is summarized in this process: its graph
+ * (about 24 bytes per object) is a few megabytes for a few milliseconds,
+ * less than starting the child takes. The decision goes by the work, not
+ * the file: zstd makes a 1 KB file of 300,000 identical sections. */
+#define IN_PROCESS_TEXT_BYTES (4u << 20)
+#define IN_PROCESS_OBJECTS 100000u
+#define IN_PROCESS_SECTIONS 8u
+/* The largest summary stored, whichever made it (the catalog serves it). */
 #define MAX_SUMMARY (64u << 20)
 
 struct gsd_ingest {
@@ -175,11 +179,33 @@ static void on_diag(void *ctx, const gs_diag *d) {
              (unsigned long long)d->line, gs_diag_name(d->code), d->message);
 }
 
+/* d holds the message; reported at the record about to be emitted. */
+static void name_error(gsd_ingest *ig, gs_diag *d, gs_diag_code code) {
+  d->code = code;
+  d->line = ig->c.records + 1;
+  gs_validator_report(ig->validator, d);
+}
+
+static int is_blank(unsigned char c) { return c == ' ' || c == '\t'; }
+
 /* Names become part of a text line: the rules are the reader's (UTF-8, no
- * control bytes but tab), so that the stored file reads back the same. */
+ * control bytes but tab), and the reader drops blanks around a name and
+ * takes an empty one for a missing field, so such names are refused: the
+ * stored file must read back the same. */
 static void check_name(gsd_ingest *ig, const char *name, size_t len, const char *what) {
   const unsigned char *p = (const unsigned char *)name, *e = p + len;
   gs_diag d;
+  if (name[strspn(name, " \t")] == '\0') {
+    snprintf(d.message, sizeof d.message, "%s is missing (empty or blanks only)", what);
+    name_error(ig, &d, GS_D_MISSING_FIELD);
+    return;
+  }
+  if (is_blank(p[0]) || is_blank(e[-1])) {
+    snprintf(d.message, sizeof d.message, "%s starts or ends with a blank (0x%02x), which a record "
+             "cannot keep", what, is_blank(p[0]) ? p[0] : e[-1]);
+    name_error(ig, &d, GS_D_NOT_TEXT);
+    return;
+  }
   while (p < e) {
     size_t n = 1;
     if (*p < 0x20 ? *p != '\t' : *p == 0x7f) break;
@@ -187,10 +213,8 @@ static void check_name(gsd_ingest *ig, const char *name, size_t len, const char 
     p += n;
   }
   if (p == e) return;
-  d.code = GS_D_NOT_TEXT;
-  d.line = ig->c.records + 1;
   snprintf(d.message, sizeof d.message, "%s has byte 0x%02x, which is not text", what, *p);
-  gs_validator_report(ig->validator, &d);
+  name_error(ig, &d, GS_D_NOT_TEXT);
 }
 
 /* ---- records ----------------------------------------------------------- */
@@ -308,6 +332,14 @@ static int on_objects(gsd_ingest *ig, const Gcsnap__ObjectBatch *b, gsd_fault *f
                    " (--max-objects)", (unsigned long long)ig->lim.max_objects);
     emit_object(ig, id, b->type_ids[i], b->sizes[i]);
   }
+  /* The validator's tables grow with the references to objects not sent
+   * yet (at most 32 bytes each): counted against the session. */
+  if (!ig->check_only && ig->lim.max_validator_bytes &&
+      gs_validator_memory(ig->validator) > ig->lim.max_validator_bytes)
+    return fault(f, GS_WIRE_E_INVALID, 1,
+                 "checking the snapshot needs more than %llu bytes (references to objects not "
+                 "in it yet), the collector's limit (--max-validator-memory)",
+                 (unsigned long long)ig->lim.max_validator_bytes);
   return GS_OK;
 }
 
@@ -351,26 +383,12 @@ static int on_roots(gsd_ingest *ig, const Gcsnap__RootBatch *b, gsd_fault *f) {
   return GS_OK;
 }
 
-/* The reader refuses a type record whose name is empty or blanks only
- * ("t ID" and nothing after): the same error here. */
-static void check_type_name(gsd_ingest *ig, const char *name) {
-  gs_diag d;
-  if (name && name[strspn(name, " \t")] != '\0') return;
-  d.code = GS_D_MISSING_FIELD;
-  d.line = ig->c.records + 1;
-  snprintf(d.message, sizeof d.message, "type name is missing");
-  gs_validator_report(ig->validator, &d);
-}
-
 static int on_types(gsd_ingest *ig, const Gcsnap__TypeBatch *b, gsd_fault *f) {
   size_t i;
   if (b->n_ids != b->n_names)
     return fault(f, GS_WIRE_E_PROTOCOL, 1, "TypeBatch %llu: %zu IDs, but %zu names",
                  (unsigned long long)b->seq, b->n_ids, b->n_names);
-  for (i = 0; i < b->n_ids; i++) {
-    if (!ig->check_only) check_type_name(ig, b->names[i]);
-    emit_named(ig, GS_REC_TYPE, b->ids[i], b->names[i], 0, "type name");
-  }
+  for (i = 0; i < b->n_ids; i++) emit_named(ig, GS_REC_TYPE, b->ids[i], b->names[i], 0, "type name");
   return GS_OK;
 }
 
@@ -456,6 +474,10 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
                  (unsigned long long)ig->pend_id, body_name(env->body_case));
   switch (env->body_case) {
   case GCSNAP__ENVELOPE__BODY_SECTION_BEGIN:
+    if (ig->lim.max_sections && ig->c.sections >= ig->lim.max_sections)
+      return fault(f, GS_WIRE_E_INVALID, 1,
+                   "the snapshot has more than %llu sections, the collector's limit"
+                   " (--max-sections)", (unsigned long long)ig->lim.max_sections);
     return emit_named(ig, GS_REC_SECTION, env->section_begin->version, env->section_begin->name,
                       env->section_begin->timestamp, "AppDomain name");
   case GCSNAP__ENVELOPE__BODY_TYPES: return on_types(ig, env->types, f);
@@ -554,6 +576,27 @@ static int sync_folder_of(const char *path) {
   return rc;
 }
 
+/* Gives tmp its final name, never over a file already there: one whose row
+ * a lost catalog took still holds an acknowledged snapshot. link() fails
+ * with EEXIST; where the filesystem has no hard links, the check before
+ * rename() is enough, since the store is locked to this collector. */
+static int place(const char *tmp, const char *final_path) {
+  if (link(tmp, final_path) == 0) {
+    unlink(tmp);
+    return 0;
+  }
+  if (errno == EEXIST) return -1;
+  if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP && errno != EXDEV && errno != EMLINK)
+    return -1;
+  if (access(final_path, F_OK) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(tmp, final_path);
+}
+
+int gsd_ingest_committed(const gsd_ingest *ig) { return ig->committed; }
+
 int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t cap) {
   ZSTD_inBuffer in = {NULL, 0, 0};
   int rc;
@@ -573,8 +616,9 @@ int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t 
   ig->fd = -1;
   if (!ig->write_failed && rc != 0)
     write_failed(ig, "cannot write the snapshot file", strerror(errno));
-  if (!ig->write_failed && rename(ig->tmp_path, final_path) != 0)
-    write_failed(ig, "cannot rename the snapshot file", strerror(errno));
+  if (!ig->write_failed && place(ig->tmp_path, final_path) != 0)
+    write_failed(ig, errno == EEXIST ? "a file is already at the snapshot's name (not overwritten)"
+                                     : "cannot rename the snapshot file", strerror(errno));
   if (ig->write_failed) {
     snprintf(err, cap, "%s", ig->write_error);
     return GS_EIO;
@@ -637,13 +681,17 @@ static json_t *summary_child(const char *path, int *rc, char *err, size_t cap) {
   return o;
 }
 
-int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
-                         gsd_snapshot_end *e, char *err, size_t cap) {
-  struct stat st;
+static int small_work(const gsd_ingest_counts *c) {
+  return c && c->text_bytes <= IN_PROCESS_TEXT_BYTES && c->objects <= IN_PROCESS_OBJECTS &&
+         c->sections <= IN_PROCESS_SECTIONS;
+}
+
+int gsd_ingest_summarize(const char *path, const gsd_ingest_counts *c, const char *shown_name,
+                         char **json, gsd_snapshot_end *e, char *err, size_t cap) {
   int rc = GS_OK;
   json_t *o;
   *json = NULL;
-  if (stat(path, &st) == 0 && (uint64_t)st.st_size <= GSD_SUMMARY_IN_PROCESS_BYTES) {
+  if (small_work(c)) {
     if (!(o = summary_here(path, err, cap))) return GS_EIO;
   } else if (!(o = summary_child(path, &rc, err, cap))) {
     return rc;
@@ -653,6 +701,11 @@ int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
       !(*json = json_dumps(o, JSON_COMPACT | JSON_REAL_PRECISION(10)))) {
     snprintf(err, cap, "out of memory");
     rc = GS_ENOMEM;
+  } else if (strlen(*json) > MAX_SUMMARY) {
+    snprintf(err, cap, "its summary is larger than %u MB", MAX_SUMMARY >> 20);
+    free(*json);
+    *json = NULL;
+    rc = GS_ELIMIT;
   }
   json_decref(o);
   return rc;

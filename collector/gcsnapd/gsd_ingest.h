@@ -29,7 +29,8 @@
 typedef struct gsd_ingest gsd_ingest;
 
 /* What one snapshot may take (gcsnapd's --max-objects, --max-references,
- * --min-free-bytes); 0 for no limit. More objects or references than the
+ * --max-sections, --min-free-bytes); 0 for no limit. More objects,
+ * references or sections than the
  * limit fail the stream (code GS_WIRE_E_INVALID, fatal: the session ends,
  * so the rest is not sent for nothing). Free space on the file's
  * filesystem is checked every GSD_INGEST_SPACE_CHECK bytes written: below
@@ -37,7 +38,8 @@ typedef struct gsd_ingest gsd_ingest;
  * once and the snapshot fails at SnapshotEnd (GS_WIRE_E_STORAGE, which
  * agents retry later). */
 typedef struct gsd_ingest_limits {
-  uint64_t max_objects, max_references, min_free_bytes;
+  uint64_t max_objects, max_references, max_sections, min_free_bytes;
+  uint64_t max_validator_bytes;   /* the validator's tables; 0: none */
 } gsd_ingest_limits;
 
 #define GSD_INGEST_SPACE_CHECK (1u << 20)
@@ -85,16 +87,20 @@ const char *gsd_ingest_write_error(const gsd_ingest *ig);
 const char *gsd_ingest_first_error(const gsd_ingest *ig);
 
 /* Ends the zstd frame, syncs the file and renames it to final_path (and
- * syncs its folder). Returns GS_OK or GS_EIO with err. Thread-safe: touches
- * only ig. */
+ * syncs its folder), never over a file already there. Returns GS_OK or
+ * GS_EIO with err. Thread-safe: touches only ig. */
 int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t cap);
+/* Whether the file has its final name (so it is this snapshot's to remove). */
+int gsd_ingest_committed(const gsd_ingest *ig);
 
 /* The summary of a stored snapshot, as "gcsnap summary --json" prints it
  * (shown_name in its "file"): JSON text in *json (malloc'd) and the figures
  * in e. Made by the analysis library in a child process (gsd_child.h),
- * waited for, or for a small file in this process (thread-safe; for the
- * thread pool). */
-int gsd_ingest_summarize(const char *path, const char *shown_name, char **json,
-                         gsd_snapshot_end *e, char *err, size_t cap);
+ * waited for, or in this process when c (the stream's counts; NULL: none)
+ * says the work is small: text, objects and sections (thread-safe; for the
+ * thread pool). A summary above 64 MB is refused (GS_ELIMIT), whichever
+ * made it. */
+int gsd_ingest_summarize(const char *path, const gsd_ingest_counts *c, const char *shown_name,
+                         char **json, gsd_snapshot_end *e, char *err, size_t cap);
 
 #endif

@@ -108,6 +108,22 @@ static int check_agent_exposure(gsd_server *srv, const gsd_config *cfg) {
   return GS_OK;
 }
 
+static void on_orphan(void *ctx, const char *folder, const char *name) {
+  const char *store = ctx;
+  gsd_log_warn("%s/snapshots/%s/%s is in the store but in no catalog row (a catalog lost or "
+               "replaced?): kept as it is, not served", store, folder, name);
+}
+
+static int report_orphans(gsd_server *srv, const gsd_config *cfg) {
+  unsigned n;
+  if (gsd_store_orphans(srv->store, on_orphan, (void *)cfg->store, &n) != GS_OK) {
+    gsd_log_error("%s", gsd_store_error(srv->store));
+    return GS_EIO;
+  }
+  if (n) gsd_log_warn("%u snapshot files have no catalog row; new snapshot IDs go on past theirs", n);
+  return GS_OK;
+}
+
 static int start(daemon_state *d, const gsd_config *cfg) {
   gsd_server *srv = &d->srv;
   char err[600], bound[300];
@@ -119,6 +135,7 @@ static int start(daemon_state *d, const gsd_config *cfg) {
   }
   if (cfg->catalog[0]) uv_timer_start(&d->shared, on_shared_tick, 0, SHARED_TICK_MS);
   if ((rc = check_agent_exposure(srv, cfg)) != GS_OK) return rc;
+  if ((rc = report_orphans(srv, cfg)) != GS_OK) return rc;
   srv->next_request_id = gsd_store_max_request_id(srv->store) + 1;
   if (gsd_schedules_start(srv, err, sizeof err) != GS_OK) {
     gsd_log_error("schedules: %s", err);

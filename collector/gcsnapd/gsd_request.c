@@ -104,6 +104,17 @@ int gsd_request_id(const char *s, int64_t *id) {
   return 0;
 }
 
+int gsd_request_object_id(const char *s, uint64_t *id) {
+  uint64_t v = 0;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) s += 2;
+  if (!*s || strspn(s, "0123456789abcdefABCDEF") != strlen(s)) return -1;
+  s += strspn(s, "0");
+  if (strlen(s) > 16) return -1;
+  for (; *s; s++) v = v << 4 | (uint64_t)(*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
+  *id = v;
+  return 0;
+}
+
 int gsd_request_bearer(const char *value, size_t len, const char **token, size_t *token_len) {
   const char *p = value, *end = value + len;
   if (len < 7 || strncasecmp(p, "Bearer ", 7) != 0) return 0;

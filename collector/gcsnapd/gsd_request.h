@@ -45,6 +45,10 @@ int gsd_request_u64(const char *s, uint64_t max, uint64_t *v);
 /* A catalog ID: a decimal number from 1 to INT64_MAX. Returns 0, or -1. */
 int gsd_request_id(const char *s, int64_t *id);
 
+/* An object ID as dumps write it: hex digits, an optional 0x before them,
+ * a value that fits 64 bits (leading zeros aside). Returns 0, or -1. */
+int gsd_request_object_id(const char *s, uint64_t *id);
+
 /* The token of an Authorization header's value "Bearer TOKEN" (the scheme
  * in any case, spaces around the token left out): 1 with *token and *len
  * pointing into value, or 0 for another scheme. */

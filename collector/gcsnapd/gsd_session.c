@@ -410,10 +410,9 @@ static void dispatch(gsd_session *s, const Gcsnap__Envelope *env, size_t frame_b
 
 /* The frame at p (gs_wire_frame_peek): GS_OK when it is whole, GS_EOF
  * when more bytes are needed (*flen set once the prefix is whole),
- * GS_EFORMAT for a garbled prefix, GS_ELIMIT for a frame above the
- * maximum. */
-static int frame_peek(const uint8_t *p, size_t avail, size_t *plen, size_t *flen) {
-  int rc = gs_wire_frame_peek(p, avail, GS_WIRE_MAX_FRAME, plen, flen);
+ * GS_EFORMAT for a garbled prefix, GS_ELIMIT for a frame above max. */
+static int frame_peek(const uint8_t *p, size_t avail, size_t max, size_t *plen, size_t *flen) {
+  int rc = gs_wire_frame_peek(p, avail, max, plen, flen);
   if (rc == GS_OK && avail - *plen < *flen) return GS_EOF;
   return rc;
 }
@@ -438,8 +437,8 @@ void gsd_sess_process(gsd_session *s) {
   size_t off = 0;
   s->need = 0;
   while (s->state != ST_CLOSING && s->state != ST_FINISHING) {
-    size_t plen = 0, flen = 0;
-    int rc = frame_peek(s->buf + off, s->len - off, &plen, &flen);
+    size_t plen = 0, flen = 0, max = s->state == ST_HELLO ? PREAUTH_FRAME_MAX : GS_WIRE_MAX_FRAME;
+    int rc = frame_peek(s->buf + off, s->len - off, max, &plen, &flen);
     if (rc == GS_EOF) {
       if (flen) s->need = plen + flen;
       break;
@@ -449,8 +448,8 @@ void gsd_sess_process(gsd_session *s) {
       break;
     }
     if (rc == GS_ELIMIT) {
-      gsd_sess_abort_session(s, GS_WIRE_E_FRAME_SIZE, "frame of %zu bytes is above the maximum of %u",
-                    flen, GS_WIRE_MAX_FRAME);
+      gsd_sess_abort_session(s, GS_WIRE_E_FRAME_SIZE, "frame of %zu bytes is above the maximum of %zu%s",
+                             flen, max, s->state == ST_HELLO ? " before Welcome" : "");
       break;
     }
     on_frame(s, s->buf + off + plen, flen, plen + flen);
@@ -466,10 +465,11 @@ void gsd_sess_process(gsd_session *s) {
 }
 
 static int grow(gsd_session *s, size_t want) {
-  size_t cap = s->cap ? s->cap : FRAME_BUF_MIN;
+  size_t limit = s->state == ST_HELLO ? PREAUTH_BUF_MAX : FRAME_BUF_MAX;
+  size_t cap = s->cap ? s->cap : FRAME_BUF_MIN < limit ? FRAME_BUF_MIN : limit;
   uint8_t *b;
   while (cap < want) cap *= 2;
-  if (cap > FRAME_BUF_MAX) cap = FRAME_BUF_MAX;
+  if (cap > limit) cap = limit;
   if (cap <= s->cap) return s->cap > s->len ? GS_OK : GS_ELIMIT;
   if (!(b = realloc(s->buf, cap))) return GS_ENOMEM;
   s->buf = b;

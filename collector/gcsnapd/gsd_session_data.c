@@ -12,16 +12,20 @@ void gsd_sess_on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fr
   gsd_server *srv = s->srv;
   gsd_snapshot_begin row;
   char *tmp = NULL, err[300];
-  int rc;
+  int rc, asked;
   s->request_id = b->request_id;
   s->agent_snapshot_id = b->snapshot_id;
   s->wire_bytes = frame_bytes;
   s->begin_ns = uv_hrtime();
   s->state = ST_RECEIVING;
   gsd_sess_arm_timer(s);
-  if (b->request_id && (!s->capture || s->capture->request_id != b->request_id))
-    gsd_log_warn("device %s: SnapshotBegin names request %llu, which is not in flight",
-                 s->device_id, (unsigned long long)b->request_id);
+  /* Request IDs are the collector's: one the session did not ask for is
+   * recorded as none (a spooled snapshot may name a request of an earlier
+   * session). */
+  asked = s->capture && s->capture->request_id == b->request_id;
+  if (b->request_id && !asked)
+    gsd_log_warn("device %s: SnapshotBegin names request %llu, which is not in flight on this "
+                 "session: recorded as unasked", s->device_id, (unsigned long long)b->request_id);
   rc = gsd_store_find_complete(srv->store, s->device_id, b->snapshot_id, &s->duplicate_of);
   if (rc == GS_OK) {
     gsd_log_info("device %s: agent snapshot %llu is already stored as %lld; checking the "
@@ -32,7 +36,7 @@ void gsd_sess_on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fr
     memset(&row, 0, sizeof row);
     row.device_id = s->device_id;
     row.session_id = s->session_id;
-    row.request_id = b->request_id;
+    row.request_id = asked ? b->request_id : 0;
     row.agent_snapshot_id = b->snapshot_id;
     row.trigger = b->trigger;
     row.stable_ids = b->stable_ids;

@@ -15,8 +15,8 @@ static void finish_work(uv_work_t *w) {
   gsd_session *s = job->s;
   job->rc = gsd_ingest_commit(s->ingest, job->final_path, job->err, sizeof job->err);
   if (job->rc == GS_OK)
-    job->rc = gsd_ingest_summarize(job->final_path, job->shown_name, &job->summary, &job->end,
-                                   job->err, sizeof job->err);
+    job->rc = gsd_ingest_summarize(job->final_path, gsd_ingest_stats(s->ingest), job->shown_name,
+                                   &job->summary, &job->end, job->err, sizeof job->err);
 }
 
 static void free_job(finish_job *job) {
@@ -75,7 +75,7 @@ static void finish_done(uv_work_t *w, int status) {
     gsd_sess_end_capture(s, NULL);
     gsd_schedules_stored(s->srv, s->device_id);
   } else {
-    unlink(job->final_path);
+    if (gsd_ingest_committed(s->ingest)) unlink(job->final_path);
     snprintf(reason, sizeof reason, "could not store the snapshot: %s", job->err);
     gsd_sess_send_error(s, GS_WIRE_E_STORAGE, reason, s->request_id);
     gsd_sess_fail_snapshot(s, reason);

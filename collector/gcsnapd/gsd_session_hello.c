@@ -135,6 +135,8 @@ void gsd_sess_set_limits(gsd_session *s) {
   gsd_ingest_limits lim;
   lim.max_objects = cfg->max_objects;
   lim.max_references = cfg->max_references;
+  lim.max_sections = cfg->max_sections;
+  lim.max_validator_bytes = cfg->max_validator_bytes;
   lim.min_free_bytes = cfg->min_free_bytes;
   gsd_ingest_set_limits(s->ingest, &lim);
 }

@@ -27,6 +27,12 @@
 
 #define FRAME_BUF_MIN (64u << 10)
 #define FRAME_BUF_MAX (GS_WIRE_MAX_FRAME + GS_WIRE_PREFIX_MAX)
+/* Before Welcome a peer has proven nothing: it may send only a frame the
+ * size of a Hello or an AuthProof, so that a connection costs at most a
+ * few kilobytes until then, and all of them together at most that times
+ * --max-sessions. */
+#define PREAUTH_FRAME_MAX 4096u
+#define PREAUTH_BUF_MAX (PREAUTH_FRAME_MAX + GS_WIRE_PREFIX_MAX)
 /* The session limits and timeouts are settings (gsd_config.h): sessions
  * in all and per address, Hello timeout, idle timeout. */
 #define START_TIMEOUT_MS 60000     /* from CaptureRequest to SnapshotBegin */

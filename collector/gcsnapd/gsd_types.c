@@ -323,9 +323,12 @@ int gsd_api_types(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   if (rc == GS_EOF) return gsd_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
   if (rc != GS_OK) return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
   q.crc32 = (uint32_t)json_integer_value(json_object_get(o, "crc32"));
+  if (!path) {
+    json_decref(o);
+    return gsd_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
+  }
+  rc = gsd_api_check_size(srv, req, q.snapshot_id, o, path) ? 0 : gsd_types_answer(srv, req, path, &q);
   json_decref(o);
-  if (!path) return gsd_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
-  rc = gsd_types_answer(srv, req, path, &q);
   free(path);
   return rc;
 }

@@ -56,7 +56,7 @@ int gs_units_time(const char *s, int64_t *unix_s) {
   uint64_t v;
   const char *end = number(s, &v);
   if (end && !*end) {
-    if (v > INT64_MAX) return -1;
+    if (v > (uint64_t)GS_UNITS_TIME_MAX) return -1;
     *unix_s = (int64_t)v;
     return 0;
   }
@@ -69,7 +69,7 @@ int gs_units_time(const char *s, int64_t *unix_s) {
   if (*p == 'Z') p++;
   if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return -1;
   *unix_s = days_from_civil(y, mo, d) * 86400 + (int64_t)(h * 3600 + mi * 60 + sec);
-  return 0;
+  return *unix_s < 0 || *unix_s > GS_UNITS_TIME_MAX ? -1 : 0;
 }
 
 void gs_units_format_duration(char *buf, size_t cap, uint64_t ms) {

@@ -7,12 +7,16 @@
  *              and the Z may be left out: UTC all the same)
  *
  * The parser takes the whole string and returns 0, or -1 when it is not
- * of its form or does not fit. */
+ * of its form or does not fit. Times are from 1970 to the end of 9999, so
+ * that a time in milliseconds, plus a schedule's interval, fits 64 bits. */
 #ifndef GS_UNITS_H
 #define GS_UNITS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#define GS_UNITS_TIME_MAX 253402300799LL          /* 9999-12-31T23:59:59Z */
+#define GS_UNITS_EVERY_MAX_MS 31622400000ULL      /* 366d: the longest schedule interval */
 
 int gs_units_time(const char *s, int64_t *unix_s);
 

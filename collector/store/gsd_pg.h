@@ -36,6 +36,8 @@ int gsd_pg_snapshot_begin(struct gsd_store *s, const struct gsd_snapshot_begin *
 int gsd_pg_snapshot_end(struct gsd_store *s, int64_t id, const char *status, const char *reason,
                         const struct gsd_snapshot_end *e, int summary_fields);
 uint64_t gsd_pg_max_request_id(struct gsd_store *s);
+int gsd_pg_request_issued(struct gsd_store *s, uint64_t *id);
+int gsd_pg_mark_damaged(struct gsd_store *s, int64_t id, const char *why);
 int gsd_pg_list_snapshots(struct gsd_store *s, const char *device_id, const char *status,
                           uint64_t limit, json_t **out);
 int gsd_pg_get_snapshot(struct gsd_store *s, int64_t id, int with_summary, json_t **out,

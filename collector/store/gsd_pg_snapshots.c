@@ -164,10 +164,35 @@ int gsd_pg_snapshot_end(gsd_store *s, int64_t id, const char *status, const char
 }
 
 uint64_t gsd_pg_max_request_id(gsd_store *s) {
-  PGresult *r = gsd_pg_query(s, "request IDs", "SELECT max(request_id) FROM snapshots", NULL);
+  PGresult *r = gsd_pg_query(s, "request IDs",
+      "SELECT greatest((SELECT value FROM counters WHERE name = 'request_id'),"
+      " (SELECT max(request_id) FROM snapshots WHERE request_id > 0), 0)", NULL);
   uint64_t v = r ? (uint64_t)gsd_pg_i64(r, 0, 0) : 0;
   PQclear(r);
   return v;
+}
+
+/* Collectors share the counter, so that no two of them issue one ID: the
+ * ID is the counter's next value, or *id when that is higher. */
+int gsd_pg_request_issued(gsd_store *s, uint64_t *id) {
+  gsd_pg_args a = {0};
+  PGresult *r;
+  gsd_pga_u64(&a, *id);
+  r = gsd_pg_query(s, "record the request ID",
+      "INSERT INTO counters(name, value) VALUES ('request_id', $1)"
+      " ON CONFLICT(name) DO UPDATE SET value = greatest(counters.value + 1, excluded.value)"
+      " RETURNING value", &a);
+  if (r) *id = (uint64_t)gsd_pg_i64(r, 0, 0);
+  PQclear(r);
+  return r ? GS_OK : GS_EIO;
+}
+
+int gsd_pg_mark_damaged(gsd_store *s, int64_t id, const char *why) {
+  gsd_pg_args a = {0};
+  gsd_pga_i64(&a, id);
+  gsd_pga_text(&a, why);
+  return gsd_pg_run(s, "mark a damaged snapshot", "UPDATE snapshots SET damaged = $2 WHERE id = $1",
+                    &a, NULL);
 }
 
 /* ---- queries --------------------------------------------------------- */

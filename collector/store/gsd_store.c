@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 #include "gs_error.h"
 #include "gs_json.h"
+#include "gsd_lock.h"
 #include "gsd_store_int.h"
 
 /* Device keys: the verifier SHA-256(K) of each device's key K, never K
@@ -73,6 +74,7 @@ static const char schema[] =
   "  schedule_id INTEGER NOT NULL, device_id TEXT NOT NULL, last_ms INTEGER NOT NULL,"
   "  PRIMARY KEY(schedule_id, device_id));"
   "CREATE TABLE IF NOT EXISTS removals(path TEXT PRIMARY KEY);"
+  "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL);"
   KEYS_SCHEMA;
 
 /* Columns added to tables of an older catalog. */
@@ -80,6 +82,7 @@ static const struct { const char *table, *column, *type; } added_columns[] = {
   {"snapshots", "schedule_id", "INTEGER"},
   {"snapshots", "source_format", "TEXT"},
   {"snapshots", "note", "TEXT"},
+  {"snapshots", "damaged", "TEXT"},
 };
 
 int gsd_st_fail(gsd_store *s, const char *fmt, ...) {
@@ -405,6 +408,7 @@ int gsd_st_drain_removals(gsd_store *s) {
 /* A handle on dir without a connection yet; NULL when out of memory. */
 static gsd_store *store_new(const char *dir) {
   gsd_store *s = calloc(1, sizeof *s);
+  if (s) s->lock = -1;
   if (s && !(s->dir = strdup(dir))) {
     free(s);
     s = NULL;
@@ -424,13 +428,100 @@ static char *sub_path(gsd_store *s, const char *name) {
 /* Opens the catalog of s, with its busy timeout, and runs sql on it. */
 static int open_catalog(gsd_store *s, int flags, const char *sql) {
   char *path = sub_path(s, "catalog.db");
+  struct stat st;
   int rc = path ? GS_OK : GS_ENOMEM;
   if (rc == GS_OK && sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK)
     rc = gsd_st_db_fail(s, "open");
+  if (rc == GS_OK && stat(path, &st) == 0) {
+    s->catalog_dev = st.st_dev;
+    s->catalog_ino = st.st_ino;
+  }
   free(path);
   if (rc != GS_OK) return rc;
   sqlite3_busy_timeout(s->db, BUSY_TIMEOUT_MS);
   return gsd_st_exec(s, sql, "create tables");
+}
+
+/* SQLite writes on through its open descriptor into a catalog file that was
+ * deleted or replaced: what it acknowledges then is lost at the next start. */
+int gsd_st_check_catalog(gsd_store *s) {
+  char *path;
+  struct stat st;
+  int gone;
+  if (s->pg) return GS_OK;      /* a server's catalog, not a file of ours */
+  if (!(path = sub_path(s, "catalog.db"))) return GS_ENOMEM;
+  gone = stat(path, &st) != 0;
+  if (gone || st.st_dev != s->catalog_dev || st.st_ino != s->catalog_ino) {
+    gsd_st_fail(s, "the catalog %s was %s while gcsnapd ran: nothing more is stored; restart gcsnapd",
+                path, gone ? "removed" : "replaced");
+    free(path);
+    return GS_EIO;
+  }
+  free(path);
+  return GS_OK;
+}
+
+/* ---- files without a row --------------------------------------------- */
+
+/* Whether folder/ID.gclog.zst is the file of a complete row. */
+static int has_row(gsd_store *s, const char *folder, int64_t id) {
+  sqlite3_stmt *st = gsd_st_prepare(s, "SELECT device_id FROM snapshots WHERE id = ? AND status = 'complete'");
+  int found = 0;
+  if (!st) return 1;      /* unknown: never call it an orphan */
+  sqlite3_bind_int64(st, 1, id);
+  if (sqlite3_step(st) == SQLITE_ROW) {
+    char *dev = gsd_store_escape_device((const char *)sqlite3_column_text(st, 0));
+    found = !dev || strcmp(dev, folder) == 0;
+    free(dev);
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+/* The ID of a final snapshot file's name, or 0. */
+static int64_t id_of_name(const char *name) {
+  char *end;
+  long long id = strtoll(name, &end, 10);
+  return id > 0 && name[0] != '0' && strcmp(end, ".gclog.zst") == 0 ? (int64_t)id : 0;
+}
+
+int gsd_store_orphans(gsd_store *s, gsd_store_orphan_fn fn, void *ctx, unsigned *count) {
+  char *top = sub_path(s, "snapshots"), *path, sql[320];
+  DIR *d, *dev;
+  struct dirent *e, *f;
+  int64_t highest = 0, id;
+  *count = 0;
+  /* A shared folder holds other collectors' files in flight. */
+  if (s->pg) {
+    free(top);
+    return GS_OK;
+  }
+  if (!top) return GS_ENOMEM;
+  if (!(d = opendir(top))) { free(top); return GS_OK; }
+  while ((e = readdir(d))) {
+    size_t n = strlen(top) + strlen(e->d_name) + 2;
+    if (e->d_name[0] == '.' || !(path = malloc(n))) continue;
+    snprintf(path, n, "%s/%s", top, e->d_name);
+    if ((dev = opendir(path))) {
+      while ((f = readdir(dev)))
+        if ((id = id_of_name(f->d_name)) && !has_row(s, e->d_name, id)) {
+          ++*count;
+          if (id > highest) highest = id;
+          fn(ctx, e->d_name, f->d_name);
+        }
+      closedir(dev);
+    }
+    free(path);
+  }
+  closedir(d);
+  free(top);
+  if (!highest) return GS_OK;
+  /* New rows must not take those IDs: their files would meet the orphans'. */
+  snprintf(sql, sizeof sql, "UPDATE sqlite_sequence SET seq = max(seq, %lld) WHERE name = 'snapshots';"
+           "INSERT INTO sqlite_sequence(name, seq) SELECT 'snapshots', %lld"
+           " WHERE NOT EXISTS (SELECT 1 FROM sqlite_sequence WHERE name = 'snapshots');",
+           (long long)highest, (long long)highest);
+  return gsd_st_exec(s, sql, "keep snapshot IDs past files without a row");
 }
 
 /* The end of an open: *out, or the reason in err and s freed. */
@@ -458,6 +549,9 @@ int gsd_store_open(gsd_store **out, const char *dir, char *err, size_t cap) {
   rc = snapshots ? gsd_st_make_dir(s, dir) : GS_ENOMEM;
   if (rc == GS_OK) rc = gsd_st_make_dir(s, snapshots);
   free(snapshots);
+  /* Before recovery, which removes temporary files: they may be another
+   * collector's. */
+  if (rc == GS_OK) rc = gsd_lock_take(dir, &s->lock, s->error, sizeof s->error);
   if (rc == GS_OK &&
       (rc = open_catalog(s, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, schema)) == GS_OK &&
       (rc = migrate(s)) == GS_OK && (rc = recover(s)) == GS_OK)
@@ -514,6 +608,7 @@ void gsd_store_close(gsd_store *s) {
   if (!s) return;
   gsd_pg_close(s);
   sqlite3_close(s->db);
+  gsd_lock_release(s->lock);
   free(s->dir);
   free(s);
 }

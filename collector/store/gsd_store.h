@@ -121,6 +121,18 @@ int gsd_store_check_space(gsd_store *s, uint64_t min_free);
 
 /* The highest request ID in the catalog, so that new ones never repeat. */
 uint64_t gsd_store_max_request_id(gsd_store *s);
+/* Records that request ID *id was issued, so that IDs go on rising across
+ * restarts even when no snapshot row names them. On a catalog shared by
+ * several collectors *id may be raised past the IDs the others issued. */
+int gsd_store_request_issued(gsd_store *s, uint64_t *id);
+/* Snapshot files with no complete row naming them (a catalog lost or
+ * replaced): fn gets each (folder under snapshots/, file name); they are
+ * kept, never served, and new IDs go on past theirs so that no new file
+ * meets them. Call once the store is open. */
+typedef void (*gsd_store_orphan_fn)(void *ctx, const char *folder, const char *name);
+int gsd_store_orphans(gsd_store *s, gsd_store_orphan_fn fn, void *ctx, unsigned *count);
+/* Records why the file of complete snapshot id does not match its row. */
+int gsd_store_mark_damaged(gsd_store *s, int64_t id, const char *why);
 
 /* ---- schedules ---- */
 

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <jansson.h>
 #include <sqlite3.h>
 #include "gsd_store.h"
@@ -15,6 +16,9 @@ struct gsd_store {
   sqlite3 *db;
   struct gsd_pg *pg;              /* a PostgreSQL catalog instead of db (gsd_pg.h) */
   char *dir;
+  int lock;                  /* gsd_lock's, held while open; -1 for gcsnap keys */
+  dev_t catalog_dev;         /* the catalog file opened, to notice it replaced */
+  ino_t catalog_ino;
   char error[512];
 };
 
@@ -23,7 +27,7 @@ struct gsd_store {
   "id, device_id, created, status, reason, request_id, agent_snapshot_id, trigger," \
   " stable_ids, schedule_id, objects, bytes, refs AS \"references\", roots, types, unreachable," \
   " dangling_references, sections, text_bytes, file_bytes, wire_bytes, crc32, source_format," \
-  " note, summary"
+  " note, damaged, summary"
 
 /* Sets the store's error (printf-style); returns GS_EIO. */
 int gsd_st_fail(gsd_store *s, const char *fmt, ...)
@@ -51,6 +55,9 @@ int gsd_st_run_unsynced(gsd_store *s, sqlite3_stmt *st, const char *what);
 
 /* Removes the files queued in the removals table, and empties it. */
 int gsd_st_drain_removals(gsd_store *s);
+/* GS_OK while the catalog file is the one opened; else GS_EIO with the
+ * error set (it was removed or replaced while gcsnapd ran). */
+int gsd_st_check_catalog(gsd_store *s);
 
 /* One column as JSON: NULL as null, numbers as unsigned, the rest as text. */
 json_t *gsd_st_column_json(sqlite3_stmt *st, int i);

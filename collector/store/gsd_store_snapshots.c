@@ -94,7 +94,8 @@ int gsd_store_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t 
   if (s->pg) return gsd_pg_snapshot_begin(s, b, id);
   sqlite3_stmt *st;
   int rc;
-  if ((rc = gsd_st_make_device_dir(s, b->device_id)) != GS_OK) return rc;
+  if ((rc = gsd_st_check_catalog(s)) != GS_OK || (rc = gsd_st_make_device_dir(s, b->device_id)) != GS_OK)
+    return rc;
   if (!(st = gsd_st_prepare(s,
       "INSERT INTO snapshots(device_id, session_id, created, status, request_id,"
       " agent_snapshot_id, trigger, stable_ids, clock_ms, schedule_id, source_format, note)"
@@ -194,7 +195,8 @@ static int end_snapshot(gsd_store *s, int64_t id, const char *status, const char
 }
 
 int gsd_store_snapshot_complete(gsd_store *s, int64_t id, const gsd_snapshot_end *e) {
-  return end_snapshot(s, id, "complete", NULL, e, 1);
+  int rc = gsd_st_check_catalog(s);
+  return rc != GS_OK ? rc : end_snapshot(s, id, "complete", NULL, e, 1);
 }
 
 int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
@@ -207,13 +209,38 @@ int gsd_store_snapshot_fail(gsd_store *s, int64_t id, const char *reason,
   return end_snapshot(s, id, "failed", reason, e, 0);
 }
 
+int gsd_store_mark_damaged(gsd_store *s, int64_t id, const char *why) {
+  if (s->pg) return gsd_pg_mark_damaged(s, id, why);
+  sqlite3_stmt *st = gsd_st_prepare(s, "UPDATE snapshots SET damaged = ? WHERE id = ?");
+  if (!st) return GS_EIO;
+  gsd_st_bind_text(st, 1, why);
+  sqlite3_bind_int64(st, 2, id);
+  return gsd_st_run_stmt(s, st, "mark a damaged snapshot");
+}
+
+/* The highest request ID issued: the counter, or (in a catalog older than
+ * it) the highest recorded; IDs outside 1 to 2^63-1 were an agent's. */
 uint64_t gsd_store_max_request_id(gsd_store *s) {
   if (s->pg) return gsd_pg_max_request_id(s);
-  sqlite3_stmt *st = gsd_st_prepare(s, "SELECT max(request_id) FROM snapshots");
+  sqlite3_stmt *st = gsd_st_prepare(s,
+      "SELECT max(coalesce((SELECT value FROM counters WHERE name = 'request_id'), 0),"
+      " coalesce((SELECT max(request_id) FROM snapshots WHERE request_id > 0), 0))");
   uint64_t v = 0;
   if (st && sqlite3_step(st) == SQLITE_ROW) v = (uint64_t)sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   return v;
+}
+
+int gsd_store_request_issued(gsd_store *s, uint64_t *id) {
+  if (s->pg) return gsd_pg_request_issued(s, id);
+  sqlite3_stmt *st = gsd_st_prepare(s,
+      "INSERT INTO counters(name, value) VALUES ('request_id', ?)"
+      " ON CONFLICT(name) DO UPDATE SET value = max(value, excluded.value)");
+  if (!st) return GS_EIO;
+  gsd_st_bind_u64(st, 1, *id);
+  /* Unsynced like a receiving row: a power loss may lose the last IDs,
+   * a crash does not. */
+  return gsd_st_run_unsynced(s, st, "record the request ID");
 }
 
 /* ---- queries --------------------------------------------------------- */

@@ -30,6 +30,7 @@ typedef enum gs_diag_code {
   GS_D_LINE_TOO_LONG,      /* line longer than the reader's limit */
   GS_D_BAD_HEAP_FILE,      /* a foreign heap file (.heapsnapshot, .hprof, .gcdump) is malformed */
   GS_D_TRUNCATED_HEAP_FILE,/* a foreign heap file ends early */
+  GS_D_BYTES_OVERFLOW,     /* object sizes add up to more than GS_MAX_BYTES */
   /* warnings */
   GS_D_DANGLING_REFERENCE, /* reference to an object not in the section */
   GS_D_DANGLING_ROOT,      /* root naming an object not in the section */
@@ -38,6 +39,10 @@ typedef enum gs_diag_code {
   GS_D_VERSION,            /* a record with a format version other than 2 */
   GS_D_COUNT_
 } gs_diag_code;
+
+/* The most bytes the objects of one dump may add up to: every total and
+ * difference of totals then fits a signed 64-bit number (and JSON). */
+#define GS_MAX_BYTES 0x7fffffffffffffffULL
 
 typedef enum gs_severity { GS_SEV_ERROR = 0, GS_SEV_WARNING = 1 } gs_severity;
 

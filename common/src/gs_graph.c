@@ -33,6 +33,7 @@ typedef struct loader {
   uint64_t *raw;                 /* references as IDs, in file order */
   uint64_t *root_ids;
   int ascending;                 /* object IDs came in ascending order */
+  uint64_t bytes;                /* of the objects so far, up to GS_MAX_BYTES */
   size_t nodes_cap, edges_cap, types_cap, names_cap, names_len, roots_cap, root_ids_cap;
 } loader;
 
@@ -135,6 +136,10 @@ static int add_object(loader *l, const gs_record *rec) {
   if (!err)
     return fail(l, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined twice",
                 (unsigned long long)rec->id);
+  if (rec->size > GS_MAX_BYTES - l->bytes)
+    return fail(l, GS_D_BYTES_OVERFLOW, rec->line, "object sizes add up to more than %llu bytes",
+                (unsigned long long)GS_MAX_BYTES);
+  l->bytes += rec->size;
   if (gs_array_reserve((void **)&l->raw, &l->edges_cap, g->nrefs + rec->nrefs, sizeof *l->raw))
     return GS_ENOMEM;
   if (n > 0 && rec->id < g->ids[n - 1]) l->ascending = 0;

@@ -45,6 +45,8 @@ struct gs_validator {
   void *ctx;
   gs_validate_counts counts;
   int in_section, ever_section;
+  uint64_t bytes;             /* object bytes of the input so far, up to GS_MAX_BYTES */
+  int bytes_overflow;         /* reported once */
   uint64_t section_line;
   char *section_name;
   size_t section_name_len;
@@ -233,9 +235,18 @@ static int check_reference(gs_validator *v, uint64_t id, uint64_t line) {
   return GS_OK;
 }
 
+/* Totals wider than the format's numbers would print wrapped figures. */
+static void add_bytes(gs_validator *v, const gs_record *rec) {
+  if (rec->size <= GS_MAX_BYTES - v->bytes) { v->bytes += rec->size; return; }
+  if (v->bytes_overflow++) return;
+  emit(v, GS_D_BYTES_OVERFLOW, rec->line, "object sizes add up to more than %llu bytes",
+       (unsigned long long)GS_MAX_BYTES);
+}
+
 static int check_object(gs_validator *v, const gs_record *rec) {
   size_t i;
   int err = use_type(v, rec->type, rec->line);
+  add_bytes(v, rec);
   if (err || (err = gs_idset_add(&v->defined, rec->id)) < 0) return err;
   if (!err)
     emit(v, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined more than once in this section",

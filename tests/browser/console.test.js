@@ -149,8 +149,10 @@ h.run('console', async (t) => {
   const [, , a, b] = (await page.evaluate(() => location.hash)).split('/');
   const diff = await h.getJson(`${col.url}/api/diff?old=${a}&new=${b}&top=0`);
   const shown = await page.$$eval('table.grid tbody tr', (trs) => trs.map((tr) => tr.cells[1].textContent));
+  // The API's order: bytes gained, then objects gained, then name (bytes of UTF-8, as strcmp).
+  const utf8 = (s) => Buffer.from(s, 'utf8');
   const byGrowth = diff.types.slice().sort((x, y) => y.bytes_change - x.bytes_change ||
-    (x.type < y.type ? -1 : x.type > y.type ? 1 : 0));
+    y.count_change - x.count_change || Buffer.compare(utf8(x.type), utf8(y.type)));
   t.equal(shown, byGrowth.slice(0, 100).map((r) => r.type), 'types sorted by growth, largest first');
   t.ok(Number(a) < Number(b), 'the older snapshot is the base');
   await h.screenshot(page, 'diff');

@@ -241,6 +241,31 @@ assert got == [("handle", "App.Branch", "App.Branch", 1, 64, ["30"]),
   expect_regex err.txt 'no object 99' "a missing object is named"
   run "$gcsnap" paths --object 40 --type App.Leaf diamond.gclog
   expect_rc 2 "--object and --type together"
+
+  # A chain 5,000 deep: each path is shown by its 10 first and 10 last
+  # objects and the count between, so the output does not grow with the
+  # depth (it grew with its square: 25 MB here, 10 GB for 100,000).
+  awk 'BEGIN { print "a 2 chain 0"; print "t 1 Node"; print "t 2 Leaf"; n = 5000
+    for (i = 1; i < n; i++) printf "o %x 1 10 %x\n", i * 16, (i + 1) * 16
+    printf "o %x 2 10\nr 10 1 0\nc chain 0\n", n * 16 }' >chain.gclog
+  run "$gcsnap" paths --object 13880 chain.gclog
+  expect_rc 0 "paths on a deep chain"
+  expect_regex out.txt '^  1\. local root \(no flags\), 4999 references:$' "the whole path's length is said"
+  expect_regex out.txt '^ +\.\.\. 4980 more objects on this path \.\.\.$' "the middle of a deep path is counted"
+  expect_count out.txt '  Node \(16 bytes\)$|  Leaf \(16 bytes\)$' 20 "a deep path shows its 20 end objects"
+  if [ "$(wc -c <out.txt)" -lt 4000 ] && ! grep -Eq '^ {48}' out.txt; then pass; else
+    fail "paths on a deep chain: $(wc -c <out.txt) bytes, indented up to $(awk '{ match($0, /^ */); if (RLENGTH > m) m = RLENGTH } END { print m }' out.txt)"; fi
+  run "$gcsnap" paths --json --type Leaf chain.gclog
+  expect_rc 0 "paths --json --type on a deep chain"
+  json_check out.txt "paths --json: a deep example path has its ends and the count between" '
+p = d["sections"][0]["groups"][0]["example_path"]
+ids = ["%x" % (16 * i) for i in list(range(1, 11)) + list(range(4991, 5001))]
+assert [n.get("id") for n in p[:10] + p[11:]] == ids, p
+assert p[10] == {"elided": 4980}, p[10]'
+  run "$gcsnap" paths --json --object 13880 chain.gclog
+  json_check out.txt "paths --json --object on a deep chain" '
+p = d["sections"][0]["paths"][0]["path"]
+assert len(p) == 21 and p[10] == {"elided": 4980} and p[0]["id"] == "10" and p[-1]["id"] == "13880", p'
 }
 
 # ---- export -------------------------------------------------------------
@@ -721,6 +746,24 @@ assert d["sections"][0]["timestamp"] == 0'
 
   run "$gcsnap" summary missing.gclog
   expect_rc 2 "summary of a missing file"
+
+  # Sizes whose sum passes 2^63-1 are refused, never shown wrapped: in one
+  # section (two objects of 2^63 bytes), and across two sections.
+  printf 'a 2 big 0\nt 1 Big\no 10 1 8000000000000000\no 18 1 8000000000000000\nr 10 1 0\nc big 0\n' >big.gclog
+  printf 'a 2 one 0\nt 1 Big\no 10 1 7000000000000000\nc one 0\na 2 two 0\nt 1 Big\no 10 1 7000000000000000\nc two 0\n' >big2.gclog
+  # (dominators reports each section apart: big2's are right as they are.)
+  for f in big big2; do
+    for cmd in validate summary dominators diff; do
+      [ $f$cmd = big2dominators ] && continue
+      if [ $cmd = diff ]; then run "$gcsnap" diff small.gclog $f.gclog; else run "$gcsnap" $cmd $f.gclog; fi
+      expect_rc 1 "$cmd of $f.gclog, whose bytes pass 2^63-1"
+      cat out.txt err.txt >all.txt
+      expect_regex all.txt "^$f\.gclog:[0-9]+: error \[bytes-overflow\]: " "$cmd of $f.gclog names bytes-overflow"
+    done
+  done
+  run "$gcsnap" validate --json big.gclog
+  json_check out.txt "validate --json: one bytes-overflow, at the first object past the limit" '
+assert [(x["line"], x["code"]) for x in d["diagnostics"]] == [(3, "bytes-overflow")], d'
 
   run "$gcsnap" summary --json - <small.gclog
   expect_rc 0 "summary of standard input"

@@ -247,6 +247,14 @@ static void end(enc *e) {
   send_env(e, &env);
 }
 
+static void rename_record(const gst_opts *o, gs_record *rec) {
+  const char *name = rec->kind == GS_REC_TYPE ? o->type_name
+                     : rec->kind == GS_REC_SECTION || rec->kind == GS_REC_END ? o->section_name : NULL;
+  if (!name) return;
+  rec->name = name;
+  rec->name_len = strlen(name);
+}
+
 int gst_encode(const char *path, const gst_opts *o, gst_frame_fn fn, void *ctx, gst_totals *t) {
   FILE *f = fopen(path, "rb");
   gs_reader *r = NULL;
@@ -268,6 +276,7 @@ int gst_encode(const char *path, const gst_opts *o, gst_frame_fn fn, void *ctx, 
   begin(&e);
   while (!e.failed && (rc = gs_reader_next(r, &rec)) != GS_EOF) {
     if (rc != 0) { e.failed = 1; break; }
+    rename_record(o, &rec);
     gs_writer_record(w, &rec);
     switch (rec.kind) {
     case GS_REC_SECTION: case GS_REC_END: section(&e, &rec); break;

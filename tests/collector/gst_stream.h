@@ -16,6 +16,8 @@ typedef struct gst_opts {
   uint32_t crc_xor;         /* flips bits of SnapshotEnd's CRC */
   int64_t objects_delta;    /* added to SnapshotEnd's object count */
   int no_end;               /* stop before SnapshotEnd */
+  const char *section_name; /* when set, the name of every section (and its end) */
+  const char *type_name;    /* when set, the name of every type */
 } gst_opts;
 
 typedef struct gst_totals {

@@ -125,7 +125,24 @@ for d in (a, b):
     for f in d["files"]: f.pop("file")
 assert a == b, (a, b)
 PY
+# Answers and errors name files as the store does, never by a path of the host.
+expect_status 200 GET "/api/snapshots/$ID/dominators?top=1"
+json 'd["file"]' < "$WORK/body" | grep -Eq '^snapshots/dev-a/[0-9]+\.gclog\.zst$' || fail "dominators names its file $(json 'd["file"]' < "$WORK/body")"
+expect_status 422 GET "/api/snapshots/$ID/paths?object=123456789abc" bad_request
+! grep -qF "$STORE" "$WORK/body" || fail "an analysis error shows the store's path: $(cat "$WORK/body")"
+expect_status 200 GET "/api/diff?old=$ID&new=$ID2"
+! grep -qF "$STORE" "$WORK/body" || fail "the diff shows the store's path"
 expect_status 400 GET "/api/snapshots/$ID/paths?object=zz" bad_request
+# 17 significant hex digits do not fit 64 bits: refused, not read as ffffffffffffffff
+expect_status 400 GET "/api/snapshots/$ID/paths?object=1ffffffffffffffff" bad_request
+expect_status 400 GET "/api/snapshots/$ID/paths?object=1x2" bad_request
+"$GCSNAP" paths --object 1ffffffffffffffff "$FIXTURE" >/dev/null 2>&1; [ $? = 2 ] || fail "paths --object past 64 bits is not a usage error"
+same_as_cli "/api/snapshots/$ID/paths?object=0x0000$OBJ&max=2" paths --json --object "$OBJ" --max 2 "$FIXTURE"
+# HEAD is GET without a body, on the API as on the console
+for p in /api/health "/api/snapshots/$ID" "/api/snapshots/$ID/download"; do
+  got=$(curl -s -I -o "$WORK/head" -w '%{http_code}' "$API$p")
+  [ "$got" = 200 ] || fail "HEAD $p: status $got: $(cat "$WORK/head")"
+done
 expect_status 422 GET "/api/snapshots/$ID/paths?type=No.Such.Type" bad_request
 expect_status 400 GET "/api/diff?old=$ID" bad_request
 expect_status 404 GET "/api/snapshots/9999/dominators" not_found

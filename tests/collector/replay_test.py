@@ -153,6 +153,13 @@ class Test:
             snaps = col.snapshots("?device=" + dev)
             c.equal([s["status"] for s in snaps], ["failed"],
                     "%s %s: one snapshot, failed, none complete" % (name, how))
+        # A device ID with a terminal escape: the collector refuses it, and
+        # replay shows it (and the collector's message) escaped.
+        r = L.run([self.gcsnap, "replay", stream, "--to", col.agent_addr, "--device-id",
+                   "\x1b]0;owned\x07dev"], timeout=60)
+        out = r.stdout + r.stderr
+        c.ok(r.returncode != 0 and "\x1b" not in out and "(device \\x1b]0;owned\\x07dev," in out,
+             "%s: replay prints a device ID from the recording escaped" % name, out)
         col.stop()
 
 

@@ -111,9 +111,22 @@ class Test:
         for bad in ({"every": "1s"}, {"device": "x", "every": "0s"}, {"device": "x", "every": "5"
                     "parsecs"}, {"device": "x", "every": "1s", "jitter": "2s"},
                     {"device": "x", "every": "1s", "keep": 0}, {"device": "x", "every": "1s",
-                    "start": "2026-13-01T00:00Z"}, {"device": "x", "every": "1m", "start": 200, "end": 100}):
+                    "start": "2026-13-01T00:00Z"}, {"device": "x", "every": "1m", "start": 200, "end": 100},
+                    # times past 9999 (start * 1000 wrapped: the first ran at once) and intervals past 366d
+                    {"device": "x", "every": "1s", "start": 18446745869285539},
+                    {"device": "x", "every": "1s", "start": 99999999999999999},
+                    {"device": "x", "every": "1s", "start": "253402300800"},
+                    {"device": "x", "every": "1s", "end": 18446744073709551},
+                    {"device": "x", "every": "367d"}, {"device": "x", "every": "213503982335d"}):
             status, body = self.add(col, **bad)
             c.equal((status, body.get("error")), (400, "bad_request"), "POST %s is refused" % bad)
+        status, far = self.add(col, device="x", every="366d", start="9999-12-31T23:59:59Z")
+        c.equal((status, far.get("start"), far.get("devices")), (201, 253402300799, []),
+                "a schedule that starts at the end of 9999 is taken, as it says")
+        c.equal(col.api("/api/schedules/%s" % far.get("id"), method="DELETE")[0], 200, "and removed")
+        for args in (["--start", "99999999999999999"], ["--end", "253402300800"], ["--every", "400d"]):
+            r = self.cli(col, "schedule", "add", "x", *(["--every", "1s"] + args))
+            c.equal(r.returncode, 2, "gcsnap schedule add %s is a usage error" % " ".join(args))
         c.equal(col.api("/api/schedules/99", method="DELETE")[0], 404, "DELETE of no schedule: 404")
         r = self.cli(col, "schedule", "add", "x", "--every", "3 weeks")
         c.equal(r.returncode, 2, "gcsnap schedule add --every '3 weeks' is a usage error")

@@ -18,6 +18,9 @@ HTTP API's bearer token, HTTPS, and names from the wire.
             printable ASCII only, returns the names exactly through the
             JSON API and a safe download file name; gcsnap summary and
             gcsnap devices escape control characters in their tables.
+  requests  request IDs are the collector's: a SnapshotBegin naming one the
+            session was not asked for (2^64-1, another device's) is stored
+            as unasked, and IDs rise across a restart.
 
 usage: security_test.py SUITE BIN_DIR WORK_DIR     (SUITE: one of the above)
 
@@ -537,7 +540,54 @@ def suite_names(env):
          "device IDs are logged with quotes and backslashes escaped")
 
 
-SUITES = {"exposure": suite_exposure, "token": suite_token, "tls": suite_tls, "names": suite_names}
+def suite_requests(env):
+    """Request IDs are the collector's: an agent cannot choose one, take
+    another session's, or make the collector issue one twice."""
+    c = env.c
+    p, log, agents, api = daemon(env, "requests", [])
+
+    def capture(dev):
+        status, body = L.http_json(api + "/api/devices/%s/capture" % dev, method="POST")
+        c.equal(status, 202, "capture of %s is accepted" % dev)
+        return body.get("request_id") if body else None
+
+    def request_of(stored_id):
+        return L.http_json(api + "/api/snapshots/%d" % stored_id)[1].get("request_id", "absent")
+
+    a = connect(agents, "req-a")[1]
+    b = connect(agents, "req-b")[1]
+    # Unasked, naming 2^64-1: stored, with no request (it was once stored as -1).
+    a.stream((1 << 64) - 1, F.Heap(objects=10), snapshot_id=1)
+    got = a.answer()
+    c.equal((got[0], request_of(got[1]) if got[0] == "ack" else None), ("ack", None),
+            "a snapshot naming request 2^64-1, never asked, is stored with no request")
+    # b names the request made of a: b's snapshot is not a's answer.
+    r1 = capture("req-a")
+    c.equal(a.wait_capture(), r1, "req-a is asked with request %s" % r1)
+    b.stream(r1, F.Heap(objects=10), snapshot_id=2)
+    got = b.answer()
+    c.equal((got[0], request_of(got[1]) if got[0] == "ack" else None), ("ack", None),
+            "req-b's snapshot naming req-a's request is stored with no request")
+    a.stream(r1, F.Heap(objects=10), snapshot_id=3)
+    got = a.answer()
+    c.equal((got[0], request_of(got[1]) if got[0] == "ack" else None), ("ack", r1),
+            "req-a's answer carries its request")
+    # A request that no snapshot ever answered, then a restart: never issued again.
+    r2 = capture("req-a")
+    c.equal(a.wait_capture(), r2, "req-a is asked again")
+    a.close()
+    b.close()
+    env.procs.stop(p)
+    p, log, agents, api = daemon(env, "requests", [])
+    a = connect(agents, "req-a")[1]
+    r3 = capture("req-a")
+    c.ok(r1 is not None and r2 is not None and r3 is not None and 0 < r1 < r2 < r3,
+         "request IDs rise across a restart, past one no snapshot names (%s, %s, %s)" % (r1, r2, r3))
+    a.close()
+
+
+SUITES = {"exposure": suite_exposure, "token": suite_token, "tls": suite_tls, "names": suite_names,
+          "requests": suite_requests}
 
 if __name__ == "__main__":
     sys.exit(L.main("security_test.py", SUITES, Env))

@@ -191,6 +191,44 @@ static void test_invalid_content(void **state) {
                "duplicate-object");
 }
 
+/* Names the format cannot carry back: the reader drops blanks around a
+ * name and takes an empty one for a missing field. */
+static void test_names_that_do_not_read_back(void **state) {
+  static const char *const bad[] = {"", "  ", "\t", " app", "app ", "app\t"};
+  size_t i;
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    gst_opts o = {0};
+    o.section_name = bad[i];
+    expect_fault(*state, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, GS_WIRE_E_INVALID, 0,
+                 i < 3 ? "AppDomain name is missing" : "AppDomain name starts or ends with a blank");
+    if (i == 0) continue;   /* "" is a type name the stream cannot set apart from none */
+    memset(&o, 0, sizeof o);
+    o.type_name = bad[i];
+    expect_fault(*state, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, GS_WIRE_E_INVALID, 0,
+                 i < 3 ? "type name is missing" : "type name starts or ends with a blank");
+  }
+}
+
+/* Blanks inside a name, and a last word that looks like a timestamp, read
+ * back the same (the section's timestamp is always written): accepted. */
+static void test_names_that_read_back(void **state) {
+  fixture *fx = *state;
+  gst_frames frames;
+  gst_totals t;
+  gsd_ingest *ig;
+  gsd_fault f;
+  char err[300];
+  gst_opts o = {0};
+  o.section_name = "my  app 1f4";
+  o.type_name = "A\tB  C";
+  encode(GST_FIXTURE_DIR "/canonical/generated.gclog", &o, &frames, &t);
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  assert_int_equal(feed(ig, &frames, &f), GS_OK);
+  assert_int_equal(gsd_ingest_stats(ig)->errors, 0);
+  gsd_ingest_free(ig);
+  gst_frames_free(&frames);
+}
+
 /* A repeated message is a repeat, not a gap. */
 static void test_seq_repeat(void **state) {
   fixture *fx = *state;
@@ -259,7 +297,7 @@ static int feed_limited(fixture *fx, const gsd_ingest_limits *lim, gsd_fault *f,
  * fails the stream (fatal, code 7) and names the option. */
 static void test_snapshot_limits(void **state) {
   fixture *fx = *state;
-  gsd_ingest_limits lim = {0, 0, 0};
+  gsd_ingest_limits lim = {0, 0, 0, 0, 0};
   gsd_fault f;
   uint64_t objects, refs;
   gst_frames frames;
@@ -294,7 +332,7 @@ static void test_snapshot_limits(void **state) {
  * code 8 (not fatal: agents offer the snapshot again later). */
 static void test_disk_floor(void **state) {
   fixture *fx = *state;
-  gsd_ingest_limits lim = {0, 0, UINT64_MAX};
+  gsd_ingest_limits lim = {0, 0, 0, UINT64_MAX, 0};
   gst_frames frames;
   gst_totals t;
   gsd_ingest *ig;
@@ -328,7 +366,7 @@ static void test_summary(void **state) {
   gsd_snapshot_end e;
   memset(&e, 0, sizeof e);
   round_trip(fx, GST_FIXTURE_DIR "/canonical/generated.gclog", &o, want, len);
-  assert_int_equal(gsd_ingest_summarize(fx->final, "x.gclog.zst", &json, &e, err, sizeof err),
+  assert_int_equal(gsd_ingest_summarize(fx->final, NULL, "x.gclog.zst", &json, &e, err, sizeof err),
                    GS_OK);
   assert_non_null(strstr(json, "\"file\":\"x.gclog.zst\""));
   assert_non_null(strstr(json, "\"by_type\""));
@@ -352,6 +390,8 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_crc_mismatch, setup, teardown),
     cmocka_unit_test_setup_teardown(test_count_mismatch, setup, teardown),
     cmocka_unit_test_setup_teardown(test_invalid_content, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_names_that_do_not_read_back, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_names_that_read_back, setup, teardown),
     cmocka_unit_test_setup_teardown(test_check_only, setup, teardown),
     cmocka_unit_test_setup_teardown(test_snapshot_limits, setup, teardown),
     cmocka_unit_test_setup_teardown(test_disk_floor, setup, teardown),

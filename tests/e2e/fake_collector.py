@@ -8,11 +8,15 @@ are hard to provoke on purpose. The requests it saw are kept in `seen`.
 """
 import http.server
 import json
+import subprocess
 import threading
 import urllib.parse
+import zlib
 
 SNAPSHOT_TEXT = b"a 2 fake.exe 1f4\nt 1 System.Object\no 1000 1 18\nr 1000 1 0\nc fake.exe 1f4\n"
-ZST_BYTES = b"\x28\xb5\x2f\xfd" + bytes(range(256)) * 4
+# The stored file: real zstd, since gcsnap fetch checks what it receives.
+ZST_BYTES = subprocess.run(["zstd", "-q", "-c"], input=SNAPSHOT_TEXT, stdout=subprocess.PIPE,
+                           check=True).stdout
 
 DEVICES = {"devices": [
     {"device_id": "dev1", "app_name": "demo.exe", "architecture": "x86_64", "pointer_size": 8,
@@ -30,7 +34,7 @@ SNAPSHOT = {"id": 2, "device_id": "dev1", "created": 1700000050, "status": "comp
             "stable_ids": False, "objects": 1, "bytes": 24, "references": 0, "roots": 1,
             "types": 1, "unreachable": 0, "dangling_references": 0, "sections": 1,
             "text_bytes": len(SNAPSHOT_TEXT), "file_bytes": len(ZST_BYTES), "wire_bytes": 40,
-            "crc32": 1234}
+            "crc32": zlib.crc32(SNAPSHOT_TEXT)}
 FAILED = dict(SNAPSHOT, id=1, status="failed", reason="stream cut: the agent closed the connection",
               objects=0, bytes=0, roots=0)
 
@@ -84,6 +88,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             fmt = q.get("format", ["zst"])[0]
             return self.reply(200, SNAPSHOT_TEXT if fmt == "gclog" else ZST_BYTES,
                               "application/octet-stream")
+        if p == "/api/snapshots/3":
+            return self.reply(200, dict(SNAPSHOT, id=3))
         if p == "/api/snapshots/3/download":
             # Promises more than it sends, then hangs up.
             self.send_response(200)

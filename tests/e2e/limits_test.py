@@ -169,7 +169,7 @@ def logged(col, before, *needles):
 LIMIT_OPTIONS = {
     "--max-sessions": "1024", "--max-sessions-per-address": "256", "--hello-timeout": "10s",
     "--idle-timeout": "90s", "--max-objects": "50000000", "--max-references": "200000000",
-    "--min-free-bytes": "256M",
+    "--max-sections": "1000", "--max-validator-memory": "512M", "--min-free-bytes": "256M",
 }
 
 
@@ -185,7 +185,7 @@ def suite_options(env):
     c.ok("4 MiB" in r.stdout, "--help states the frame limit")
     for opt, bad in (("--max-sessions", "0"), ("--max-sessions-per-address", "x"),
                      ("--hello-timeout", "soon"), ("--idle-timeout", "10ms"),
-                     ("--max-objects", "-1"), ("--max-references", "1e9"),
+                     ("--max-objects", "-1"), ("--max-references", "1e9"), ("--max-sections", "many"),
                      ("--min-free-bytes", "lots")):
         r = L.run([env.gcsnapd, opt, bad, "--store", env.path("never")])
         c.ok(r.returncode == 2 and opt + " must be" in r.stderr and "'%s'" % bad in r.stderr,
@@ -244,23 +244,48 @@ def suite_frame(env):
     col.stop()
 
 
+class Sections(F.Heap):
+    """A heap of n sections, each the small heap of F.Heap."""
+
+    def __init__(self, n, objects=5):
+        super().__init__(objects=objects)
+        self.n = n
+
+    def data_messages(self, batch=100):
+        return super().data_messages(batch) * self.n
+
+    def text(self):
+        return super().text() * self.n
+
+    def end(self, seq, crc_xor=0):
+        text = self.text()
+        n = self.n
+        refs = sum(len(o[3]) for o in self.objects) * n
+        return (F.f_uint(1, seq) + F.f_uint(2, n) + F.f_uint(3, len(self.types) * n) +
+                F.f_uint(4, len(self.objects) * n) + F.f_uint(5, refs) + F.f_uint(6, len(self.roots) * n) +
+                F.f_uint(7, len(text)) + F.f_uint(8, (F.zlib.crc32(text) ^ crc_xor) & 0xFFFFFFFF))
+
+
 def suite_snapshot(env):
     env.need_collector()
     c = env.c
-    col = env.collector("--max-objects", "100", "--max-references", "40")
+    col = env.collector("--max-objects", "100", "--max-references", "40", "--max-sections", "3")
     # Within both limits: stored.
     small = F.Heap(objects=30)
     a = F.FakeAgent(col.agent_addr, "lim-small")
     col.wait_connected("lim-small")
     c.equal(push(a, small)[0], "ack", "a snapshot within the limits is stored")
+    c.equal(push(a, Sections(3), snapshot_id=2)[0], "ack", "a snapshot of exactly 3 sections is stored")
     a.close()
 
     no_refs = F.Heap(objects=300)
     no_refs.objects = [(o[0], o[1], o[2], []) for o in no_refs.objects]
     for dev, heap, words in (("lim-objects", no_refs, r"more than 100 objects.*--max-objects"),
-                             ("lim-refs", F.Heap(objects=60), r"more than 40 references.*--max-references")):
+                             ("lim-refs", F.Heap(objects=60), r"more than 40 references.*--max-references"),
+                             ("lim-sections", Sections(4), r"more than 3 sections.*--max-sections")):
         refs = sum(len(o[3]) for o in heap.objects)
-        c.ok(refs > 40 or len(heap.objects) > 100, "%s: the heap is over a limit" % dev)
+        c.ok(refs > 40 or len(heap.objects) > 100 or getattr(heap, "n", 1) > 3,
+             "%s: the heap is over a limit" % dev)
         before = len(col.log_text())
         a = F.FakeAgent(col.agent_addr, dev)
         col.wait_connected(dev)
@@ -287,6 +312,20 @@ def suite_snapshot(env):
         a.close()
     complete = {s["device_id"] for s in col.snapshots("?status=complete")}
     c.equal(complete, {"lim-small"}, "only the snapshot within the limits is complete")
+    col.stop()
+    # References to objects never sent cost the validator up to 32 bytes
+    # each: counted against the session (--max-validator-memory).
+    col = env.collector("--max-validator-memory", "4M", name="gcsnapd-validator")
+    dangling = F.Heap(objects=200000)
+    dangling.objects = [(o[0], o[1], o[2], [0x7000000000 + 8 * i]) for i, o in enumerate(dangling.objects)]
+    a = F.FakeAgent(col.agent_addr, "lim-validator", timeout=60)
+    code, msg = error_of(push(a, dangling))
+    c.ok(code == E_INVALID and "--max-validator-memory" in msg,
+         "200,000 dangling references past 4M of validator memory get Error 7 naming the limit", msg)
+    a.close()
+    a = F.FakeAgent(col.agent_addr, "lim-validator-ok")
+    c.equal(push(a, F.Heap(objects=1000))[0], "ack", "a snapshot within it is stored")
+    a.close()
     col.stop()
 
 
@@ -536,8 +575,103 @@ def suite_line(env):
         os.remove(path)
 
 
-SUITES = {"options": suite_options, "frame": suite_frame, "snapshot": suite_snapshot, "sessions": suite_sessions,
-          "timeouts": suite_timeouts, "disk": suite_disk, "line": suite_line}
+PREAUTH_MAX = 4096
+
+
+def padded_hello(device_id, size):
+    """A Hello envelope of exactly size bytes (the application name padded)."""
+    def env(n):
+        return F.envelope(F.HELLO, F.f_uint(1, 1) + F.f_bytes(2, "fake-0.1") + F.f_bytes(3, device_id) +
+                          F.f_bytes(4, "a" * n) + F.f_bytes(5, "x86_64") + F.f_uint(6, 8) + F.f_uint(7, 1000))
+    n = size - len(env(0))
+    while len(env(n)) > size:
+        n -= 1
+    return env(n)
+
+
+def rss_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def suite_preauth(env):
+    env.need_collector()
+    c = env.c
+    col = env.collector()
+    # Before Welcome only a frame the size of a Hello is taken.
+    edge = padded_hello("pre-edge", PREAUTH_MAX)
+    c.equal(len(edge), PREAUTH_MAX, "the padded Hello is exactly the limit before Welcome")
+    r = Raw(col.agent_addr)
+    r.send(F.frame(edge))
+    c.equal(r.recv()[0], F.WELCOME, "a Hello of exactly %d bytes is welcomed" % PREAUTH_MAX)
+    r.close()
+    for size, what in ((PREAUTH_MAX + 1, "a Hello one byte above"), (F.MAX_FRAME, "a 4 MiB frame")):
+        r = Raw(col.agent_addr)
+        r.send(F.frame(padded_hello("pre-big", size))[:1024])
+        code, msg = error_of(r.answer())
+        c.ok(code == E_FRAME_SIZE and "before Welcome" in msg and str(PREAUTH_MAX) in msg,
+             "%s before Welcome gets Error 3 at once, naming the limit" % what, (code, msg))
+        r.close()
+    # 100 connections that announce 4 MiB frames and send 1 MiB each: none
+    # is buffered (it once cost 4 MiB each, 400 MB in all).
+    time.sleep(0.3)
+    before = rss_kb(col.proc.pid)
+    conns = []
+    for i in range(100):
+        r = Raw(col.agent_addr)
+        conns.append(r)
+        try:
+            r.send(F.varint(F.MAX_FRAME) + b"\0" * (1 << 20))
+        except OSError:
+            pass                  # refused while sending: what we want
+    time.sleep(0.5)
+    grown = rss_kb(col.proc.pid) - before
+    L.log("100 connections before Hello: collector RSS +%d KB" % grown)
+    c.ok(grown < 20 * 1024, "100 connections before Hello add %d KB to the collector, under 20 MB" % grown)
+    for r in conns:
+        r.close()
+    a = F.FakeAgent(col.agent_addr, "pre-after")
+    heap = F.Heap(objects=50)
+    a.stream(0, heap)
+    c.equal(a.answer()[0], "ack", "after Welcome, frames of any size up to 4 MiB are taken again")
+    a.close()
+    col.stop()
+
+
+def hwm_kb(pid):
+    with open("/proc/%d/status" % pid) as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+
+def suite_sections(env):
+    """Many tiny sections compress to almost nothing: the summary goes by the
+    work, not the file's size, so it is made in a child, not in gcsnapd."""
+    env.need_collector()
+    c = env.c
+    col = env.collector("--max-sections", "0")
+    n = 3000
+    heap = Sections(n, objects=2)
+    a = F.FakeAgent(col.agent_addr, "many-sections", timeout=120)
+    time.sleep(0.3)
+    before = hwm_kb(col.proc.pid)
+    got = push(a, heap)
+    grown = hwm_kb(col.proc.pid) - before
+    a.close()
+    c.equal(got[0], "ack", "a snapshot of %d sections is stored" % n)
+    if got[0] == "ack":
+        row = col.api("/api/snapshots/%d" % got[1])[1]
+        c.equal((row["sections"], len(row["summary"]["sections"]), row["file_bytes"] < 64 * 1024),
+                (n, n, True), "its summary has every section, and its file is small")
+    L.log("%d sections: gcsnapd's peak memory grew by %d KB while storing and summarizing" % (n, grown))
+    if os.environ.get("GS_SANITIZED"):
+        c.skip("gcsnapd's peak memory (a sanitizer's allocator)")
+    else:
+        c.ok(grown < 50 * 1024, "gcsnapd's peak memory grows by %d KB, under 50 MB" % grown)
+    col.stop()
+
+
+SUITES = {"sections": suite_sections, "options": suite_options, "frame": suite_frame, "snapshot": suite_snapshot, "sessions": suite_sessions,
+          "timeouts": suite_timeouts, "disk": suite_disk, "line": suite_line, "preauth": suite_preauth}
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@
  *     rest of the value without its surrounding spaces. */
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "h2o.h"
@@ -126,6 +127,17 @@ static int ref_u64(const char *s, uint64_t max, uint64_t *v) {
 
 /* ---- what gsd_http.c takes from a request -------------------------------- */
 
+/* An object ID read back from its hex is the same, and was taken only
+ * when it fits 64 bits. */
+static void check_object_id(const char *s) {
+  uint64_t v, again;
+  char text[24];
+  if (gsd_request_object_id(s, &v)) return;
+  snprintf(text, sizeof text, "%llx", (unsigned long long)v);
+  FUZZ_CHECK(gsd_request_object_id(text, &again) == 0 && again == v);
+  FUZZ_CHECK(strlen(s) - strspn(s, "0xX") <= 16);
+}
+
 static void check_number(const char *s) {
   static const uint64_t maxes[] = {10, 100000, INT64_MAX, UINT64_MAX};
   size_t i;
@@ -139,6 +151,7 @@ static void check_number(const char *s) {
     uint64_t v;
     FUZZ_CHECK(ref_u64(s, INT64_MAX, &v) == 0 && v > 0 && (uint64_t)id == v);
   }
+  check_object_id(s);
 }
 
 /* The schedules' values (gsd_http.c's read_schedule). */

@@ -195,7 +195,7 @@ static void send_welcome(int fd) {
   Gcsnap__Envelope env = GCSNAP__ENVELOPE__INIT;
   Gcsnap__Welcome w = GCSNAP__WELCOME__INIT;
   w.protocol_version = GS_WIRE_PROTOCOL_VERSION;
-  w.collector_version = "fake 1";
+  w.collector_version = "fake\x1b]0;t\x07 1";   /* a title escape, to be shown escaped */
   w.max_frame = GS_WIRE_MAX_FRAME;
   env.body_case = GCSNAP__ENVELOPE__BODY_WELCOME;
   env.welcome = &w;
@@ -433,7 +433,7 @@ static int once_run(int ack) {
   text_buf ref = {0}, got = {0};
   wd_state d;
   reference(MOCK, "", &ref);
-  snprintf(portarg, sizeof portarg, "localhost:%u", port);
+  snprintf(portarg, sizeof portarg, "127.0.0.1:%u", port);
   {
     const char *args[] = {"--source", MOCK, "--clock", "1000", "--connect", portarg,
                           "--device-id", "dev-once", "--once", NULL};
@@ -450,7 +450,7 @@ static int once_run(int ack) {
     send_ack(fd, 99, d.snapshot_id + 1, 1);     /* another snapshot's: not the verdict */
     send_ack(fd, 0, d.snapshot_id, 5);
   } else {
-    send_error(fd, GS_WIRE_E_CRC, "CRC mismatch");
+    send_error(fd, GS_WIRE_E_CRC, "CRC mismatch\n\x1b[31mforged line\\");
   }
   rc = agent_wait(WAIT_MS);
   wd_free(&d);
@@ -469,8 +469,12 @@ static int mode_once(void) {
   if (!log_contains("stored as 5")) die("--once: no Ack line in the log");
   printf("ok   --once acknowledged: exit 0\n");
   if ((rc = once_run(0)) != 1) die("--once, refused: exit %d, not 1", rc);
-  if (!log_contains("collector error 5 (crc): CRC mismatch")) die("--once: no Error line");
-  printf("ok   --once refused: exit 1\n");
+  if (!log_contains("collector error 5 (crc): CRC mismatch\\x0a\\x1b[31mforged line\\\\\n"))
+    die("--once: no Error line, or its text not escaped");
+  if (!log_contains("(collector fake\\x1b]0;t\\x07 1) as device dev-once"))
+    die("--once: the collector's version is not shown escaped");
+  if (log_contains("\x1b")) die("--once: the log holds an escape byte from the collector");
+  printf("ok   --once refused: exit 1; the collector's version and error text escaped\n");
   /* Nobody listens on a port just released. */
   lfd = listen_any(&port);
   close(lfd);
