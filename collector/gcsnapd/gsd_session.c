@@ -272,6 +272,7 @@ void gsd_sess_fail_snapshot(gsd_session *s, const char *reason) {
     memset(&e, 0, sizeof e);
     if (s->ingest) end_figures(s, &e);
     e.file_bytes = 0;
+    if (!s->capture) gsd_metrics_capture("agent", 0);
     gsd_log_warn("device %s: snapshot %lld (agent snapshot %llu) failed: %s", s->device_id,
                  (long long)s->snapshot_id, (unsigned long long)s->agent_snapshot_id, reason);
     if (gsd_store_snapshot_fail(store, s->snapshot_id, reason, &e) != GS_OK)
@@ -333,6 +334,7 @@ void gsd_sess_abort_session(gsd_session *s, unsigned code, const char *fmt, ...)
   va_list ap;
   if (s->state == ST_CLOSING || s->aborting) return;
   s->aborting = 1;
+  if (s->state == ST_HELLO) gsd_metrics_session_refused(code);
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
@@ -502,6 +504,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b) {
   }
   if (s->state == ST_CLOSING) return;
   s->len += (size_t)nread;
+  if (nread > 0) gsd_metrics_received((size_t)nread);
   if (nread > 0) {
     s->last_rx_ms = uv_now(s->srv->loop);
     s->pinged = 0;

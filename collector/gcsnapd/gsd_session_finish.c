@@ -69,6 +69,8 @@ static void finish_done(uv_work_t *w, int status) {
   s->state = ST_IDLE;
   if (job->rc == GS_OK) {
     log_stored(s, &job->end);
+    gsd_metrics_stored(job->end.file_bytes, uv_hrtime() - s->begin_ns);
+    if (!s->capture) gsd_metrics_capture("agent", 1);
     gsd_sess_send_ack(s, s->snapshot_id);
     if (s->capture) gsd_capture_streaming(s->capture, s->snapshot_id);
     gsd_sess_forget_snapshot(s);
