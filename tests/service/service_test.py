@@ -8,7 +8,16 @@ metrics, its JSON log lines, the OpenAPI description of its HTTP API.
             bytes received and stored, the ingest histogram); promtool
             check metrics finds nothing wrong with the page
 
-usage: service_test.py SUITE BIN_DIR WORK_DIR
+  package   cpack -G DEB in the build tree writes gcsnapd, gcsnap and
+            gcsnap-agent packages: their metadata (dependencies computed
+            from the binaries, and installed here), contents, conffiles and
+            maintainer scripts; lintian finds no error; systemd-analyze
+            verify passes on the unit; dpkg --root installs them into a
+            throwaway root (creating the gcsnap user and the store), the
+            installed programs print their version and make a capture end
+            to end with the installed config; a purge keeps the store
+
+usage: service_test.py SUITE BIN_DIR WORK_DIR (BIN_DIR is BUILD/bin)
 """
 import json
 import os
@@ -195,7 +204,197 @@ def promtool(env, page):
              r.stdout)
 
 
-SUITES = {"metrics": metrics}
+def need(tool, why):
+    path = shutil.which(tool)
+    if not path:
+        raise L.Skip("%s is not installed (%s)" % (tool, why))
+    return path
+
+
+def sh(argv, **kw):
+    r = L.run(argv, **kw)
+    if r.returncode != 0:
+        raise L.Failure("%s: exit %d\n%s%s" % (" ".join(argv), r.returncode, r.stdout, r.stderr))
+    return r.stdout
+
+
+def build_packages(env):
+    """The three .deb files by package name, built by cpack in the work folder."""
+    build = os.path.dirname(os.path.abspath(env.bin))
+    out = env.path("packages")
+    sh([need("cpack", "cmake"), "-G", "DEB", "-B", out, "--config",
+        os.path.join(build, "CPackConfig.cmake")], timeout=300)
+    arch = sh(["dpkg", "--print-architecture"]).strip()
+    version = sh([env.gcsnapd, "--version"]).split()[-1] + "-1"
+    debs = {}
+    for name in ("gcsnapd", "gcsnap", "gcsnap-agent"):
+        path = os.path.join(out, "%s_%s_%s.deb" % (name, version, arch))
+        env.c.ok(os.path.exists(path), "cpack wrote %s" % os.path.basename(path), os.listdir(out))
+        debs[name] = path
+    return debs, version, arch
+
+
+CONTENTS = {
+    "gcsnapd": {"/usr/bin/gcsnapd", "/lib/systemd/system/gcsnapd.service",
+                "/etc/gcsnap/gcsnapd.conf", "/usr/share/doc/gcsnapd/copyright",
+                "/usr/share/doc/gcsnapd/changelog.Debian.gz"},
+    "gcsnap": {"/usr/bin/gcsnap", "/usr/share/doc/gcsnap/copyright",
+               "/usr/share/doc/gcsnap/changelog.Debian.gz"},
+    "gcsnap-agent": {"/usr/bin/gcsnap-agent", "/usr/share/doc/gcsnap-agent/copyright",
+                     "/usr/share/doc/gcsnap-agent/changelog.Debian.gz"},
+}
+# Libraries each program links, so dpkg-shlibdeps must name their packages.
+LIBS = {"gcsnapd": ("libc6", "libuv1", "libh2o0.13", "libsqlite3-0", "libssl3", "libzstd1",
+                    "libjansson4", "passwd"),
+        "gcsnap": ("libc6", "libcurl4", "libzstd1", "libjansson4"),
+        "gcsnap-agent": ("libc6",)}
+
+
+def check_metadata(env, debs, version, arch):
+    c = env.c
+    for name, deb in debs.items():
+        field = lambda f: sh(["dpkg-deb", "-f", deb, f]).strip()   # noqa: E731
+        c.equal(field("Package"), name, "%s: Package" % name)
+        c.equal(field("Version"), version, "%s: Version" % name)
+        c.equal(field("Architecture"), arch, "%s: Architecture" % name)
+        deps = [d.split()[0] for d in field("Depends").split(", ")]
+        for lib in LIBS[name]:
+            c.ok(lib in deps, "%s depends on %s" % (name, lib), deps)
+        for dep in deps:            # computed ones exist: this system has them all
+            st = L.run(["dpkg-query", "-W", "-f", "${Status}\n", dep]).stdout
+            c.ok("install ok installed" in st.splitlines(), "%s: dependency %s is a real, installed package"
+                 % (name, dep), st)
+        listing = sh(["dpkg-deb", "-c", deb]).splitlines()
+        files = {line.split()[5][1:] for line in listing if not line.startswith("d")}
+        c.ok(CONTENTS[name] <= files, "%s holds its files" % name, sorted(files))
+        c.ok(all(" root/root " in line for line in listing), "%s: files owned by root" % name)
+    ctl = env.path("control")
+    sh(["dpkg-deb", "-e", debs["gcsnapd"], ctl])
+    with open(os.path.join(ctl, "conffiles")) as f:
+        c.equal(f.read().split(), ["/etc/gcsnap/gcsnapd.conf"], "gcsnapd: conffiles")
+    for script in ("postinst", "prerm", "postrm"):
+        p = os.path.join(ctl, script)
+        c.ok(os.access(p, os.X_OK), "gcsnapd: %s is there and executable" % script)
+        c.equal(L.run(["sh", "-n", p]).returncode, 0, "gcsnapd: %s parses" % script)
+
+
+def check_lintian(env, debs):
+    tool = shutil.which("lintian")
+    if not tool:
+        env.c.skip("lintian is not installed")
+        return
+    r = L.run([tool, "--no-tag-display-limit"] + list(debs.values()), timeout=300)
+    errors = [line for line in r.stdout.splitlines() if line.startswith("E:")]
+    env.c.ok(not errors and r.returncode in (0, 1), "lintian: no errors", r.stdout + r.stderr)
+
+
+def check_unit(env, root):
+    """systemd-analyze verify on the installed unit, its ExecStart pointed
+    at the binary of the throwaway root (verify wants it executable)."""
+    tool = shutil.which("systemd-analyze")
+    if not tool:
+        env.c.skip("systemd-analyze is not installed")
+        return
+    with open(os.path.join(root, "lib/systemd/system/gcsnapd.service")) as f:
+        unit = f.read()
+    for key in ("User=gcsnap", "ProtectSystem=strict", "ReadWritePaths=/var/lib/gcsnap",
+                "NoNewPrivileges=yes", "PrivateTmp=yes", "ProtectHome=yes",
+                "\nCapabilityBoundingSet=\n", "--config /etc/gcsnap/gcsnapd.conf"):
+        env.c.ok(key in unit, "unit has %s" % key.strip())
+    folder = env.path("unit")
+    os.makedirs(folder)
+    path = os.path.join(folder, "gcsnapd.service")
+    with open(path, "w") as f:
+        f.write(unit.replace("/usr/bin/gcsnapd", os.path.join(root, "usr/bin/gcsnapd")))
+    r = L.run([tool, "verify", "--man=no", path])
+    env.c.ok(r.returncode == 0 and not (r.stdout + r.stderr).strip(),
+             "systemd-analyze verify gcsnapd.service", r.stdout + r.stderr)
+
+
+def empty_root(root):
+    """What dpkg --root needs: its database, and the user files useradd
+    --prefix edits."""
+    for d in ("var/lib/dpkg/info", "var/lib/dpkg/updates", "etc"):
+        os.makedirs(os.path.join(root, d))
+    for name, text in (("var/lib/dpkg/status", ""), ("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n"),
+                       ("etc/group", "root:x:0:\n"), ("etc/shadow", "root:*:19000:0:99999:7:::\n"),
+                       ("etc/gshadow", "root:*::\n")):
+        with open(os.path.join(root, name), "w") as f:
+            f.write(text)
+
+
+def dpkg(root, *args):
+    return sh(["dpkg", "--root=" + root, "--force-script-chrootless", "--force-depends",
+               "--log=/dev/null"] + list(args), timeout=120)
+
+
+def check_installed(env, root, version):
+    c = env.c
+    with open(os.path.join(root, "etc/passwd")) as f:
+        users = {line.split(":")[0]: line.strip().split(":") for line in f}
+    user = users.get("gcsnap")
+    c.ok(user is not None, "postinst created the gcsnap user")
+    if user:
+        c.equal((user[5], user[6]), ("/var/lib/gcsnap", "/usr/sbin/nologin"), "its home and shell")
+        c.ok(int(user[2]) < 1000, "a system user", user)
+        st = os.stat(os.path.join(root, "var/lib/gcsnap"))
+        c.equal((st.st_uid, st.st_mode & 0o777), (int(user[2]), 0o750), "the store folder")
+    for prog in ("gcsnapd", "gcsnap", "gcsnap-agent"):
+        r = L.run([os.path.join(root, "usr/bin", prog), "--version"])
+        c.ok(r.returncode == 0 and version.split("-")[0] in r.stdout,
+             "installed %s --version" % prog, r.stdout + r.stderr)
+
+
+def installed_capture(env, root):
+    """The installed programs end to end, gcsnapd on the installed config
+    (its store and addresses overridden by flags, which win)."""
+    c, bin_ = env.c, os.path.join(root, "usr/bin")
+    col = L.Collector(env.procs, os.path.join(bin_, "gcsnapd"), env.work, name="installed",
+                      extra=["--config", os.path.join(root, "etc/gcsnap/gcsnapd.conf"),
+                             "--min-free-bytes", "0"])
+    env.procs.start([os.path.join(bin_, "gcsnap-agent"), "--source", "mock:objects=500,seed=2",
+                     "--connect", col.agent_addr, "--device-id", "pkg1", "--retry-max", "1"],
+                    log=env.path("installed-agent.log"))
+    col.wait_connected("pkg1")
+    gcsnap = os.path.join(bin_, "gcsnap")
+    r = L.run([gcsnap, "capture", "pkg1", "--wait", "--json", "--collector", col.url])
+    c.ok(r.returncode == 0, "installed gcsnap capture --wait", r.stdout + r.stderr)
+    snap = json.loads(r.stdout)["snapshot_id"] if r.returncode == 0 else 0
+    out = env.path("pkg1.gclog")
+    r = L.run([gcsnap, "fetch", str(snap), "-o", out, "--format", "gclog", "--collector", col.url])
+    c.ok(r.returncode == 0, "installed gcsnap fetch", r.stdout + r.stderr)
+    r = L.run([gcsnap, "validate", out])
+    c.ok(r.returncode == 0 and "valid" in r.stdout, "the fetched snapshot is valid", r.stdout)
+    col.stop()
+
+
+def package(env):
+    env.need_gcsnapd()
+    need("dpkg-deb", "dpkg")
+    debs, version, arch = build_packages(env)
+    if env.c.failures:
+        return
+    check_metadata(env, debs, version, arch)
+    check_lintian(env, debs)
+    if os.geteuid() != 0:
+        env.c.skip("installing into a throwaway root needs root (chown of the store)")
+        return
+    root = env.path("root")
+    empty_root(root)
+    dpkg(root, "-i", *debs.values())
+    check_installed(env, root, version)
+    check_unit(env, root)
+    installed_capture(env, root)
+    keep = os.path.join(root, "var/lib/gcsnap/kept")
+    open(keep, "w").close()
+    dpkg(root, "--purge", "gcsnapd")
+    env.c.ok(not os.path.exists(os.path.join(root, "usr/bin/gcsnapd")), "purge removes gcsnapd")
+    env.c.ok(not os.path.exists(os.path.join(root, "etc/gcsnap/gcsnapd.conf")),
+             "purge removes the config")
+    env.c.ok(os.path.exists(keep), "purge keeps the store")
+
+
+SUITES = {"metrics": metrics, "package": package}
 
 if __name__ == "__main__":
     sys.exit(L.main("service_test.py", SUITES, L.Env))
