@@ -17,6 +17,12 @@ metrics, its JSON log lines, the OpenAPI description of its HTTP API.
             installed programs print their version and make a capture end
             to end with the installed config; a purge keeps the store
 
+  man       the manual pages (scdoc sources beside each program) name
+            every long option of the programs' --help (gcsnap: of every
+            command's too), and the other way round; gcsnapd.conf(5) has a
+            key for each of gcsnapd's settings, and the default config uses
+            only such keys; the pages are built, and scdoc accepts them
+
 usage: service_test.py SUITE BIN_DIR WORK_DIR (BIN_DIR is BUILD/bin)
 """
 import json
@@ -237,11 +243,13 @@ def build_packages(env):
 CONTENTS = {
     "gcsnapd": {"/usr/bin/gcsnapd", "/lib/systemd/system/gcsnapd.service",
                 "/etc/gcsnap/gcsnapd.conf", "/usr/share/doc/gcsnapd/copyright",
-                "/usr/share/doc/gcsnapd/changelog.Debian.gz"},
+                "/usr/share/doc/gcsnapd/changelog.Debian.gz", "/usr/share/man/man8/gcsnapd.8.gz",
+                "/usr/share/man/man5/gcsnapd.conf.5.gz"},
     "gcsnap": {"/usr/bin/gcsnap", "/usr/share/doc/gcsnap/copyright",
-               "/usr/share/doc/gcsnap/changelog.Debian.gz"},
+               "/usr/share/doc/gcsnap/changelog.Debian.gz", "/usr/share/man/man1/gcsnap.1.gz"},
     "gcsnap-agent": {"/usr/bin/gcsnap-agent", "/usr/share/doc/gcsnap-agent/copyright",
-                     "/usr/share/doc/gcsnap-agent/changelog.Debian.gz"},
+                     "/usr/share/doc/gcsnap-agent/changelog.Debian.gz",
+                     "/usr/share/man/man1/gcsnap-agent.1.gz"},
 }
 # Libraries each program links, so dpkg-shlibdeps must name their packages.
 LIBS = {"gcsnapd": ("libc6", "libuv1", "libh2o0.13", "libsqlite3-0", "libssl3", "libzstd1",
@@ -394,7 +402,64 @@ def package(env):
     env.c.ok(os.path.exists(keep), "purge keeps the store")
 
 
-SUITES = {"metrics": metrics, "package": package}
+SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+LONG_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
+MAN_PAGES = {"gcsnap": "collector/cli/gcsnap.1.scd", "gcsnapd": "collector/gcsnapd/gcsnapd.8.scd",
+             "gcsnap-agent": "agent/gcsnap-agent.1.scd"}
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def help_text(env, prog):
+    """--help of a program; for gcsnap, with that of each of its commands."""
+    exe = os.path.join(env.bin, prog)
+    text = sh([exe, "--help"])
+    if prog == "gcsnap":
+        block = text.split("Commands:")[1].split("\n\n")[0]
+        for cmd in re.findall(r"^  ([a-z]+) ", block, re.M):
+            text += sh([exe, cmd, "--help"])
+    return text
+
+
+def man(env):
+    env.need_gcsnapd()
+    c = env.c
+    for prog, src in MAN_PAGES.items():
+        page = read(os.path.join(SRC, src))
+        in_help = set(LONG_OPTION.findall(help_text(env, prog)))
+        in_page = set(LONG_OPTION.findall(page))
+        c.ok(len(in_help) > 5, "%s --help names options" % prog, in_help)
+        c.equal(sorted(in_help - in_page), [], "%s: options of --help missing from %s" % (prog, src))
+        c.equal(sorted(in_page - in_help), [], "%s: options of %s unknown to --help" % (prog, src))
+    settings = set(LONG_OPTION.findall(sh([env.gcsnapd, "--help"]))) - {"help", "version", "config"}
+    conf_page = read(os.path.join(SRC, "collector/gcsnapd/gcsnapd.conf.5.scd"))
+    keys = set(re.findall(r"\*([a-z-]+)\* = ", conf_page))
+    c.equal(sorted(settings ^ keys), [], "gcsnapd.conf(5) keys = gcsnapd's settings")
+    default = read(os.path.join(SRC, "toolchains/debian/gcsnapd.conf"))
+    used = set(re.findall(r"^#? ?([a-z-]+) = ", default, re.M))
+    c.ok(used and used <= settings, "the default gcsnapd.conf uses known keys only",
+         sorted(used - settings))
+    # The file is read before the flags: a bad line in it is reported
+    # first; the bad --http then stops gcsnapd before it starts.
+    r = L.run([env.gcsnapd, "--config", os.path.join(SRC, "toolchains/debian/gcsnapd.conf"),
+               "--store", env.path("store"), "--listen", "127.0.0.1:1", "--http", "x"])
+    c.ok("gcsnapd.conf:" not in r.stderr, "gcsnapd accepts the default config's lines", r.stderr)
+    scdoc = shutil.which("scdoc")
+    if not scdoc:
+        c.skip("scdoc is not installed: pages not built")
+        return
+    build = os.path.dirname(os.path.abspath(env.bin))
+    for src in list(MAN_PAGES.values()) + ["collector/gcsnapd/gcsnapd.conf.5.scd"]:
+        r = L.run([scdoc], input=read(os.path.join(SRC, src)))
+        c.ok(r.returncode == 0 and r.stdout.startswith(".\\\""), "scdoc accepts %s" % src, r.stderr)
+        built = os.path.join(build, os.path.dirname(src), os.path.basename(src)[:-4] + ".gz")
+        c.ok(os.path.exists(built), "%s built" % os.path.relpath(built, build))
+
+
+SUITES = {"metrics": metrics, "package": package, "man": man}
 
 if __name__ == "__main__":
     sys.exit(L.main("service_test.py", SUITES, L.Env))
