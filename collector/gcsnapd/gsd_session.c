@@ -162,8 +162,17 @@ static const char *duration(char *buf, size_t cap, uint64_t ms) {
   return buf;
 }
 
+static void timer_fired(gsd_session *s);
+
+/* Log lines from here on name the session's device and snapshot. */
 static void on_timer(uv_timer_t *t) {
   gsd_session *s = t->data;
+  gsd_log_scope(s->device_id, &s->snapshot_id);
+  timer_fired(s);
+  gsd_log_scope(NULL, NULL);
+}
+
+static void timer_fired(gsd_session *s) {
   const gsd_config *cfg = s->srv->cfg;
   uint64_t now = uv_now(s->srv->loop), silent = now - s->last_rx_ms;
   char d[32];
@@ -495,9 +504,17 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
   *b = uv_buf_init((char *)s->buf + s->len, (unsigned)(s->cap - s->len));
 }
 
+static void read_in(gsd_session *s, ssize_t nread);
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b) {
   gsd_session *s = st->data;
   (void)b;
+  gsd_log_scope(s->device_id, &s->snapshot_id);
+  read_in(s, nread);
+  gsd_log_scope(NULL, NULL);
+}
+
+static void read_in(gsd_session *s, ssize_t nread) {
   if (nread < 0) {
     lost(s, nread == UV_EOF ? "end of stream" : uv_strerror((int)nread));
     return;

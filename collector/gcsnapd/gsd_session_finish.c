@@ -41,7 +41,17 @@ static void log_stored(gsd_session *s, const gsd_snapshot_end *e) {
                (double)e->text_bytes / 1e6 / recv, (double)e->objects / recv, store);
 }
 
+static void finish_ended(uv_work_t *w, int status);
+
+/* Log lines from here on name the session's device and snapshot. */
 static void finish_done(uv_work_t *w, int status) {
+  gsd_session *s = ((finish_job *)w->data)->s;
+  gsd_log_scope(s->device_id, &s->snapshot_id);
+  finish_ended(w, status);
+  gsd_log_scope(NULL, NULL);
+}
+
+static void finish_ended(uv_work_t *w, int status) {
   finish_job *job = w->data;
   gsd_session *s = job->s;
   gsd_store *store = s->srv->store;

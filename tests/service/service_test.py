@@ -17,6 +17,10 @@ metrics, its JSON log lines, the OpenAPI description of its HTTP API.
             installed programs print their version and make a capture end
             to end with the installed config; a purge keeps the store
 
+  logjson   gcsnapd --log-format json: every line is one JSON object with
+            time, level, event, device and snapshot; a session's lines name
+            its device and the snapshot stored, others have null; a hostile
+            device ID stays inside its string; a bad format exits 2
   man       the manual pages (scdoc sources beside each program) name
             every long option of the programs' --help (gcsnap: of every
             command's too), and the other way round; gcsnapd.conf(5) has a
@@ -402,6 +406,51 @@ def package(env):
     env.c.ok(os.path.exists(keep), "purge keeps the store")
 
 
+TIME = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
+
+
+def logjson(env):
+    env.need_gcsnapd()
+    c = env.c
+    r = L.run([env.gcsnapd, "--log-format", "yaml"])
+    c.ok(r.returncode == 2 and "--log-format must be text or json" in r.stderr,
+         "--log-format yaml is a usage error", r.stderr)
+    col = L.Collector(env.procs, env.gcsnapd, env.work, extra=["--log-format", "json"])
+    hostile = 'j"2\\\u00e9\u2028'
+    for dev in ("j1", hostile):
+        env.procs.start([env.agent, "--source", "mock:objects=300,seed=4", "--connect",
+                         col.agent_addr, "--device-id", dev, "--retry-max", "1"],
+                        log=env.path("agent.log"))
+        col.wait_connected(dev)
+    status, body = col.api("/api/devices/j1/capture?wait=1&timeout=30", method="POST")
+    c.equal(status, 200, "capture of j1")
+    snap = body.get("snapshot_id") if body else None
+    col.api("/api/nothing-here")
+    col.stop()
+    lines = col.log_text().splitlines()
+    objs = []
+    for line in lines:
+        try:
+            objs.append(json.loads(line))
+        except ValueError:
+            c.ok(False, "log line is JSON", line)
+    c.ok(len(objs) >= 5, "lines logged", len(objs))
+    c.ok(all(sorted(o) == ["device", "event", "level", "snapshot", "time"] for o in objs),
+         "each line has time, level, event, device, snapshot")
+    c.ok(all(TIME.match(o["time"]) and o["level"] in ("error", "warn", "info", "debug")
+             for o in objs), "time and level are well formed")
+    c.ok(all(all(32 <= ord(ch) < 127 for ch in line) for line in lines), "lines are printable ASCII")
+    stored = [o for o in objs if "stored snapshot" in o["event"]]
+    c.ok(len(stored) == 1 and stored[0]["device"] == "j1" and stored[0]["snapshot"] == snap,
+         "the stored line names device j1 and snapshot %s" % snap, stored)
+    conn = [o for o in objs if o["event"].startswith("device ") and "connected from" in o["event"]]
+    shown = hostile.encode().decode("latin-1")       # each byte as \u00NN
+    c.equal(sorted(o["device"] for o in conn), sorted(["j1", shown]),
+            "connected lines name their devices, byte by byte")
+    c.ok(any(o["device"] is None and o["snapshot"] is None and "listening" in o["event"]
+             for o in objs), "lines outside a session have null device and snapshot")
+
+
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 LONG_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 MAN_PAGES = {"gcsnap": "collector/cli/gcsnap.1.scd", "gcsnapd": "collector/gcsnapd/gcsnapd.8.scd",
@@ -459,7 +508,7 @@ def man(env):
         c.ok(os.path.exists(built), "%s built" % os.path.relpath(built, build))
 
 
-SUITES = {"metrics": metrics, "package": package, "man": man}
+SUITES = {"metrics": metrics, "package": package, "man": man, "logjson": logjson}
 
 if __name__ == "__main__":
     sys.exit(L.main("service_test.py", SUITES, L.Env))
