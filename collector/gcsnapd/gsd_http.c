@@ -104,7 +104,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   gsd_server *srv = http->srv;
   char seg[GSD_REQUEST_MAX_SEGMENTS][GSD_REQUEST_SEGMENT_MAX];
   int n = 0, get = is_method(req, "GET"), post = is_method(req, "POST");
-  if (gsd_metrics_path(req)) return refuse_unauthorized(http, req) ? 0 : gsd_api_metrics(srv, req);
+  if (gsd_metrics_path(req->path.base, req->query_at == SIZE_MAX ? req->path.len : req->query_at))
+    return refuse_unauthorized(http, req) ? 0 : gsd_api_metrics(srv, req);
   if (!is_api_path(req)) return gsd_console_serve(req);
   if (refuse_unauthorized(http, req)) return 0;
   if (split_path(req, seg, &n) || n < 2 || strcmp(seg[0], "api"))

@@ -3,20 +3,17 @@
  *
  * Every labelled series is written from the start, at zero, so that a rate
  * over a series that has not moved yet is 0 rather than missing. The page
- * is built in a buffer of fixed size: its series are a fixed set. */
+ * is built in a buffer of fixed size: its series are a fixed set. The
+ * HTTP side, and the gauges, are the daemon's (gsd_api_devices.c). */
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "h2o.h"
-#include "gs_error.h"
-#include "gs_wire.h"
 #include "gsd_metrics.h"
-#include "gsd_respond.h"
 
 #define NCODES 16                       /* GS_WIRE_E_* codes, 0 to 15 */
-#define PAGE_MAX 16384
+#define WIRE_E_PROTOCOL 1               /* gs_wire.h's GS_WIRE_E_PROTOCOL */
 
 /* Upper bounds of the ingest histogram's buckets, in seconds. */
 static const double buckets[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
@@ -45,7 +42,7 @@ static const char *refusal_reason(unsigned code) {
 void gsd_metrics_session_opened(void) { m.opened++; }
 
 void gsd_metrics_session_refused(unsigned wire_code) {
-  m.refused[refusal_reason(wire_code) ? wire_code : GS_WIRE_E_PROTOCOL]++;
+  m.refused[refusal_reason(wire_code) ? wire_code : WIRE_E_PROTOCOL]++;
 }
 
 void gsd_metrics_capture(const char *trigger, int stored) {
@@ -74,7 +71,7 @@ void gsd_metrics_schedule_lag(int64_t lag_ms) {
 /* ---- the page ------------------------------------------------------------------ */
 
 typedef struct page {
-  char text[PAGE_MAX];
+  char *text;
   size_t len;
 } page;
 
@@ -88,9 +85,9 @@ static void put(page *p, const char *fmt, ...) {
   va_list ap;
   int n;
   va_start(ap, fmt);
-  n = vsnprintf(p->text + p->len, sizeof p->text - p->len, fmt, ap);
+  n = vsnprintf(p->text + p->len, GSD_METRICS_PAGE_MAX - p->len, fmt, ap);
   va_end(ap);
-  assert(n >= 0 && (size_t)n < sizeof p->text - p->len);   /* a fixed set of series */
+  assert(n >= 0 && (size_t)n < GSD_METRICS_PAGE_MAX - p->len);   /* a fixed set of series */
   p->len += (size_t)n;
 }
 
@@ -101,14 +98,6 @@ static void head(page *p, const char *name, const char *type, const char *help) 
 static void one(page *p, const char *name, const char *type, const char *help, double v) {
   head(p, name, type, help);
   put(p, "%s %.17g\n", name, v);
-}
-
-static size_t captures_pending(const gsd_server *srv) {
-  const gsd_capture *c;
-  size_t n = 0;
-  for (c = srv->captures; c; c = c->next)
-    n += c->state == GSD_CAPTURE_REQUESTED || c->state == GSD_CAPTURE_STREAMING;
-  return n;
 }
 
 static void put_sessions(page *p) {
@@ -155,7 +144,7 @@ static void put_ingest(page *p) {
 }
 
 /* Resident and virtual size from /proc/self/statm; 0 where it is absent. */
-static void put_process(page *p, const gsd_server *srv) {
+static void put_process(page *p, const gsd_metrics_gauges *g) {
   unsigned long long pages_vm = 0, pages_rss = 0;
   double pagesize = (double)sysconf(_SC_PAGESIZE);
   FILE *f = fopen("/proc/self/statm", "r");
@@ -168,52 +157,38 @@ static void put_process(page *p, const gsd_server *srv) {
   one(p, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
       (double)pages_vm * pagesize);
   one(p, "process_start_time_seconds", "gauge",
-      "Start time of the process since the Unix epoch in seconds.", (double)srv->started);
+      "Start time of the process since the Unix epoch in seconds.", g->start_time);
 }
 
-static void put_gauges(page *p, gsd_server *srv) {
-  uint64_t free_bytes = 0;
-  one(p, "gcsnapd_agents_connected", "gauge", "Devices connected now.",
-      (double)gsd_sessions_connected(srv));
+static void put_gauges(page *p, const gsd_metrics_gauges *g) {
+  one(p, "gcsnapd_agents_connected", "gauge", "Devices connected now.", g->agents_connected);
   one(p, "gcsnapd_sessions_open", "gauge",
-      "Agent connections open now, handshakes and closing ones included.",
-      (double)srv->nsessions);
+      "Agent connections open now, handshakes and closing ones included.", g->sessions_open);
   one(p, "gcsnapd_captures_pending", "gauge",
-      "Captures asked for and not ended (requested or streaming).",
-      (double)captures_pending(srv));
-  one(p, "gcsnapd_http_connections", "gauge", "HTTP connections open now.",
-      srv->http ? (double)gsd_http_connections(srv->http) : 0);
+      "Captures asked for and not ended (requested or streaming).", g->captures_pending);
+  one(p, "gcsnapd_http_connections", "gauge", "HTTP connections open now.", g->http_connections);
   one(p, "gcsnapd_schedule_lag_seconds", "gauge",
       "How late the last scheduled capture was asked for, after its run was due.",
       m.schedule_lag);
-  if (gsd_store_free_bytes(srv->store, &free_bytes) == GS_OK)
+  if (g->store_free_bytes >= 0)
     one(p, "gcsnapd_store_free_bytes", "gauge",
-        "Free bytes on the file system of the store's snapshots.", (double)free_bytes);
+        "Free bytes on the file system of the store's snapshots.", g->store_free_bytes);
 }
 
-int gsd_metrics_path(const h2o_req_t *req) {
-  size_t len = req->query_at == SIZE_MAX ? req->path.len : req->query_at;
-  return len == 8 && memcmp(req->path.base, "/metrics", 8) == 0;
+int gsd_metrics_path(const char *path, size_t len) {
+  return len == 8 && memcmp(path, "/metrics", 8) == 0;
 }
 
-int gsd_api_metrics(gsd_server *srv, h2o_req_t *req) {
-  static page p;                        /* 16 KiB: not on the loop's stack */
-  if (req->method.len != 3 || memcmp(req->method.base, "GET", 3) != 0)
-    return gsd_respond_error(req, 405, "bad_request", "method %.*s is not allowed here",
-                             (int)req->method.len, req->method.base);
+size_t gsd_metrics_page(char *out, const char *version, const gsd_metrics_gauges *g) {
+  page p;
+  p.text = out;
   p.len = 0;
   put(&p, "# HELP gcsnapd_build_info The collector's version.\n# TYPE gcsnapd_build_info gauge\n"
-          "gcsnapd_build_info{version=\"%s\"} 1\n", GSD_VERSION_STRING);
-  put_gauges(&p, srv);
+          "gcsnapd_build_info{version=\"%s\"} 1\n", version);
+  put_gauges(&p, g);
   put_sessions(&p);
   put_captures(&p);
   put_ingest(&p);
-  put_process(&p, srv);
-  req->res.status = 200;
-  req->res.reason = "OK";
-  h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
-                 H2O_STRLIT("text/plain; version=0.0.4; charset=utf-8"));
-  req->res.content_length = p.len;
-  h2o_send_inline(req, p.text, p.len);
-  return 0;
+  put_process(&p, g);
+  return p.len;
 }
