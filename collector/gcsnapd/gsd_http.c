@@ -113,6 +113,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   gsd_log_debug("http: %.*s %.*s", (int)req->method.len, req->method.base, (int)req->path.len,
                 req->path.base);
   if (n == 2 && !strcmp(seg[1], "health") && get) return gsd_api_health(srv, req);
+  if (n == 2 && !strcmp(seg[1], "openapi.json")) return gsd_console_serve(req);
   if (n == 2 && !strcmp(seg[1], "devices") && get) return gsd_api_devices(srv, req);
   if (n == 2 && !strcmp(seg[1], "snapshots") && get) return gsd_api_snapshots(srv, req);
   if (n == 3 && !strcmp(seg[1], "snapshots") && get) return gsd_api_snapshot(srv, req, seg[2]);

@@ -21,6 +21,13 @@ metrics, its JSON log lines, the OpenAPI description of its HTTP API.
             time, level, event, device and snapshot; a session's lines name
             its device and the snapshot stored, others have null; a hostile
             device ID stays inside its string; a bad format exits 2
+  openapi   GET /api/openapi.json is collector/console/openapi.json; every
+            path and method in it is called against a real gcsnapd (with
+            the examples it gives and IDs of real devices, snapshots,
+            captures and schedules): the answer's status is one it declares,
+            a success where one is declared, and the JSON matches the
+            declared schema; declared 404s and 401s happen as declared;
+            its paths are those of the README's API tables
   man       the manual pages (scdoc sources beside each program) name
             every long option of the programs' --help (gcsnap: of every
             command's too), and the other way round; gcsnapd.conf(5) has a
@@ -37,6 +44,7 @@ import subprocess
 import sys
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 sys.dont_write_bytecode = True
@@ -451,6 +459,160 @@ def logjson(env):
              for o in objs), "lines outside a session have null device and snapshot")
 
 
+def resolve(doc, schema):
+    while "$ref" in schema:
+        node = doc
+        for part in schema["$ref"].lstrip("#/").split("/"):
+            node = node[part]
+        schema = node
+    return schema
+
+
+def shape_errors(doc, schema, value, where="$"):
+    """Where value does not match the OpenAPI schema (the subset it uses)."""
+    schema = resolve(doc, schema)
+    if value is None:
+        return [] if schema.get("nullable") else ["%s: null" % where]
+    if "allOf" in schema:
+        return [e for s in schema["allOf"] for e in shape_errors(doc, s, value, where)]
+    if "oneOf" in schema:
+        ok = [s for s in schema["oneOf"] if not shape_errors(doc, s, value, where)]
+        return [] if len(ok) == 1 else ["%s: matches %d of oneOf" % (where, len(ok))]
+    kinds = {"integer": int, "number": (int, float), "string": str, "boolean": bool,
+             "array": list, "object": dict}
+    t = schema.get("type")
+    if t and (not isinstance(value, kinds[t]) or (t in ("integer", "number") and isinstance(value, bool))):
+        return ["%s: %r is not %s" % (where, value, t)]
+    if "enum" in schema and value not in schema["enum"]:
+        return ["%s: %r not in %s" % (where, value, schema["enum"])]
+    errs = []
+    if isinstance(value, dict):
+        errs += ["%s: no %s" % (where, k) for k in schema.get("required", []) if k not in value]
+        for k, s in schema.get("properties", {}).items():
+            if k in value:
+                errs += shape_errors(doc, s, value[k], "%s.%s" % (where, k))
+    if isinstance(value, list) and "items" in schema:
+        for i, v in enumerate(value):
+            errs += shape_errors(doc, schema["items"], v, "%s[%d]" % (where, i))
+    return errs
+
+
+def call(col, method, path, token=TOKEN, body=None):
+    """(status, content type, parsed JSON or None) of one request."""
+    headers = {"Authorization": "Bearer " + token} if token else {}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    elif method == "POST":
+        data = b""
+    req = urllib.request.Request(col.url + path, method=method.upper(), data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            status, ctype, raw = r.status, r.headers.get("Content-Type") or "", r.read()
+    except urllib.error.HTTPError as e:
+        status, ctype, raw = e.code, e.headers.get("Content-Type") or "", e.read()
+    try:
+        parsed = json.loads(raw) if ctype.startswith("application/json") else None
+    except ValueError:
+        parsed = ValueError
+    return status, ctype, parsed
+
+
+def operations(doc):
+    """(path, method, operation), POSTs first and DELETEs last: what the
+    others use is made first, and removed at the end."""
+    ops = [(p, m, o) for p, item in doc["paths"].items() for m, o in item.items()]
+    return sorted(ops, key=lambda x: {"post": 0, "get": 1}.get(x[1], 2))
+
+
+def fill(path, op, ids, bad=False):
+    """The request path with path parameters from ids (or ones that exist
+    nowhere) and the query parameters that have an example."""
+    query = []
+    for prm in op.get("parameters", []):
+        name = prm["name"]
+        if prm["in"] == "path":
+            key = "schedule" if path.startswith("/api/schedules") else name
+            value = ("no-such-device" if name == "device" else 999999) if bad else ids[key]
+            path = path.replace("{%s}" % name, urllib.parse.quote(str(value), safe=""))
+        elif "example" in prm:
+            value = {"old": ids["id"], "new": ids["new_snapshot"]}.get(name, prm["example"])
+            query.append("%s=%s" % (name, urllib.parse.quote(str(value), safe="")))
+    return path + ("?" + "&".join(query) if query else "")
+
+
+def check_answer(env, doc, op, what, status, ctype, body, want=None):
+    c = env.c
+    declared = op["responses"]
+    if not c.ok(str(status) in declared, "%s: status %s is declared" % (what, status), sorted(declared)):
+        return
+    if want:
+        c.ok(str(status) in want, "%s: answered %s, expected %s" % (what, status, want))
+    content = declared[str(status)].get("content", {})
+    if "application/json" in content:
+        c.ok(body is not None and body is not ValueError, "%s: JSON body" % what, ctype)
+        if body is not None and body is not ValueError:
+            errs = shape_errors(doc, content["application/json"]["schema"], body)
+            c.ok(not errs, "%s: body matches the declared schema" % what, "\n".join(errs[:10]))
+    elif content:
+        c.ok(any(ctype.startswith(t) for t in content), "%s: content type %s declared" % (what, ctype),
+             list(content))
+
+
+def readme_routes():
+    """METHOD /path of the README's API tables, IDs as {}."""
+    text = read(os.path.join(SRC, "collector/README.md"))
+    routes = set()
+    for m, p in re.findall(r"^\| `(GET|POST|DELETE) (/[^`\[?]*)", text, re.M):
+        routes.add(m + " " + re.sub(r"/[A-Z_]+(?=/|$)", "/{}", p.strip()))
+    return routes
+
+
+def openapi(env):
+    env.need_gcsnapd()
+    c = env.c
+    col = token_collector(env)
+    env.procs.start([env.agent, "--source", "mock:objects=300,seed=4", "--connect", col.agent_addr,
+                     "--device-id", "d1", "--retry-max", "1"], log=env.path("agent.log"))
+    wait_connected(col, "d1")
+    ids = {"device": "d1"}
+    for key in ("id", "new_snapshot"):
+        status, body = capture(col, "d1")
+        c.equal(status, 200, "capture for the walk")
+        ids[key] = json.loads(body)["snapshot_id"]
+    status, _, doc = call(col, "get", "/api/openapi.json")
+    c.equal(status, 200, "GET /api/openapi.json")
+    c.ok(doc == json.loads(read(os.path.join(SRC, "collector/console/openapi.json"))),
+         "the served description is collector/console/openapi.json")
+    c.ok(doc.get("openapi", "").startswith("3."), "an OpenAPI 3 document")
+    for path, method, op in operations(doc):
+        what = "%s %s" % (method.upper(), path)
+        body = None
+        rb = op.get("requestBody", {}).get("content", {}).get("application/json")
+        if rb:
+            body = rb["example"]
+        target = fill(path, op, ids)
+        status, ctype, answer = call(col, method, target, body=body)
+        want = sorted(s for s in op["responses"] if s.startswith("2"))
+        check_answer(env, doc, op, what, status, ctype, answer, want)
+        if path == "/api/schedules" and method == "post" and status == 201:
+            ids["schedule"] = answer["id"]
+        if path.endswith("/capture") and status == 202:
+            ids["request_id"] = answer["request_id"]
+            L.wait_until("the walk's capture", lambda: call(col, "get", "/api/captures/%d"
+                                                            % ids["request_id"])[2]["state"] == "stored")
+        if "404" in op["responses"] and "{" in path:
+            status, ctype, answer = call(col, method, fill(path, op, ids, bad=True), body=body)
+            check_answer(env, doc, op, what + " (none such)", status, ctype, answer, ["404"])
+        status, ctype, answer = call(col, method, target, token="wrong", body=body)
+        check_answer(env, doc, op, what + " (wrong token)", status, ctype, answer, ["401"])
+    documented = {m.upper() + " " + re.sub(r"\{[a-z_]+\}", "{}", p) for p, item in doc["paths"].items()
+                  for m in item}
+    c.equal(sorted(documented ^ readme_routes()), [], "the README's API tables and the description")
+    col.stop()
+
+
 SRC = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 LONG_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9-]*)")
 MAN_PAGES = {"gcsnap": "collector/cli/gcsnap.1.scd", "gcsnapd": "collector/gcsnapd/gcsnapd.8.scd",
@@ -508,7 +670,8 @@ def man(env):
         c.ok(os.path.exists(built), "%s built" % os.path.relpath(built, build))
 
 
-SUITES = {"metrics": metrics, "package": package, "man": man, "logjson": logjson}
+SUITES = {"metrics": metrics, "package": package, "man": man, "logjson": logjson,
+          "openapi": openapi}
 
 if __name__ == "__main__":
     sys.exit(L.main("service_test.py", SUITES, L.Env))
