@@ -8,14 +8,15 @@ metrics, its JSON log lines, the OpenAPI description of its HTTP API.
             bytes received and stored, the ingest histogram); promtool
             check metrics finds nothing wrong with the page
 
-  package   cpack -G DEB in the build tree writes gcsnapd, gcsnap and
-            gcsnap-agent packages: their metadata (dependencies computed
+  package   cpack -G DEB in the build tree writes gcsnapd, gcsnap,
+            gcsnap-agent (and gcsnap-mono-profiler) packages: their metadata (dependencies computed
             from the binaries, and installed here), contents, conffiles and
             maintainer scripts; lintian finds no error; systemd-analyze
             verify passes on the unit; dpkg --root installs them into a
             throwaway root (creating the gcsnap user and the store), the
             installed programs print their version and make a capture end
-            to end with the installed config; a purge keeps the store
+            to end with the installed config, and a Mono program through
+            the installed module; a purge keeps the store
 
   logjson   gcsnapd --log-format json: every line is one JSON object with
             time, level, event, device and snapshot; a session's lines name
@@ -245,7 +246,10 @@ def build_packages(env):
     arch = sh(["dpkg", "--print-architecture"]).strip()
     version = sh([env.gcsnapd, "--version"]).split()[-1] + "-1"
     debs = {}
-    for name in ("gcsnapd", "gcsnap", "gcsnap-agent"):
+    names = ["gcsnapd", "gcsnap", "gcsnap-agent"]
+    if os.path.exists(os.path.join(build, "lib", "libmono-profiler-gcsnap.so")):
+        names.append("gcsnap-mono-profiler")      # built where Mono's headers are
+    for name in names:
         path = os.path.join(out, "%s_%s_%s.deb" % (name, version, arch))
         env.c.ok(os.path.exists(path), "cpack wrote %s" % os.path.basename(path), os.listdir(out))
         debs[name] = path
@@ -262,12 +266,13 @@ CONTENTS = {
     "gcsnap-agent": {"/usr/bin/gcsnap-agent", "/usr/share/doc/gcsnap-agent/copyright",
                      "/usr/share/doc/gcsnap-agent/changelog.Debian.gz",
                      "/usr/share/man/man1/gcsnap-agent.1.gz"},
+    "gcsnap-mono-profiler": {"/usr/share/doc/gcsnap-mono-profiler/copyright"},
 }
 # Libraries each program links, so dpkg-shlibdeps must name their packages.
 LIBS = {"gcsnapd": ("libc6", "libuv1", "libh2o0.13", "libsqlite3-0", "libssl3", "libzstd1",
                     "libjansson4", "passwd"),
         "gcsnap": ("libc6", "libcurl4", "libzstd1", "libjansson4"),
-        "gcsnap-agent": ("libc6",)}
+        "gcsnap-agent": ("libc6",), "gcsnap-mono-profiler": ("mono-runtime", "libc6")}
 
 
 def check_metadata(env, debs, version, arch):
@@ -287,6 +292,10 @@ def check_metadata(env, debs, version, arch):
         listing = sh(["dpkg-deb", "-c", deb]).splitlines()
         files = {line.split()[5][1:] for line in listing if not line.startswith("d")}
         c.ok(CONTENTS[name] <= files, "%s holds its files" % name, sorted(files))
+        if name == "gcsnap-mono-profiler":
+            c.ok(any(f.endswith("-linux-gnu/libmono-profiler-gcsnap.so") or
+                     f.endswith("-linux-gnueabi/libmono-profiler-gcsnap.so") for f in files),
+                 "the module is in the multiarch library folder", sorted(files))
         c.ok(all(" root/root " in line for line in listing), "%s: files owned by root" % name)
     ctl = env.path("control")
     sh(["dpkg-deb", "-e", debs["gcsnapd"], ctl])
@@ -388,6 +397,27 @@ def installed_capture(env, root):
     col.stop()
 
 
+def installed_mono(env, root):
+    """The installed agent captures a Mono program through the installed
+    module: LD_LIBRARY_PATH names the root's multiarch folder, which the
+    linker's cache covers on a real system."""
+    build = os.path.dirname(os.path.abspath(env.bin))
+    app = os.path.join(build, "mono-apps", "Contacts.exe")
+    if not shutil.which("mono") or not os.path.exists(app):
+        env.c.skip("mono or its test programs are missing: no capture through the installed module")
+        return
+    libdir = os.path.join(root, "usr/lib", sh(["dpkg-architecture", "-qDEB_HOST_MULTIARCH"]).strip())
+    sock = env.path("mono.sock")
+    env.procs.start(["mono", "--profile=gcsnap:socket=" + sock, app, "5"], log=env.path("mono.log"),
+                    env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+    L.wait_until("the module's socket", lambda: os.path.exists(sock), timeout=30)
+    out = env.path("mono.gclog")
+    r = L.run([os.path.join(root, "usr/bin/gcsnap-agent"), "--source", "mono:" + sock, "--out", out])
+    env.c.ok(r.returncode == 0, "installed agent captures through the installed module", r.stderr)
+    r = L.run([os.path.join(root, "usr/bin/gcsnap"), "validate", out])
+    env.c.ok(r.returncode == 0, "the Mono snapshot is valid", r.stdout)
+
+
 def package(env):
     env.need_gcsnapd()
     need("dpkg-deb", "dpkg")
@@ -405,6 +435,8 @@ def package(env):
     check_installed(env, root, version)
     check_unit(env, root)
     installed_capture(env, root)
+    if "gcsnap-mono-profiler" in debs:
+        installed_mono(env, root)
     keep = os.path.join(root, "var/lib/gcsnap/kept")
     open(keep, "w").close()
     dpkg(root, "--purge", "gcsnapd")

@@ -34,6 +34,9 @@ endfunction()
 gs_deb_docs(gcsnapd gcsnapd)
 gs_deb_docs(gcsnap gcsnap)
 gs_deb_docs(agent gcsnap-agent)
+if(TARGET mono-profiler-gcsnap)
+  gs_deb_docs(mono gcsnap-mono-profiler)
+endif()
 
 # The collector's system files, and its maintainer scripts under the names
 # dpkg wants.
@@ -55,6 +58,9 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_COMPONENTS_ALL gcsnapd gcsnap agent)
+if(TARGET mono-profiler-gcsnap)
+  list(APPEND CPACK_COMPONENTS_ALL mono)
+endif()
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
@@ -79,4 +85,14 @@ set(CPACK_DEBIAN_AGENT_PACKAGE_NAME gcsnap-agent)
 set(CPACK_COMPONENT_AGENT_DESCRIPTION "GC heap snapshot agent
 gcsnap-agent captures a garbage-collected heap as a snapshot, writes it
 to a file or streams it to a gcsnapd collector when asked.")
+# The module links no Mono library (the mono executable exports the API),
+# so dpkg-shlibdeps cannot see that it needs Mono: said by hand.
+set(CPACK_DEBIAN_MONO_PACKAGE_NAME gcsnap-mono-profiler)
+set(CPACK_DEBIAN_MONO_PACKAGE_DEPENDS "mono-runtime")
+# A library in the linker's path: ldconfig runs on install and removal.
+file(WRITE "${GS_DEB_OUT}/mono/triggers" "activate-noawait ldconfig\n")
+set(CPACK_DEBIAN_MONO_PACKAGE_CONTROL_EXTRA "${GS_DEB_OUT}/mono/triggers")
+set(CPACK_COMPONENT_MONO_DESCRIPTION "GC heap snapshots of Mono programs (profiler module)
+libmono-profiler-gcsnap lets gcsnap-agent --source mono:PATH capture the heap
+of a program started as mono --profile=gcsnap:socket=PATH app.exe.")
 include(CPack)
