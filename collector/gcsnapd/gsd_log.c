@@ -8,6 +8,7 @@
  * forge one, or send escape sequences to the terminal of whoever reads
  * the log; and since a backslash is itself escaped, the text always says
  * which bytes were sent. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -52,17 +53,22 @@ int gsd_log_parse_level(const char *name, gsd_log_level *level) {
   return GS_EINVAL;
 }
 
-size_t gsd_log_escape(char *out, size_t cap, const char *text) {
+/* text into out with '"' and '\\' after a backslash and every byte outside
+ * printable ASCII as a backslash, lead ("x" or "u00") and two hex digits;
+ * stops before an escape that would not fit. */
+static size_t escape(char *out, size_t cap, const char *text, const char *lead) {
   static const char hex[] = "0123456789abcdef";
   const unsigned char *p = (const unsigned char *)text;
   size_t n = 0;
+  assert(strlen(lead) <= 3);            /* an escape fits esc */
   if (cap == 0) return 0;
   for (; *p; p++) {
-    char esc[4];
+    char esc[8];
     size_t k = 0;
     if (*p < 0x20 || *p >= 0x7f) {
+      const char *l;
       esc[k++] = '\\';
-      esc[k++] = 'x';
+      for (l = lead; *l; l++) esc[k++] = *l;
       esc[k++] = hex[*p >> 4];
       esc[k++] = hex[*p & 15];
     } else {
@@ -77,32 +83,13 @@ size_t gsd_log_escape(char *out, size_t cap, const char *text) {
   return n;
 }
 
-/* A JSON string's contents: '"' and '\\' escaped, every byte outside
- * printable ASCII as \u00NN; stops before an escape that would not fit. */
+size_t gsd_log_escape(char *out, size_t cap, const char *text) {
+  return escape(out, cap, text, "x");
+}
+
+/* A JSON string's contents: bytes outside printable ASCII as \u00NN. */
 static size_t json_escape(char *out, size_t cap, const char *text) {
-  static const char hex[] = "0123456789abcdef";
-  const unsigned char *p = (const unsigned char *)text;
-  size_t n = 0;
-  for (; *p; p++) {
-    char esc[6];
-    size_t k = 0;
-    if (*p < 0x20 || *p >= 0x7f) {
-      esc[k++] = '\\';
-      esc[k++] = 'u';
-      esc[k++] = '0';
-      esc[k++] = '0';
-      esc[k++] = hex[*p >> 4];
-      esc[k++] = hex[*p & 15];
-    } else {
-      if (*p == '"' || *p == '\\') esc[k++] = '\\';
-      esc[k++] = (char)*p;
-    }
-    if (n + k >= cap) break;
-    memcpy(out + n, esc, k);
-    n += k;
-  }
-  out[n] = '\0';
-  return n;
+  return escape(out, cap, text, "u00");
 }
 
 /* {"time":T,"level":L,"event":MESSAGE,"device":ID|null,"snapshot":N|null} */
