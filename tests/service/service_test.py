@@ -338,6 +338,11 @@ def check_unit(env, root):
     r = L.run([tool, "verify", "--man=no", path])
     env.c.ok(r.returncode == 0 and not (r.stdout + r.stderr).strip(),
              "systemd-analyze verify gcsnapd.service", r.stdout + r.stderr)
+    # systemd's own score of the hardening: 0 (best) to 10; 1.5 today.
+    r = L.run([tool, "security", "--offline=yes", "--no-pager", path])
+    m = re.search(r"Overall exposure level for gcsnapd.service: ([0-9.]+)", r.stdout + r.stderr)
+    env.c.ok(m and float(m.group(1)) <= 2.0, "systemd-analyze security: exposure at most 2.0",
+             m.group(1) if m else r.stdout + r.stderr)
 
 
 def empty_root(root):
