@@ -444,6 +444,12 @@ def package(env):
         installed_mono(env, root)
     keep = os.path.join(root, "var/lib/gcsnap/kept")
     open(keep, "w").close()
+    dpkg(root, "-i", debs["gcsnapd"])           # again, as an upgrade would
+    with open(os.path.join(root, "etc/passwd")) as f:
+        env.c.equal(sum(line.startswith("gcsnap:") for line in f), 1, "reinstall: one gcsnap user")
+    dpkg(root, "--remove", "gcsnapd")
+    env.c.ok(os.path.exists(os.path.join(root, "etc/gcsnap/gcsnapd.conf")) and os.path.exists(keep),
+             "remove keeps the config and the store")
     dpkg(root, "--purge", "gcsnapd")
     env.c.ok(not os.path.exists(os.path.join(root, "usr/bin/gcsnapd")), "purge removes gcsnapd")
     env.c.ok(not os.path.exists(os.path.join(root, "etc/gcsnap/gcsnapd.conf")),
