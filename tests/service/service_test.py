@@ -4,7 +4,8 @@ metrics, its JSON log lines, the OpenAPI description of its HTTP API.
 
   metrics   GET /metrics behind the API token; scraped before, during and
             after a capture, its counters and gauges move as they should
-            (sessions opened and refused, captures by trigger and outcome,
+            (sessions opened and refused, captures by trigger and outcome
+            (API and schedule), schedule lag,
             bytes received and stored, the ingest histogram); promtool
             check metrics finds nothing wrong with the page
 
@@ -177,6 +178,21 @@ def metrics(env):
     c.equal(after["gcsnapd_ingest_duration_seconds_count"], 1, "one ingest in the histogram")
     c.equal(after['gcsnapd_ingest_duration_seconds_bucket{le="+Inf"}'], 1, "the +Inf bucket")
     c.equal(after["gcsnapd_captures_pending"], 0, "no capture pending after it ended")
+
+    # A schedule's captures count as "schedule", and their lag is small.
+    req = urllib.request.Request(col.url + "/api/schedules", method="POST",
+                                 data=json.dumps({"device": "m1", "every": "1s"}).encode(),
+                                 headers={"Authorization": "Bearer " + TOKEN,
+                                          "Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        schedule = json.loads(r.read())["id"]
+    key = 'gcsnapd_captures_total{trigger="schedule",outcome="stored"}'
+    L.wait_until("a scheduled capture", lambda: parse(get(url, TOKEN)[2])[key] >= 1, timeout=15)
+    api(col, "/api/schedules/%d" % schedule, method="DELETE")
+    page = parse(get(url, TOKEN)[2])
+    c.ok(0 <= page["gcsnapd_schedule_lag_seconds"] < 5, "schedule lag in seconds, small",
+         page["gcsnapd_schedule_lag_seconds"])
+    c.equal(page["gcsnapd_snapshots_stored_total"], 1 + page[key], "snapshots stored = captures stored")
 
     # The agent stops: a capture asked for then fails as "api", "failed".
     env.procs.stop(agent)
