@@ -19,12 +19,13 @@
 static const double buckets[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
 #define NBUCKETS (sizeof buckets / sizeof buckets[0])
 
-static const char *const triggers[] = {"api", "schedule", "agent"};
+static const char *const triggers[] = {"api", "schedule", "agent", "upload"};
+#define NTRIGGERS (sizeof triggers / sizeof triggers[0])
 
 static struct {
   uint64_t opened;
   uint64_t refused[NCODES];
-  uint64_t captures[3][2];              /* by trigger, then failed/stored */
+  uint64_t captures[NTRIGGERS][2];      /* by trigger, then failed/stored */
   uint64_t stored, received_bytes, stored_bytes;
   uint64_t ingest_le[NBUCKETS], ingest_count;
   double ingest_sum, schedule_lag;
@@ -47,7 +48,7 @@ void gsd_metrics_session_refused(unsigned wire_code) {
 
 void gsd_metrics_capture(const char *trigger, int stored) {
   size_t i;
-  for (i = 0; i < 3; i++)
+  for (i = 0; i < NTRIGGERS; i++)
     if (strcmp(trigger, triggers[i]) == 0) m.captures[i][stored != 0]++;
 }
 
@@ -116,7 +117,7 @@ static void put_captures(page *p) {
   size_t i;
   head(p, "gcsnapd_captures_total", "counter",
        "Captures ended, by what asked for them and whether the snapshot was stored.");
-  for (i = 0; i < 3; i++) {
+  for (i = 0; i < NTRIGGERS; i++) {
     put(p, "gcsnapd_captures_total{trigger=\"%s\",outcome=\"stored\"} %llu\n", triggers[i],
         (unsigned long long)m.captures[i][1]);
     put(p, "gcsnapd_captures_total{trigger=\"%s\",outcome=\"failed\"} %llu\n", triggers[i],

@@ -16,13 +16,14 @@ void gsd_metrics_session_opened(void);
 /* A connection was closed before it became a session, with that wire
  * error code (GS_WIRE_E_*): the refusal's reason. */
 void gsd_metrics_session_refused(unsigned wire_code);
-/* A capture ended. trigger: "api", "schedule" or "agent" (a snapshot the
- * agent sent on its own); stored: 1, else it failed. */
+/* A capture ended. trigger: "api", "schedule", "agent" (a snapshot the
+ * agent sent on its own) or "upload" (a heap file sent to the API);
+ * stored: 1, else it failed. */
 void gsd_metrics_capture(const char *trigger, int stored);
 /* Bytes read from agents' connections. */
 void gsd_metrics_received(size_t bytes);
 /* A snapshot was stored: its file's bytes and the time from its
- * SnapshotBegin to its catalog row, in nanoseconds. */
+ * SnapshotBegin (or upload) to its catalog row, in nanoseconds. */
 void gsd_metrics_stored(uint64_t file_bytes, uint64_t ingest_ns);
 /* A schedule asked for a capture lag_ms after its run was due. */
 void gsd_metrics_schedule_lag(int64_t lag_ms);

@@ -5,7 +5,7 @@ metrics, its JSON log lines, the OpenAPI description of its HTTP API.
   metrics   GET /metrics behind the API token; scraped before, during and
             after a capture, its counters and gauges move as they should
             (sessions opened and refused, captures by trigger and outcome
-            (API and schedule), schedule lag,
+            (API, schedule, upload), schedule lag,
             bytes received and stored, the ingest histogram); promtool
             check metrics finds nothing wrong with the page
 
@@ -193,6 +193,15 @@ def metrics(env):
     c.ok(0 <= page["gcsnapd_schedule_lag_seconds"] < 5, "schedule lag in seconds, small",
          page["gcsnapd_schedule_lag_seconds"])
     c.equal(page["gcsnapd_snapshots_stored_total"], 1 + page[key], "snapshots stored = captures stored")
+
+    # An uploaded heap file counts as "upload", and as a snapshot stored.
+    status, _, body = call(col, "post", "/api/devices/up1/snapshots", body=download(col, snap["id"]))
+    c.equal(status, 202, "upload of a heap file")
+    up = 'gcsnapd_captures_total{trigger="upload",outcome="stored"}'
+    L.wait_until("the upload stored", lambda: parse(get(url, TOKEN)[2])[up] == 1, timeout=15)
+    page = parse(get(url, TOKEN)[2])
+    c.equal(page["gcsnapd_snapshots_stored_total"], 1 + page[key] + 1,
+            "snapshots stored = API, scheduled and uploaded ones")
 
     # The agent stops: a capture asked for then fails as "api", "failed".
     env.procs.stop(agent)
