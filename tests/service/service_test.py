@@ -218,21 +218,17 @@ def wait_connected(col, device):
 
 
 def api(col, path, method="GET"):
-    req = urllib.request.Request(col.url + path, method=method,
-                                 headers={"Authorization": "Bearer " + TOKEN})
-    with urllib.request.urlopen(req, timeout=30) as r:
-        return json.loads(r.read())
+    """The JSON answer of a request that must succeed."""
+    status, _, body = call(col, method, path)
+    if status >= 300:
+        raise L.Failure("%s %s: HTTP %s %s" % (method, path, status, body))
+    return body
 
 
 def capture(col, device):
-    req = urllib.request.Request(col.url + "/api/devices/%s/capture?wait=1&timeout=30" % device,
-                                 method="POST", data=b"",
-                                 headers={"Authorization": "Bearer " + TOKEN})
-    try:
-        with urllib.request.urlopen(req, timeout=40) as r:
-            return r.status, r.read()
-    except urllib.error.HTTPError as e:
-        return e.code, e.read()
+    """(status, JSON answer) of a capture with wait."""
+    status, _, body = call(col, "post", "/api/devices/%s/capture?wait=1&timeout=30" % device)
+    return status, body
 
 
 def promtool(env, page):
@@ -658,7 +654,7 @@ def openapi(env):
     for key in ("id", "new_snapshot"):
         status, body = capture(col, "d1")
         c.equal(status, 200, "capture for the walk")
-        ids[key] = json.loads(body)["snapshot_id"]
+        ids[key] = body["snapshot_id"]
     status, _, doc = call(col, "get", "/api/openapi.json")
     c.equal(status, 200, "GET /api/openapi.json")
     c.ok(doc == json.loads(read(os.path.join(SRC, "collector/console/openapi.json"))),
