@@ -52,6 +52,10 @@ libmono-2.0-dev     Mono's profiler API headers (mono-2.pc) the module is built 
 mono-mcs            mcs compiles the C# demo application and test programs (agent/mono/apps)
 cppcheck            static checks of the C code (tests/static)
 clang-tidy          static checks of the C code (tests/static)
+scdoc               builds the manual pages from their sources (toolchains/scdoc.cmake)
+lintian             checks the Debian packages cpack makes (tests/service)
+systemd             systemd-analyze verify checks gcsnapd.service (tests/service)
+prometheus          promtool check metrics reads gcsnapd's /metrics page (tests/service)
 LIST
 )
 

@@ -21,6 +21,8 @@ typedef struct gs_asset {
 extern const gs_asset gs_console_assets[];
 /* The style and script of gcsnap report's page: "report.css", "report.js". */
 extern const gs_asset gs_report_assets[];
+/* The HTTP API's OpenAPI description: "/api/openapi.json". */
+extern const gs_asset gs_api_assets[];
 
 /* The entry of table whose path is the len bytes at path, or NULL. */
 const gs_asset *gs_asset_find(const gs_asset *table, const char *path, size_t len);

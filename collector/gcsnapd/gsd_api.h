@@ -13,6 +13,8 @@
 /* GET /api/health and GET /api/devices (gsd_api_devices.c). */
 int gsd_api_health(gsd_server *srv, h2o_req_t *req);
 int gsd_api_devices(gsd_server *srv, h2o_req_t *req);
+/* GET /metrics (gsd_api_devices.c): the Prometheus page of gsd_metrics. */
+int gsd_api_metrics(gsd_server *srv, h2o_req_t *req);
 
 /* GET /api/snapshots[?device=&status=&limit=] and /api/snapshots/ID
  * (gsd_api_snapshots.c). */

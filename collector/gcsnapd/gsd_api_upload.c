@@ -25,6 +25,7 @@
 #include "gsd_child.h"
 #include "gsd_ingest.h"
 #include "gsd_log.h"
+#include "gsd_metrics.h"
 #include "gsd_respond.h"
 
 #define CHILD_ANSWER_MAX 4096
@@ -37,6 +38,7 @@ typedef struct upload_job {
   int rc;
   char err[400];
   gsd_snapshot_end end;
+  uint64_t begin_ns;             /* uv_hrtime() at the request, for the metrics */
 } upload_job;
 
 /* ---- the conversion, in a child process --------------------------------- */
@@ -173,7 +175,9 @@ static void upload_done(uv_work_t *w, int status) {
     job->rc = GS_EIO;
     snprintf(job->err, sizeof job->err, "%s", gsd_store_error(store));
   }
+  gsd_metrics_capture("upload", job->rc == GS_OK);
   if (job->rc == GS_OK) {
+    gsd_metrics_stored(job->end.file_bytes, uv_hrtime() - job->begin_ns);
     gsd_log_info("device %s: stored uploaded snapshot %lld: %llu objects", job->device,
                  (long long)job->id, (unsigned long long)job->end.objects);
   } else {
@@ -260,6 +264,7 @@ static int upload(gsd_server *srv, const h2o_req_t *req, const char *device, con
     snprintf(err, cap, "out of memory");
     return GS_ENOMEM;
   }
+  job->begin_ns = uv_hrtime();
   memset(&b, 0, sizeof b);
   b.device_id = device;
   b.trigger = "upload";
@@ -275,6 +280,7 @@ static int upload(gsd_server *srv, const h2o_req_t *req, const char *device, con
   }
   *id = job->id;
   if ((rc = start_job(srv, job, req, format, format_cap, err, cap)) != GS_OK) {
+    gsd_metrics_capture("upload", 0);
     gsd_store_snapshot_fail(srv->store, job->id, err, &job->end);
     free_job(job);
   }

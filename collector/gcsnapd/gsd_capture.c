@@ -12,6 +12,7 @@
 #include "gs_error.h"
 #include "gs_json.h"
 #include "gsd_log.h"
+#include "gsd_metrics.h"
 #include "gsd_server.h"
 
 #define MAX_KEPT 1000
@@ -130,6 +131,7 @@ void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason) {
   /* A capture ends once: stored or failed is final. */
   assert(cap->state == GSD_CAPTURE_REQUESTED || cap->state == GSD_CAPTURE_STREAMING);
   cap->session = NULL;
+  gsd_metrics_capture(cap->schedule_id ? "schedule" : "api", reason == NULL);
   if (reason) {
     cap->state = GSD_CAPTURE_FAILED;
     strncpy(cap->reason, reason, sizeof cap->reason - 1);

@@ -18,6 +18,7 @@
 const char gsd_usage[] =
   "usage: gcsnapd [--listen ADDR:PORT] [--http ADDR:PORT] [--store DIR]\n"
   "               [--config FILE] [--log-level error|warn|info|debug]\n"
+  "               [--log-format text|json]\n"
   "               [--record DIR] [--http-token-file FILE]\n"
   "               [--http-tls-cert FILE --http-tls-key FILE] [--insecure]\n"
   "               [--require-keys] [--catalog postgresql://... [--identity NAME]]\n"
@@ -36,6 +37,8 @@ const char gsd_usage[] =
   "                      running collector (default: the host name)\n"
   "  --config FILE       'key = value' lines with the names above; flags win\n"
   "  --log-level LEVEL   error, warn, info (default) or debug\n"
+  "  --log-format F      text (default) or json: one object per line with\n"
+  "                      time, level, event, device and snapshot\n"
   "  --record DIR        record each agent session's frames into\n"
   "                      DIR/<device>-<session>.gcstream (for gcsnap replay)\n"
   "  --http-token-file FILE  every API request must carry 'Authorization:\n"
@@ -75,6 +78,7 @@ const char gsd_usage[] =
 enum { OPT_HELP = 1, OPT_VERSION, OPT_LISTEN, OPT_HTTP, OPT_STORE, OPT_CONFIG, OPT_LOG_LEVEL,
        OPT_RECORD, OPT_TOKEN_FILE, OPT_TLS_CERT, OPT_TLS_KEY, OPT_INSECURE,
        OPT_REQUIRE_KEYS, OPT_CATALOG, OPT_IDENTITY };
+enum { OPT_LOG_FORMAT = 200 };
 
 /* The limits' options, numbered apart from the others. */
 enum { OPT_MAX_SESSIONS = 100, OPT_MAX_SESSIONS_PER_ADDRESS, OPT_HELLO_TIMEOUT,
@@ -88,6 +92,7 @@ static const gs_option options[] = {
   {"store", 0, 1, OPT_STORE},
   {"config", 0, 1, OPT_CONFIG},
   {"log-level", 0, 1, OPT_LOG_LEVEL},
+  {"log-format", 0, 1, OPT_LOG_FORMAT},
   {"record", 0, 1, OPT_RECORD},
   {"http-token-file", 0, 1, OPT_TOKEN_FILE},
   {"http-tls-cert", 0, 1, OPT_TLS_CERT},
@@ -243,6 +248,10 @@ static int set_value(gsd_config *c, int id, const char *value, char *err, size_t
   case OPT_LOG_LEVEL:
     if (gsd_log_parse_level(value, &c->log_level))
       return fail(err, cap, "--log-level must be error, warn, info or debug, not", value);
+    return GS_OK;
+  case OPT_LOG_FORMAT:
+    if (gsd_log_parse_format(value, &c->log_format))
+      return fail(err, cap, "--log-format must be text or json, not", value);
     return GS_OK;
   }
   return GS_OK;

@@ -57,6 +57,7 @@ typedef struct gsd_config {
   uint64_t max_validator_bytes; /* per session; 0: none */
   uint64_t min_free_bytes;      /* free space the store keeps; 0: no check */
   gsd_log_level log_level;
+  gsd_log_format log_format;
   int help, version;
 } gsd_config;
 

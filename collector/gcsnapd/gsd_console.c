@@ -24,6 +24,7 @@ const gs_asset *gsd_console_find(const char *path, size_t len) {
     path = "/console/index.html";
     len = strlen(path);
   }
+  if (len > 5 && !memcmp(path, "/api/", 5)) return gs_asset_find(gs_api_assets, path, len);
   return gs_asset_find(gs_console_assets, path, len);
 }
 

@@ -26,6 +26,7 @@
 #include "gsd_api.h"
 #include "gsd_console.h"
 #include "gsd_log.h"
+#include "gsd_metrics.h"
 #include "gsd_request.h"
 #include "gsd_respond.h"
 #include "gsd_server.h"
@@ -104,6 +105,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   char seg[GSD_REQUEST_MAX_SEGMENTS][GSD_REQUEST_SEGMENT_MAX];
   /* HEAD is GET without the body (h2o sends none). */
   int n = 0, get = is_method(req, "GET") || is_method(req, "HEAD"), post = is_method(req, "POST");
+  if (gsd_metrics_path(req->path.base, req->query_at == SIZE_MAX ? req->path.len : req->query_at))
+    return refuse_unauthorized(http, req) ? 0 : gsd_api_metrics(srv, req);
   if (!is_api_path(req)) return gsd_console_serve(req);
   if (refuse_unauthorized(http, req)) return 0;
   if (split_path(req, seg, &n) || n < 2 || strcmp(seg[0], "api"))
@@ -111,6 +114,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   gsd_log_debug("http: %.*s %.*s", (int)req->method.len, req->method.base, (int)req->path.len,
                 req->path.base);
   if (n == 2 && !strcmp(seg[1], "health") && get) return gsd_api_health(srv, req);
+  if (n == 2 && !strcmp(seg[1], "openapi.json")) return gsd_console_serve(req);
   if (n == 2 && !strcmp(seg[1], "devices") && get) return gsd_api_devices(srv, req);
   if (n == 2 && !strcmp(seg[1], "snapshots") && get) return gsd_api_snapshots(srv, req);
   if (n == 3 && !strcmp(seg[1], "snapshots") && get) return gsd_api_snapshot(srv, req, seg[2]);

@@ -78,6 +78,7 @@ static void on_connection(uv_stream_t *listener, int status) {
      * later; past MAX_REFUSED being told, closed without a word. */
     if (refused >= MAX_REFUSED) {
       gsd_log_warn("refusing the connection from %s: %s", s->address, why);
+      gsd_metrics_session_refused(GS_WIRE_E_BUSY);
       gsd_sess_close_now(s);
       return;
     }

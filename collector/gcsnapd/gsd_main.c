@@ -179,6 +179,7 @@ int main(int argc, char **argv) {
   if (cfg.help) { fputs(gsd_usage, stdout); return 0; }
   if (cfg.version) { printf("gcsnapd %s\n", GSD_VERSION_STRING); return 0; }
   gsd_log_set_level(cfg.log_level);
+  gsd_log_set_format(cfg.log_format);
   signal(SIGPIPE, SIG_IGN);
   uv_loop_init(&loop);
   srv->loop = &loop;

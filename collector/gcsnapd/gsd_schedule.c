@@ -27,6 +27,7 @@
 #include "gs_json.h"
 #include "gs_units.h"
 #include "gsd_log.h"
+#include "gsd_metrics.h"
 #include "gsd_server.h"
 
 #define TICK_MS 200
@@ -193,6 +194,7 @@ static void run_device(gsd_server *srv, gsd_session *s, int64_t now) {
                    device_id, code);
     } else {
       cap->schedule_id = sch->id;
+      gsd_metrics_schedule_lag(now - latest_run(sch, device_id, now));
       gsd_log_info("schedule %lld: capture of %s requested (request %llu)", (long long)sch->id,
                    device_id, (unsigned long long)cap->request_id);
     }

@@ -162,8 +162,17 @@ static const char *duration(char *buf, size_t cap, uint64_t ms) {
   return buf;
 }
 
+static void timer_fired(gsd_session *s);
+
+/* Log lines from here on name the session's device and snapshot. */
 static void on_timer(uv_timer_t *t) {
   gsd_session *s = t->data;
+  gsd_log_scope(s->device_id, &s->snapshot_id);
+  timer_fired(s);
+  gsd_log_scope(NULL, NULL);
+}
+
+static void timer_fired(gsd_session *s) {
   const gsd_config *cfg = s->srv->cfg;
   uint64_t now = uv_now(s->srv->loop), silent = now - s->last_rx_ms;
   char d[32];
@@ -272,6 +281,7 @@ void gsd_sess_fail_snapshot(gsd_session *s, const char *reason) {
     memset(&e, 0, sizeof e);
     if (s->ingest) end_figures(s, &e);
     e.file_bytes = 0;
+    if (!s->capture) gsd_metrics_capture("agent", 0);
     gsd_log_warn("device %s: snapshot %lld (agent snapshot %llu) failed: %s", s->device_id,
                  (long long)s->snapshot_id, (unsigned long long)s->agent_snapshot_id, reason);
     if (gsd_store_snapshot_fail(store, s->snapshot_id, reason, &e) != GS_OK)
@@ -333,6 +343,7 @@ void gsd_sess_abort_session(gsd_session *s, unsigned code, const char *fmt, ...)
   va_list ap;
   if (s->state == ST_CLOSING || s->aborting) return;
   s->aborting = 1;
+  if (s->state == ST_HELLO) gsd_metrics_session_refused(code);
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
@@ -493,15 +504,24 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
   *b = uv_buf_init((char *)s->buf + s->len, (unsigned)(s->cap - s->len));
 }
 
+static void read_in(gsd_session *s, ssize_t nread);
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *b) {
   gsd_session *s = st->data;
   (void)b;
+  gsd_log_scope(s->device_id, &s->snapshot_id);
+  read_in(s, nread);
+  gsd_log_scope(NULL, NULL);
+}
+
+static void read_in(gsd_session *s, ssize_t nread) {
   if (nread < 0) {
     lost(s, nread == UV_EOF ? "end of stream" : uv_strerror((int)nread));
     return;
   }
   if (s->state == ST_CLOSING) return;
   s->len += (size_t)nread;
+  if (nread > 0) gsd_metrics_received((size_t)nread);
   if (nread > 0) {
     s->last_rx_ms = uv_now(s->srv->loop);
     s->pinged = 0;

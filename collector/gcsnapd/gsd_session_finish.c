@@ -41,7 +41,17 @@ static void log_stored(gsd_session *s, const gsd_snapshot_end *e) {
                (double)e->text_bytes / 1e6 / recv, (double)e->objects / recv, store);
 }
 
+static void finish_ended(uv_work_t *w, int status);
+
+/* Log lines from here on name the session's device and snapshot. */
 static void finish_done(uv_work_t *w, int status) {
+  gsd_session *s = ((finish_job *)w->data)->s;
+  gsd_log_scope(s->device_id, &s->snapshot_id);
+  finish_ended(w, status);
+  gsd_log_scope(NULL, NULL);
+}
+
+static void finish_ended(uv_work_t *w, int status) {
   finish_job *job = w->data;
   gsd_session *s = job->s;
   gsd_store *store = s->srv->store;
@@ -69,6 +79,8 @@ static void finish_done(uv_work_t *w, int status) {
   s->state = ST_IDLE;
   if (job->rc == GS_OK) {
     log_stored(s, &job->end);
+    gsd_metrics_stored(job->end.file_bytes, uv_hrtime() - s->begin_ns);
+    if (!s->capture) gsd_metrics_capture("agent", 1);
     gsd_sess_send_ack(s, s->snapshot_id);
     if (s->capture) gsd_capture_streaming(s->capture, s->snapshot_id);
     gsd_sess_forget_snapshot(s);

@@ -120,6 +120,7 @@ static void admit(gsd_session *s, const Gcsnap__Hello *h) {
     return;
   }
   s->connected_since = time(NULL);
+  gsd_metrics_session_opened();
   s->state = ST_IDLE;
   gsd_sess_arm_timer(s);
   gsd_sess_send_welcome(s);

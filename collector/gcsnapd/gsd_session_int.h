@@ -23,6 +23,7 @@
 #include "gsd_auth.h"
 #include "gsd_ingest.h"
 #include "gsd_log.h"
+#include "gsd_metrics.h"
 #include "gsd_server.h"
 
 #define FRAME_BUF_MIN (64u << 10)
