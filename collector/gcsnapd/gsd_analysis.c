@@ -43,6 +43,7 @@ void gsd_analysis_free(gsd_analysis *a) {
   int i;
   if (!a) return;
   for (i = 0; i < a->nfiles; i++) free(a->files[i]);
+  free(a->cache);
   free(a);
 }
 
@@ -92,6 +93,8 @@ static int compute(void *ctx, json_t **answer, char *why, size_t cap) {
     return diff(a, answer, why, cap);
   case GSD_ANALYSIS_TREND:
     return trend(a, answer, why, cap);
+  case GSD_ANALYSIS_DOMTREE:
+    return gsd_domtree_compute(a, answer, why, cap);
   }
   return err ? gsd_child_fault(&fault, why, cap) : GSD_CHILD_OK;
 }

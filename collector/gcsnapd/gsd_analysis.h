@@ -6,11 +6,13 @@
 
 #include <stdint.h>
 #include "h2o.h"
+#include "gs_domtree.h"
 #include "gs_retainers.h"
 #include "gsd_server.h"
 
 typedef enum gsd_analysis_kind {
-  GSD_ANALYSIS_DOMINATORS, GSD_ANALYSIS_PATHS, GSD_ANALYSIS_DIFF, GSD_ANALYSIS_TREND
+  GSD_ANALYSIS_DOMINATORS, GSD_ANALYSIS_PATHS, GSD_ANALYSIS_DIFF, GSD_ANALYSIS_TREND,
+  GSD_ANALYSIS_DOMTREE
 } gsd_analysis_kind;
 
 #define GSD_ANALYSIS_MAX_FILES 10
@@ -27,11 +29,17 @@ typedef struct gsd_analysis {
   int by_type;                   /* dominators */
   gs_retainers_query paths;      /* paths (type points into type_name) */
   char type_name[1024];
+  gs_domtree_query tree;         /* domtree: the node asked for */
+  char *cache;                   /* domtree: the tree file to write (malloc'd) */
 } gsd_analysis;
 
 /* A new request of kind, zeroed; NULL when out of memory. */
 gsd_analysis *gsd_analysis_new(gsd_analysis_kind kind);
 void gsd_analysis_free(gsd_analysis *a);
+
+/* In the child: writes a's tree file and answers a->tree from it
+ * (gsd_api_domtree.c); a gsd_child_fn's codes. */
+int gsd_domtree_compute(const gsd_analysis *a, json_t **answer, char *why, size_t cap);
 
 /* Runs a (taking it) and answers req with its JSON: 200, 422 when the
  * input is wanting (invalid, or without what was asked), 500 otherwise,

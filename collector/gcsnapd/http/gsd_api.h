@@ -62,6 +62,11 @@ int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text);
 int gsd_api_diff(gsd_server *srv, h2o_req_t *req);
 int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id);
 
+/* GET /api/snapshots/ID/dominators?parent=OBJ|root[&section=&offset=&limit=]:
+ * one node of the cached dominator tree and a page of its children
+ * (gsd_api_domtree.c). */
+int gsd_api_domtree(gsd_server *srv, h2o_req_t *req, const char *id_text);
+
 /* GET /api/snapshots/ID/types (gsd_types.c). */
 int gsd_api_types(gsd_server *srv, h2o_req_t *req, const char *id_text);
 

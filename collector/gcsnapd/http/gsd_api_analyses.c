@@ -42,6 +42,8 @@ int gsd_api_dominators(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   gsd_analysis *a;
   uint64_t top;
   int by_type;
+  char parent[2];
+  if (gsd_query_get(req, "parent", parent, sizeof parent)) return gsd_api_domtree(srv, req, id_text);
   if (count(req, "top", "20", &top) || gsd_query_flag(req, "by_type", &by_type))
     return gsd_respond_error(req, 400, "bad_request", "top takes a count, by_type 1 or 0");
   if (!(a = gsd_analysis_new(GSD_ANALYSIS_DOMINATORS))) return out_of_memory(req);

@@ -1,0 +1,50 @@
+/* gs_domtree.h - a dump's dominator tree as a file, browsed a node at a time.
+ *
+ * gs_domtree_write computes the tree of every section once and writes it
+ * (40 bytes per reachable object, 4 more for the index by ID, and the type
+ * names); gs_domtree_open maps such a file and gs_domtree_children answers
+ * one node's children, largest retained first, a page at a time, without
+ * reading the rest. The file carries the stamp of the dump it was made
+ * from (size, modification time, inode), so a tree is never served for
+ * another dump than its own. */
+#ifndef GS_DOMTREE_H
+#define GS_DOMTREE_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "gs_file.h"
+
+typedef struct gs_domtree gs_domtree;
+
+typedef struct gs_domtree_stamp {
+  uint64_t size, mtime_ns, ino;
+} gs_domtree_stamp;
+
+/* The stamp of the file at path: GS_OK or GS_EIO (errno says why). */
+int gs_domtree_stamp_of(const char *path, gs_domtree_stamp *stamp);
+
+/* Writes the tree of the dump at dump to out (through out.PID.tmp and a
+ * rename, so out is whole or absent). GS_OK, or the error with fault. */
+int gs_domtree_write(const char *dump, const char *out, gs_domtree_stamp stamp,
+                     gs_file_fault *fault);
+
+/* Maps the tree file at path. GS_OK; GS_EOF when it is absent or was made
+ * from another dump than stamp's; GS_EFORMAT when it is not a whole tree
+ * file; GS_EIO, GS_ENOMEM. */
+int gs_domtree_open(const char *path, gs_domtree_stamp stamp, gs_domtree **t);
+void gs_domtree_close(gs_domtree *t);
+
+typedef struct gs_domtree_query {
+  uint32_t section;        /* from 0 */
+  int root;                /* 1: the virtual root above the strong roots */
+  uint64_t parent;         /* else the object's ID */
+  uint64_t offset, limit;  /* the page of children */
+} gs_domtree_query;
+
+/* The node of q and a page of its children as JSON. GS_OK; GS_EINVAL
+ * when the section or the object is not in the tree (reason in why);
+ * GS_EFORMAT for a damaged file; GS_ENOMEM. */
+int gs_domtree_children(const gs_domtree *t, const gs_domtree_query *q, json_t **out,
+                        char *why, size_t cap);
+
+#endif
