@@ -674,6 +674,23 @@
     });
   }
 
+  function drawObjectPaths(box, r) {
+    box.textContent = '';
+    (r.sections || []).forEach(function (s) {
+      var o = s.object || {};
+      box.appendChild(el('h3', null, 'Object ' + o.id + ' (' + o.type + ', ' + fmt(o.size) + ' B) in ' + s.name));
+      if (!s.paths || !s.paths.length) { box.appendChild(el('p', 'muted', 'No root keeps this object alive.')); return; }
+      s.paths.forEach(function (p) {
+        var rt = p.root || {};
+        box.appendChild(el('p', null, 'From a ' + rt.kind + ' root' + (rt.flags ? ' (flags ' + rt.flags + ')' : '') +
+                                      (rt.container ? ' on ' + rt.container : '') + ':'));
+        var ol = el('ol', 'path');
+        (p.path || []).forEach(function (n) { ol.appendChild(el('li', null, n.id + '  ' + n.type + '  (' + fmt(n.size) + ' B)')); });
+        box.appendChild(ol);
+      });
+    });
+  }
+
   function snapshotView(id) {
     crumbs.textContent = ' / snapshot ' + id;
     var top = section('Snapshot #' + id), info = el('div');
@@ -687,6 +704,16 @@
     var dsec = section('Largest objects by retained size'), dbox = el('div');
     message(dbox, 'Computing the dominator tree...');
     dsec.appendChild(dbox);
+    var tsec = section('Dominator tree'), tbox = el('div');
+    message(tbox, 'Computing the dominator tree...');
+    tsec.appendChild(tbox);
+    var helpers = {el: el, add: add, api: api, fmt: fmt, bytes: bytes, button: button};
+    function showObjectPaths(obj) {
+      message(pbox, 'Finding the paths to object ' + obj + '...');
+      psec.scrollIntoView();
+      api('/api/snapshots/' + id + '/paths?max=5&object=' + enc(obj)).then(current(function (r) { drawObjectPaths(pbox, r); }))
+        .catch(current(function (e) { message(pbox, e.message, 'error'); }));
+    }
     api('/api/snapshots/' + id).then(current(function (s) {
       var sum = s.summary || {};
       info.textContent = '';
@@ -725,8 +752,13 @@
             {key: 'id', label: 'Object', render: function (td, x) { td.textContent = x.id; }}
           ], {key: 'retained', desc: true, noun: 'objects', noFilter: true});
         });
-      })).catch(current(function (e) { message(dbox, e.message, 'error'); }));
-    })).catch(current(function (e) { message(info, e.message, 'error'); hsec.remove(); psec.remove(); dsec.remove(); }));
+        (r.sections || []).forEach(function (sec, i) {
+          var t = el('div'); tbox.appendChild(t);
+          window.gcsnapViews.domTree(helpers, t, id, i, showObjectPaths).catch(current(function (e) { message(t, e.message, 'error'); }));
+        });
+        if (!(r.sections || []).length) message(tbox, 'No section.');
+      })).catch(current(function (e) { message(dbox, e.message, 'error'); message(tbox, e.message, 'error'); }));
+    })).catch(current(function (e) { message(info, e.message, 'error'); hsec.remove(); psec.remove(); dsec.remove(); tsec.remove(); }));
   }
 
   /* ---- diff ------------------------------------------------------------- */
