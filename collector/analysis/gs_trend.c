@@ -68,15 +68,20 @@ static int build_series(gs_trend *t) {
   return GS_OK;
 }
 
+int gs_trend_suspect(const uint64_t *count, const uint64_t *bytes, int n, uint64_t threshold,
+                     int *every) {
+  uint64_t first = bytes[0], last = bytes[n - 1];
+  int f;
+  *every = 1;
+  for (f = 1; f < n; f++) *every &= count[f] > count[f - 1];
+  if (count[n - 1] <= count[0] || last <= first) return *every;
+  return *every || first == 0 || (last - first) * 100 > threshold * first;
+}
+
 static int is_suspect(gs_trend_series *s, int nfiles, uint64_t threshold) {
   /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): build_series filled every row */
-  uint64_t first = s->bytes[0], last = s->bytes[nfiles - 1];
-  int f;
-  s->every = 1;
-  for (f = 1; f < nfiles; f++) s->every &= s->count[f] > s->count[f - 1];
-  s->gained = (int64_t)(last - first);
-  if (s->count[nfiles - 1] <= s->count[0] || last <= first) return s->every;
-  return s->every || first == 0 || (last - first) * 100 > threshold * first;
+  s->gained = (int64_t)(s->bytes[nfiles - 1] - s->bytes[0]);
+  return gs_trend_suspect(s->count, s->bytes, nfiles, threshold, &s->every);
 }
 
 static int rank_suspects(gs_trend *t, uint64_t threshold, uint64_t top) {

@@ -47,6 +47,11 @@ typedef struct gs_trend {
 int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, uint64_t threshold,
                      uint64_t top, gs_file_fault *fault);
 void gs_trend_free(gs_trend *t);
+/* The rule of a suspect over n (at least 2) snapshots, oldest first: the
+ * count grew in every interval (*every), or the count and the bytes grew
+ * and the bytes by more than threshold percent (or from nothing). */
+int gs_trend_suspect(const uint64_t *count, const uint64_t *bytes, int n, uint64_t threshold,
+                     int *every);
 /* The object "gcsnap trend --json" prints; NULL when out of memory. */
 json_t *gs_trend_json(const gs_trend *t);
 

@@ -142,6 +142,9 @@
   }
   function every(ms, fn) { timers.push(setInterval(fn, ms)); }
 
+  /* What the views of console_tree.js and console_fleet.js use. */
+  var helpers = {el: el, add: add, api: api, fmt: fmt, bytes: bytes, button: button, link: link};
+
   /* ---- tables ----------------------------------------------------------- */
 
   /* A sortable, filterable table over rows in memory, a page at a time.
@@ -707,7 +710,6 @@
     var tsec = section('Dominator tree'), tbox = el('div');
     message(tbox, 'Computing the dominator tree...');
     tsec.appendChild(tbox);
-    var helpers = {el: el, add: add, api: api, fmt: fmt, bytes: bytes, button: button};
     function showObjectPaths(obj) {
       message(pbox, 'Finding the paths to object ' + obj + '...');
       psec.scrollIntoView();
@@ -810,6 +812,15 @@
     })).catch(current(function (e) { message(info, e.message, 'error'); }));
   }
 
+  /* ---- fleet ------------------------------------------------------------ */
+
+  function fleetView() {
+    crumbs.textContent = ' / fleet';
+    var box = el('div');
+    section('Fleet: which devices are growing').appendChild(box);
+    window.gcsnapViews.fleet(helpers, box);
+  }
+
   /* ---- routing ---------------------------------------------------------- */
 
   function route() {
@@ -825,7 +836,8 @@
     else if (parts[0] === 'snapshot' && parts.length === 2 && id.test(parts[1])) snapshotView(parts[1]);
     else if (parts[0] === 'diff' && parts.length === 3 && id.test(parts[1]) && id.test(parts[2])) diffView(parts[1], parts[2]);
     else if (parts[0] === 'snapshots' && parts.length === 1) snapshotsView();
-    else if (parts[0] === 'devices' || parts[0] === '') devicesView();
+    else if (parts[0] === 'devices' && parts.length === 1) devicesView();
+    else if (parts[0] === 'fleet' || parts[0] === '') fleetView();
     else { crumbs.textContent = ''; message(section('Not found'), 'No view for ' + location.hash + '.', 'error'); }
   }
 

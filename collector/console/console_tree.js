@@ -89,5 +89,6 @@
     });
   }
 
-  window.gcsnapViews = {domTree: domTree};
+  window.gcsnapViews = window.gcsnapViews || {};
+  window.gcsnapViews.domTree = domTree;
 })();

@@ -65,7 +65,7 @@ h.run('console', async (t) => {
   const errors = h.watch(page);
 
   // ---- devices
-  await page.goto(`${col.url}/`);
+  await page.goto(`${col.url}/#/devices`);
   t.ok(await h.until(page, () => document.querySelectorAll('table.devices tbody tr').length >= 4),
     'the device list shows the four devices');
   const rows = await page.$$eval('table.devices tbody tr', (trs) => trs.map((tr) => ({
@@ -227,7 +227,7 @@ h.run('console', async (t) => {
   await h.waitFor('the collector with a token', async () => (await fetch(`${guarded}/api/health`)).status === 401);
   const tokenPage = await context.newPage();
   const tokenErrors = h.watch(tokenPage);
-  await tokenPage.goto(`${guarded}/`);
+  await tokenPage.goto(`${guarded}/#/devices`);
   t.ok(await h.until(tokenPage, () => document.getElementById('token-form')), 'without the token, the console asks for it');
   await tokenPage.fill('#token-form input', 'wrong');
   await tokenPage.click('#token-form button');

@@ -69,6 +69,7 @@ check_asset() {  # check_asset NAME TYPE
 check_asset index.html "text/html; charset=utf-8"
 check_asset console.js "text/javascript; charset=utf-8"
 check_asset console_tree.js "text/javascript; charset=utf-8"
+check_asset console_fleet.js "text/javascript; charset=utf-8"
 check_asset console.css "text/css; charset=utf-8"
 [ "$(get / -I)" = 200 ] || fail "HEAD / not 200"
 [ "$(header content-length)" = "$(wc -c < "$CONSOLE/index.html" | tr -d ' ')" ] || fail "HEAD /: content-length"

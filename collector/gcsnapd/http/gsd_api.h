@@ -67,6 +67,10 @@ int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id);
  * (gsd_api_domtree.c). */
 int gsd_api_domtree(gsd_server *srv, h2o_req_t *req, const char *id_text);
 
+/* GET /api/fleet[?last=N&offset=&limit=&sort=&order=&filter=&threshold=]:
+ * devices with their growth and suspects (gsd_api_fleet.c). */
+int gsd_api_fleet(gsd_server *srv, h2o_req_t *req);
+
 /* GET /api/snapshots/ID/types (gsd_types.c). */
 int gsd_api_types(gsd_server *srv, h2o_req_t *req, const char *id_text);
 

@@ -132,6 +132,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   if (n == 4 && !strcmp(seg[1], "snapshots") && !strcmp(seg[3], "types") && get)
     return gsd_api_types(srv, req, seg[2]);
   if (n == 2 && !strcmp(seg[1], "diff") && get) return gsd_api_diff(srv, req);
+  if (n == 2 && !strcmp(seg[1], "fleet") && get) return gsd_api_fleet(srv, req);
   if (n == 4 && !strcmp(seg[1], "devices") && !strcmp(seg[3], "trend") && get)
     return gsd_api_trend(srv, req, seg[2]);
   if (n == 2 && !strcmp(seg[1], "schedules") && post) return gsd_api_schedule_add(srv, req);

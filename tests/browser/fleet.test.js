@@ -1,0 +1,93 @@
+'use strict';
+// fleet.test.js - the console's fleet overview in headless Chromium: the
+// demo application with its leak, the same program standing still
+// (every=0: no step between two captures) and a mock heap, each captured
+// four times a second apart. The landing page ranks the leaking device
+// first by its growth per hour, flags it alone, and its flags agree with
+// `gcsnap trend --json` over the same four files; sorting, the filter and
+// the API's paging. Screenshots in GS_OUT.
+
+const fs = require('fs');
+const path = require('path');
+const h = require('./harness');
+
+const ROUNDS = 4;
+const DEVICES = { leaky: 'demo:objects=300,steps=5,every=20', steady: 'demo:objects=300,steps=5,every=0',
+  mock: 'mock:objects=2000,seed=1' };
+
+h.run('fleet', async (t) => {
+  for (const name of ['gcsnapd', 'gcsnap', 'gcsnap-agent']) {
+    if (!h.haveTool(name)) { t.skip(`no ${name} in ${h.BIN}`); return; }
+  }
+  const col = await h.startCollector();
+  for (const [id, source] of Object.entries(DEVICES)) await h.startAgent(col, id, source);
+  // Catalog times are in seconds: a round a second, so the fit has a slope.
+  for (let i = 0; i < ROUNDS; i++) {
+    const started = Date.now();
+    for (const id of Object.keys(DEVICES)) {
+      const res = await fetch(`${col.url}/api/devices/${id}/capture?wait=1`, { method: 'POST' });
+      t.ok(res.ok, `capture ${i + 1} of ${id}`);
+    }
+    if (i < ROUNDS - 1) await h.sleep(Math.max(0, 1050 - (Date.now() - started)));
+  }
+  // What gcsnap trend says of each device's four files.
+  const trendSuspects = {};
+  for (const id of Object.keys(DEVICES)) {
+    const snaps = (await h.getJson(`${col.url}/api/snapshots?device=${id}`)).snapshots.reverse();
+    const files = [];
+    for (const s of snaps) {
+      const file = path.join(h.OUT, `${id}-${s.id}.gclog`);
+      fs.writeFileSync(file, Buffer.from(await (await fetch(`${col.url}/api/snapshots/${s.id}/download?format=gclog`)).arrayBuffer()));
+      files.push(file);
+    }
+    trendSuspects[id] = h.gcsnapJson('trend', '--json', ...files).suspects.map((s) => s.type);
+  }
+  t.ok(trendSuspects.leaky.includes('Contoso.Contacts.UI.ContactDetailsPage') && trendSuspects.steady.length === 0 &&
+    trendSuspects.mock.length === 0, 'gcsnap trend: the leaking demo has suspects, the others none',
+  JSON.stringify(trendSuspects));
+
+  const { context } = await h.launch({ viewport: { width: 1280, height: 800 } });
+  const origin = new URL(col.url).origin, foreign = [];
+  await context.route('**/*', (route) => {      // the collector only
+    const url = route.request().url();
+    if (url.startsWith('data:') || new URL(url).origin === origin) return route.continue();
+    foreign.push(url);
+    return route.abort('blockedbyclient');
+  });
+  const page = await context.newPage();
+  const errors = h.watch(page);
+  await page.goto(`${col.url}/`);
+  t.ok(await h.until(page, () => document.querySelector('table.fleet[data-state=ready] tbody tr')),
+    'the landing page is the fleet overview');
+  const rows = () => page.$$eval('table.fleet tbody tr', (trs) => trs.map((tr) => ({
+    id: tr.getAttribute('data-device'), growth: tr.getAttribute('data-growth'),
+    suspect: !!tr.querySelector('.suspect'), spark: tr.querySelectorAll('svg.spark polyline').length,
+  })));
+  let shown = await rows();
+  t.equal(shown.map((r) => r.id)[0], 'leaky', 'the leaking device is ranked first');
+  t.ok(Number(shown[0].growth) > 0 && shown.slice(1).every((r) => Number(r.growth) < Number(shown[0].growth) &&
+    Math.abs(Number(r.growth)) < 1), 'it grows; the steady ones do not', JSON.stringify(shown));
+  t.equal(shown.map((r) => [r.id, r.suspect]), shown.map((r) => [r.id, trendSuspects[r.id].length > 0]),
+    'each device\'s flag is whether gcsnap trend finds suspects');
+  t.ok(shown.every((r) => r.spark === 1), 'each device has a sparkline');
+  const api = await h.getJson(`${col.url}/api/fleet`);
+  const leaky = api.rows.find((r) => r.device_id === 'leaky');
+  t.equal(leaky.suspects, trendSuspects.leaky.filter((s) => leaky.suspects.includes(s)),
+    'its suspects are trend\'s, in trend\'s order');
+  t.ok(leaky.suspects.includes('Contoso.Contacts.UI.ContactDetailsPage'), 'the leaking page type is a suspect');
+  await h.screenshot(page, 'fleet');
+
+  await page.click('table.fleet th[data-sort="device"]');
+  t.ok(await h.until(page, () => [...document.querySelectorAll('table.fleet tbody tr')].map((tr) =>
+    tr.getAttribute('data-device')).join() === 'leaky,mock,steady'), 'sorted by device ID');
+  await page.fill('input[aria-label="Filter by device ID"]', 'STEA');
+  t.ok(await h.until(page, () => [...document.querySelectorAll('table.fleet tbody tr')].map((tr) =>
+    tr.getAttribute('data-device')).join() === 'steady'), 'filtered by device ID, in any case');
+  const second = await h.getJson(`${col.url}/api/fleet?limit=1&offset=1&sort=bytes`);
+  const all = await h.getJson(`${col.url}/api/fleet?sort=bytes`);
+  t.equal([second.matched, second.rows.map((r) => r.device_id)], [3, [all.rows[1].device_id]],
+    'the API pages the sorted rows');
+  t.equal((await fetch(`${col.url}/api/fleet?sort=nothing`)).status, 400, 'a bad sort is refused');
+  t.equal(errors, [], 'no console error or exception');
+  t.equal(foreign, [], 'no request to anything but the collector');
+});
