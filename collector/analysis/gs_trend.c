@@ -134,6 +134,7 @@ static int hold_section(gs_trend *t, const gs_graph *g) {
     if (ngroups) {
       s->held = 1;
       s->root_kind = strdup(gs_root_kind_names[groups[0].root_kind]);
+      s->root_flags = groups[0].root_flags;
       s->root_type = type_copy(g, groups[0].root_type);
       s->hop_type = type_copy(g, groups[0].hop_type);
       s->held_count = groups[0].count;
@@ -283,6 +284,7 @@ json_t *gs_trend_json(const gs_trend *t) {
     if (s->held) {
       json_t *h = json_object();
       gs_json_set(h, "root_kind", gs_json_cstring(s->root_kind));
+      gs_json_set(h, "root_flags", gs_json_u64(s->root_flags));
       gs_json_set(h, "root_type", gs_json_cstring(s->root_type));
       gs_json_set(h, "first_hop_type", gs_json_cstring(s->hop_type));
       gs_json_set(h, "objects", gs_json_u64(s->held_count));

@@ -498,6 +498,9 @@
     var picked = el('span', 'muted');
     add(tools, diffBtn, ' ', picked);
     add(csec, el('p', 'muted', 'Click two points (or tick two rows below) to compare them.'), tools, cbox);
+    var lsec = section('Leak suspects'), lbox = el('div');
+    message(lbox, 'Loading...');
+    lsec.appendChild(lbox);
     var tsec = section('Snapshots'), tbox = el('div');
     tsec.appendChild(tbox);
     var selected = [], snaps = [], table;
@@ -532,6 +535,8 @@
             el('p', null), btn, ' ', status, scheduleForm(id, function () { route(); }));
       }
       snaps = r[2].snapshots;
+      lbox.textContent = '';
+      window.gcsnapViews.leaks(helpers, lbox, id, snaps.filter(function (x) { return x.status === 'complete'; }).length);
       if (snaps.length === 500) csec.insertBefore(el('p', 'muted', 'The newest 500 snapshots.'), tools);
       table = grid(tbox, snaps, [
         {label: '', render: function (td, x) {

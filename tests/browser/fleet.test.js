@@ -32,6 +32,7 @@ h.run('fleet', async (t) => {
   }
   // What gcsnap trend says of each device's four files.
   const trendSuspects = {};
+  let leakyTrend = null;
   for (const id of Object.keys(DEVICES)) {
     const snaps = (await h.getJson(`${col.url}/api/snapshots?device=${id}`)).snapshots.reverse();
     const files = [];
@@ -40,7 +41,9 @@ h.run('fleet', async (t) => {
       fs.writeFileSync(file, Buffer.from(await (await fetch(`${col.url}/api/snapshots/${s.id}/download?format=gclog`)).arrayBuffer()));
       files.push(file);
     }
-    trendSuspects[id] = h.gcsnapJson('trend', '--json', ...files).suspects.map((s) => s.type);
+    const trend = h.gcsnapJson('trend', '--json', '--top', '10', ...files);
+    trendSuspects[id] = trend.suspects.map((s) => s.type);
+    if (id === 'leaky') leakyTrend = trend;
   }
   t.ok(trendSuspects.leaky.includes('Contoso.Contacts.UI.ContactDetailsPage') && trendSuspects.steady.length === 0 &&
     trendSuspects.mock.length === 0, 'gcsnap trend: the leaking demo has suspects, the others none',
@@ -88,6 +91,37 @@ h.run('fleet', async (t) => {
   t.equal([second.matched, second.rows.map((r) => r.device_id)], [3, [all.rows[1].device_id]],
     'the API pages the sorted rows');
   t.equal((await fetch(`${col.url}/api/fleet?sort=nothing`)).status, 400, 'a bad sort is refused');
+
+  // ---- the leaking device's page: its suspects as gcsnap trend has them
+  await page.fill('input[aria-label="Filter by device ID"]', '');
+  t.ok(await h.until(page, () => document.querySelector('table.fleet tr[data-device="leaky"] a')), 'the leaky row is back');
+  await page.click('table.fleet tr[data-device="leaky"] a');
+  t.ok(await h.until(page, () => document.querySelector('table.suspects[data-state=ready]'), null, 20000),
+    'the device page shows its leak suspects');
+  t.equal(await page.$eval('select[aria-label="Snapshots to compare"]', (e) => e.value), String(ROUNDS),
+    'over its last four snapshots');
+  const fmt = (v) => v.toLocaleString('en-US');
+  const got = await page.$$eval('table.suspects tbody tr[data-type]', (trs) => trs.map((tr) => ({
+    type: tr.getAttribute('data-type'), counts: tr.cells[2].textContent,
+    chain: [...tr.nextSibling.querySelectorAll('ol.chain li[data-id]')].map((li) => li.getAttribute('data-id')),
+    root: (tr.nextSibling.querySelector('ol.chain li.root') || {}).textContent,
+    leaf: (tr.nextSibling.querySelector('ol.chain li.leaf') || {}).textContent,
+  })));
+  t.equal(got.map((r) => [r.type, r.counts, r.chain]), leakyTrend.suspects.map((s) => [s.type,
+    s.counts.map(fmt).join(' \u2192 '), s.held_by ? s.held_by.example_path.map((n) => n.id) : []]),
+  'types, counts and chains equal gcsnap trend --json');
+  const page_ = got.find((r) => r.type === 'Contoso.Contacts.UI.ContactDetailsPage');
+  const want = leakyTrend.suspects.find((s) => s.type === 'Contoso.Contacts.UI.ContactDetailsPage');
+  t.ok(page_ && page_.leaf.startsWith('Contoso.Contacts.UI.ContactDetailsPage ') &&
+    page_.root.startsWith(`${want.held_by.root_kind} root (`), 'the leaking type\'s chain runs from its root to an instance',
+  JSON.stringify(page_));
+  await h.screenshot(page, 'device-leaks', page.locator('main section').nth(2));
+  await page.selectOption('select[aria-label="Snapshots to compare"]', '2');
+  const two = await h.getJson(`${col.url}/api/devices/leaky/trend?last=2&top=10`);
+  t.ok(await h.until(page, (n) => document.querySelector('table.suspects[data-state=ready]') &&
+    document.querySelectorAll('table.suspects tbody tr[data-type]').length === n &&
+    /^2 snapshots/.test(document.querySelector('table.suspects').previousSibling.textContent), two.suspects.length),
+  'choosing the last two snapshots redraws the suspects');
   t.equal(errors, [], 'no console error or exception');
   t.equal(foreign, [], 'no request to anything but the collector');
 });

@@ -319,7 +319,7 @@ assert [x["type"] for x in s] == ["Leak"], s
 x = s[0]
 assert (x["counts"], x["bytes"], x["bytes_gained"], x["grew_every_interval"]) == ([1, 2, 3], [32, 64, 96], 64, True), x
 h = x["held_by"]
-assert (h["root_kind"], h["root_type"], h["first_hop_type"], h["objects"]) == ("local", "Other", "Leak", 3), h
+assert (h["root_kind"], h["root_flags"], h["root_type"], h["first_hop_type"], h["objects"]) == ("local", 0, "Other", "Leak", 3), h
 assert [n["id"] for n in h["example_path"]] == ["4", "8"], h
 assert d["stable_ids"] is True
 assert (d["alive_in_every_snapshot"]["objects"], d["alive_in_every_snapshot"]["bytes"]) == (2, 48), d'
