@@ -8,7 +8,8 @@
  *   section  sec_head; the section's name; nodes in breadth-first order
  *            (node 0 is the virtual root, each node's children follow one
  *            another, largest retained first); the nodes but the root
- *            sorted by object ID; the type names' offsets; the names
+ *            sorted by object ID; the type names' offsets; each type's
+ *            retained bytes; the names
  *   table    the offset of each section
  * Every part starts on 8 bytes. Nothing read is trusted: each offset and
  * count is checked against the mapping before use. */
@@ -128,8 +129,9 @@ static void lay_out(const gs_dominators *s, const uint32_t *start, const uint32_
   }
 }
 
-/* The names of the types, NUL-terminated, and their offsets. */
-static int put_types(writer *w, const gs_graph *g, uint32_t len) {
+/* The offsets of the types' names, their retained bytes (without double
+ * counting, gs_dom_retained_by_type) and the names, NUL-terminated. */
+static int put_types(writer *w, const gs_graph *g, const uint64_t *retained, uint32_t len) {
   uint32_t t, off = 0, *offs = malloc(((size_t)g->ntypes + 1) * sizeof *offs);
   char buf[64], *names = malloc(len ? len : 1);
   int err = offs && names ? GS_OK : GS_ENOMEM;
@@ -140,6 +142,7 @@ static int put_types(writer *w, const gs_graph *g, uint32_t len) {
     off += (uint32_t)strlen(name) + 1;
   }
   if (!err) err = put(w, offs, ((size_t)g->ntypes + 1) * sizeof *offs);
+  if (!err) err = put(w, retained, ((size_t)g->ntypes + 1) * sizeof *retained);
   if (!err) err = put(w, names, len);
   free(offs);
   free(names);
@@ -198,6 +201,7 @@ static int put_section(void *ctx, const gs_dominators *s, size_t index) {
   writer *w = ctx;
   const gs_graph *g = s->g;
   uint32_t v, n = g->nnodes, nt = 1, *start, *kids, *tree, *pos;
+  uint64_t *by_type = NULL;
   dt_node *nodes;
   sec_head h;
   int err;
@@ -216,8 +220,10 @@ static int put_section(void *ctx, const gs_dominators *s, size_t index) {
   }
   if (!err) err = put(w, g->name, h.name_len + 1);
   if (!err) err = put_nodes(w, nodes, nt);
-  if (!err) err = put_types(w, g, h.names_len);
-  free(start); free(kids); free(tree); free(pos); free(nodes);
+  if (!err && !(by_type = calloc((size_t)g->ntypes + 1, sizeof *by_type))) err = GS_ENOMEM;
+  if (!err) err = gs_dom_retained_by_type(g, &s->dom, by_type);
+  if (!err) err = put_types(w, g, by_type, h.names_len);
+  free(start); free(kids); free(tree); free(pos); free(nodes); free(by_type);
   return err;
 }
 
@@ -274,6 +280,7 @@ typedef struct sec_view {
   const char *name;
   const dt_node *nodes;
   const uint32_t *byid, *type_offs;
+  const uint64_t *type_retained;
   const char *names;
 } sec_view;
 
@@ -296,8 +303,9 @@ static int view_of(const gs_domtree *t, uint32_t index, sec_view *v) {
   v->nodes = part(t, &at, (uint64_t)h->nnodes * sizeof *v->nodes);
   v->byid = part(t, &at, ((uint64_t)h->nnodes - 1) * sizeof *v->byid);
   v->type_offs = part(t, &at, (uint64_t)h->ntypes * sizeof *v->type_offs);
+  v->type_retained = part(t, &at, (uint64_t)h->ntypes * sizeof *v->type_retained);
   v->names = part(t, &at, h->names_len);
-  if (!v->name || !v->nodes || (!v->byid && h->nnodes > 1) || !v->type_offs || !v->names ||
+  if (!v->name || !v->nodes || (!v->byid && h->nnodes > 1) || !v->type_offs || !v->type_retained || !v->names ||
       v->name[h->name_len] || v->names[h->names_len - 1])
     return GS_EFORMAT;
   return GS_OK;
@@ -403,6 +411,37 @@ static json_t *page_json(const sec_view *v, uint32_t i, const gs_domtree_query *
   return kids;
 }
 
+/* Adds the retained bytes of each type of section v to by_name. */
+static int add_by_type(const sec_view *v, json_t *by_name) {
+  uint32_t ty;
+  for (ty = 0; ty < v->h->ntypes; ty++) {
+    const char *name;
+    json_t *had;
+    if (v->type_offs[ty] >= v->h->names_len) return GS_EFORMAT;
+    if (!v->type_retained[ty]) continue;
+    name = v->names + v->type_offs[ty];
+    had = json_object_get(by_name, name);
+    if (json_object_set_new(by_name, name, gs_json_u64(v->type_retained[ty] +
+                                                       (had ? (uint64_t)json_integer_value(had) : 0))))
+      return GS_ENOMEM;
+  }
+  return GS_OK;
+}
+
+int gs_domtree_by_type(const gs_domtree *t, json_t **out) {
+  json_t *by_name = json_object();
+  uint32_t i;
+  int err = by_name ? GS_OK : GS_ENOMEM;
+  for (i = 0; !err && i < t->nsections; i++) {
+    sec_view v;
+    err = view_of(t, i, &v);
+    if (!err) err = add_by_type(&v, by_name);
+  }
+  if (err) json_decref(by_name);
+  *out = err ? NULL : by_name;
+  return err;
+}
+
 int gs_domtree_children(const gs_domtree *t, const gs_domtree_query *q, json_t **out,
                         char *why, size_t cap) {
   sec_view v;
@@ -436,6 +475,11 @@ int gs_domtree_children(const gs_domtree *t, const gs_domtree_query *q, json_t *
   gs_json_set(o, "offset", gs_json_u64(q->offset));
   gs_json_set(o, "limit", gs_json_u64(q->limit));
   gs_json_set(o, "children", kids);
+  if (q->by_type) {
+    json_t *by_type;
+    if ((err = gs_domtree_by_type(t, &by_type)) != GS_OK) { json_decref(o); return err; }
+    gs_json_set(o, "retained_by_type", by_type);
+  }
   *out = o;
   return GS_OK;
 }

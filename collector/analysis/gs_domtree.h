@@ -1,8 +1,8 @@
 /* gs_domtree.h - a dump's dominator tree as a file, browsed a node at a time.
  *
  * gs_domtree_write computes the tree of every section once and writes it
- * (40 bytes per reachable object, 4 more for the index by ID, and the type
- * names); gs_domtree_open maps such a file and gs_domtree_children answers
+ * (40 bytes per reachable object, 4 more for the index by ID, and per
+ * type its name and retained bytes); gs_domtree_open maps such a file and gs_domtree_children answers
  * one node's children, largest retained first, a page at a time, without
  * reading the rest. The file carries the stamp of the dump it was made
  * from (size, modification time, inode), so a tree is never served for
@@ -39,6 +39,7 @@ typedef struct gs_domtree_query {
   int root;                /* 1: the virtual root above the strong roots */
   uint64_t parent;         /* else the object's ID */
   uint64_t offset, limit;  /* the page of children */
+  int by_type;             /* add "retained_by_type" (gs_domtree_by_type) */
 } gs_domtree_query;
 
 /* The node of q and a page of its children as JSON. GS_OK; GS_EINVAL
@@ -46,5 +47,11 @@ typedef struct gs_domtree_query {
  * GS_EFORMAT for a damaged file; GS_ENOMEM. */
 int gs_domtree_children(const gs_domtree *t, const gs_domtree_query *q, json_t **out,
                         char *why, size_t cap);
+
+/* The retained bytes of each type name, without double counting (as
+ * "gcsnap dominators --by-type"), added up over the sections: a new
+ * object {NAME: BYTES} in *out, types retaining nothing left out. GS_OK,
+ * GS_EFORMAT, GS_ENOMEM. */
+int gs_domtree_by_type(const gs_domtree *t, json_t **out);
 
 #endif

@@ -603,7 +603,20 @@
     var next = button('Next', function () { st.offset += PAGE; load(); });
     add(pager, prev, where, next);
     var cols = [{key: 'name', field: 'type', label: 'Type'}, {key: 'count', label: 'Objects', num: 1},
-                {key: 'bytes', label: 'Bytes', num: 1}, {label: 'Share %', field: 'percent', num: 1}];
+                {key: 'bytes', label: 'Bytes', num: 1}, {label: 'Share %', field: 'percent', num: 1},
+                {label: 'Retained', num: 1}];
+    var retained = null;         /* {type: bytes} from the dominator tree, once it is known */
+    function fillRetained() {
+      if (!retained) return;
+      Array.prototype.forEach.call(body.querySelectorAll('td.retained'), function (td) {
+        td.textContent = fmt(retained[td.getAttribute('data-type')] || 0);
+      });
+    }
+    api('/api/snapshots/' + id + '/dominators?parent=root&limit=1&by_type=1').then(current(function (r) {
+      retained = r.retained_by_type; fillRetained();
+    })).catch(current(function (e) {
+      Array.prototype.forEach.call(body.querySelectorAll('td.retained'), function (td) { td.textContent = 'n/a'; td.title = e.message; });
+    }));
     cols.forEach(function (c) {
       var th = el('th', c.num ? 'n' : '', c.label);
       if (c.key) {
@@ -636,7 +649,11 @@
           td = tr.insertCell(); td.className = 'n'; td.textContent = fmt(x.count);
           td = tr.insertCell(); td.className = 'n'; td.textContent = fmt(x.bytes);
           td = tr.insertCell(); td.className = 'n'; td.textContent = x.percent.toFixed(2);
+          td = tr.insertCell(); td.className = 'n retained'; td.setAttribute('data-type', x.type);
+          td.title = 'What the heap would lose without this type\'s objects (no double counting)';
+          td.textContent = '...';
         });
+        fillRetained();
         cols.forEach(function (c) {
           c.th.classList.toggle('sorted', c.key === st.sort);
           c.th.classList.toggle('asc', c.key === st.sort && st.order === 'asc');

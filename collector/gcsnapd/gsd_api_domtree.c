@@ -129,6 +129,7 @@ static int query_of(h2o_req_t *req, gs_domtree_query *q) {
   if (gsd_query_count(req, "section", "0", text, sizeof text) || gsd_request_u64(text, UINT32_MAX, &v))
     return -1;
   q->section = (uint32_t)v;
+  if (gsd_query_flag(req, "by_type", &q->by_type)) return -1;
   if (gsd_query_count(req, "offset", "0", text, sizeof text) ||
       gsd_request_u64(text, UINT32_MAX, &q->offset))
     return -1;
@@ -165,7 +166,7 @@ int gsd_api_domtree(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   int err;
   if (query_of(req, &q))
     return gsd_respond_error(req, 400, "bad_request", "parent takes root or a hex object ID; section "
-                             "and offset counts; limit 1 to %u", MAX_PAGE);
+                             "and offset counts; limit 1 to %u; by_type 1 or 0", MAX_PAGE);
   if (!(file = gsd_api_snapshot_file(srv, req, id_text))) return 0;
   if (!(cache = tree_path(srv, id_text)) || gs_domtree_stamp_of(file, &stamp)) {
     free(file);

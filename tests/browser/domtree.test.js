@@ -8,7 +8,8 @@
 // `gcsnap dominators --json --top 0` of the same snapshot's file. "Show
 // more" adds the next page of the roots; "Paths" of a row ends at that
 // object. The second view of the snapshot is answered from the tree file
-// cached in the store. Screenshots in GS_OUT.
+// cached in the store. The type histogram's retained column equals
+// `gcsnap dominators --by-type`. Screenshots in GS_OUT.
 
 const fs = require('fs');
 const path = require('path');
@@ -111,6 +112,16 @@ h.run('domtree', async (t) => {
   t.equal([again.node.retained, again.dominators.length], [byId.get(deep.id).retained, 4],
     'the API answers a node with its chain of dominators');
   t.equal(fs.statSync(path.join(col.store, 'trees', `${snap}.dom`)).ino, before, 'from the same file');
+  // The histogram's retained column: dominators --by-type, by name.
+  const byType = h.gcsnapJson('dominators', '--json', '--by-type', '--top', '0', file).sections[0].by_type;
+  const retainedOf = new Map(byType.map((r) => [r.type, r.retained]));
+  t.ok(await h.until(page, () => document.querySelector('table.types[data-state=ready]') &&
+    [...document.querySelectorAll('table.types td.retained')].every((td) => /^[0-9,]+$/.test(td.textContent))),
+  'the histogram\'s retained column is filled');
+  const cells = await page.$$eval('table.types tbody tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[4].textContent]));
+  t.ok(cells.length > 10, 'the histogram has rows', cells.length);
+  t.equal(cells, cells.map(([type]) => [type, fmt(retainedOf.get(type) || 0)]),
+    'retained by type equals gcsnap dominators --by-type');
   const bad = await fetch(`${col.url}/api/snapshots/${snap}/dominators?parent=ffffffffff`);
   t.equal(bad.status, 422, 'an object not in the tree is refused');
   t.equal(errors, [], 'no console error or exception');
