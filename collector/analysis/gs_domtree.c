@@ -13,6 +13,7 @@
  *   table    the offset of each section
  * Every part starts on 8 bytes. Nothing read is trusted: each offset and
  * count is checked against the mapping before use. */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -116,8 +117,10 @@ static void lay_out(const gs_dominators *s, const uint32_t *start, const uint32_
   tree[0] = n;
   pos[n] = 0;
   for (head = 0; head < nt; head++) {
-    uint32_t u = tree[head];
+    uint32_t u;
     dt_node *d = &nodes[head];
+    assert(head < tail);   /* every reachable node hangs from the root */
+    u = tree[head];
     d->id = u == n ? 0 : g->ids[u];
     d->shallow = u == n ? 0 : g->sizes[u];
     d->retained = s->dom.retained[u];

@@ -104,7 +104,7 @@ int gsd_domtree_compute(const gsd_analysis *a, json_t **answer, char *why, size_
     snprintf(why, cap, "%s: %s", a->files[0], strerror(errno));
     return GSD_CHILD_FAILED;
   }
-  if ((err = gs_domtree_write(a->files[0], a->cache, stamp, &fault)) != GS_OK)
+  if (gs_domtree_write(a->files[0], a->cache, stamp, &fault) != GS_OK)
     return gsd_child_fault(&fault, why, cap);
   snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - a->cache) : 1, slash ? a->cache : ".");
   bound_trees(dir, slash ? slash + 1 : a->cache);
