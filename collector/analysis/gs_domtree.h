@@ -54,4 +54,13 @@ int gs_domtree_children(const gs_domtree *t, const gs_domtree_query *q, json_t *
  * GS_EFORMAT, GS_ENOMEM. */
 int gs_domtree_by_type(const gs_domtree *t, json_t **out);
 
+/* The tree of every section of the dump to depth levels below the virtual
+ * root, at most fanout children a node (largest retained first), as
+ * {"depth", "fanout", "sections": [{"name", "reachable_bytes",
+ * "reachable_objects", "root"}]}, each node {"id", "type", "shallow",
+ * "retained", "children" (all of them), "kids" (those kept)}: for a page
+ * that embeds the top of the tree. GS_OK, or the error with fault. */
+int gs_domtree_nested(const char *dump, unsigned depth, unsigned fanout, json_t **out,
+                      gs_file_fault *fault);
+
 #endif

@@ -19,6 +19,7 @@
 #include "gs_cli.h"
 #include "gs_diff.h"
 #include "gs_dominators.h"
+#include "gs_domtree.h"
 #include "gs_error.h"
 #include "gs_json.h"
 #include "gs_obuf.h"
@@ -27,6 +28,8 @@
 #include "gs_trend.h"
 
 #define RETAINERS_TOP 20   /* the defaults of dominators and trend */
+#define TREE_DEPTH 4       /* the dominator tree embedded: levels below the roots */
+#define TREE_FANOUT 8      /* and children a node, so at most 4,680 nodes a section */
 #define SUSPECTS_TOP 10
 #define SUSPECTS_THRESHOLD 20
 #define MAX_SERIES 1000
@@ -176,7 +179,7 @@ static void put_head(gs_obuf *p, const char *file) {
 
 static void put_nav(gs_obuf *p, int has_diff, int has_trend) {
   gs_obuf_puts(p, "<nav><a href=\"#summary\">Summary</a><a href=\"#histogram\">Types</a>"
-         "<a href=\"#retainers\">Top retainers</a>");
+         "<a href=\"#retainers\">Top retainers</a><a href=\"#domtree\">Dominator tree</a>");
   if (has_diff) gs_obuf_puts(p, "<a href=\"#diff\">Diff</a>");
   if (has_trend) gs_obuf_puts(p, "<a href=\"#trend\">Trend and leak suspects</a>");
   gs_obuf_puts(p, "</nav>\n<main>\n");
@@ -319,6 +322,14 @@ static void put_retainers(gs_obuf *p, const json_t *dom) {
   gs_obuf_puts(p, "</section>\n");
 }
 
+static void put_tree(gs_obuf *p) {
+  gs_obuf_printf(p, "<section id=\"domtree\"><h2>Dominator tree</h2>\n<p class=\"muted\">From the "
+                 "strong roots down: each object with what it alone keeps alive. Open a row for the "
+                 "objects it dominates, largest first; the page holds %d levels and %d children a "
+                 "node (the collector's console browses the whole tree).</p>\n"
+                 "<div class=\"tree\"></div></section>\n", TREE_DEPTH, TREE_FANOUT);
+}
+
 static void put_diff(gs_obuf *p, const json_t *diff) {
   const json_t *types = json_object_get(diff, "types");
   size_t i, fresh = 0, gone = 0;
@@ -445,7 +456,7 @@ static void put_suspect(gs_obuf *p, size_t rank, const json_t *s) {
   put_count(p, num(h, "bytes"));
   gs_obuf_puts(p, " bytes) are held by a <b>");
   put_text(p, str(h, "root_kind"));
-  gs_obuf_puts(p, "</b> root of type <b>");
+  gs_obuf_printf(p, "</b> root (flags %" PRIu64 ") of type <b>", num(h, "root_flags"));
   put_text(p, str(h, "root_type"));
   gs_obuf_puts(p, "</b> through <b>");
   put_text(p, str(h, "first_hop_type"));
@@ -511,6 +522,7 @@ static int render(gs_obuf *p, const char *file, const json_t *data) {
   put_summary(p, sum);
   put_grid(p, "histogram", "Types by bytes", json_array_size(json_object_get(sum, "by_type")));
   put_retainers(p, json_object_get(data, "dominators"));
+  put_tree(p);
   if (diff) put_diff(p, diff);
   if (trend) put_trend(p, trend);
   gs_obuf_puts(p, "</main>\n<script type=\"application/json\" id=\"gcsnap-data\">");
@@ -552,6 +564,8 @@ static int collect(const report_args *ra, json_t *data) {
   if (!code) code = put_json(data, "summary", gs_summary_json(&sum, 0));
   if (!code && gs_dominators_json(ra->path, RETAINERS_TOP, 1, &o, &fault)) code = gs_cli_fault(&fault);
   else if (!code) code = put_json(data, "dominators", o);
+  if (!code && gs_domtree_nested(ra->path, TREE_DEPTH, TREE_FANOUT, &o, &fault)) code = gs_cli_fault(&fault);
+  else if (!code) code = put_json(data, "tree", o);
   if (!code && ra->baseline) {
     have_old = 1;
     if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK)

@@ -26,6 +26,26 @@ function grid(box,rows,cols,key,desc){
  prev.addEventListener('click',function(){st.page--;draw();});next.addEventListener('click',function(){st.page++;draw();});
  box.textContent='';box.appendChild(tools);box.appendChild(table);box.appendChild(pager);sort();draw();}
 function typeCell(td,r){td.className='t';td.textContent=r.type;}
+/* The dominator tree embedded to a bounded depth: a row opens to the children kept. */
+function tree(box,sec){
+ var total=sec.reachable_bytes||0,table=el('table','domtree'),head=table.createTHead().insertRow(),body=table.createTBody();
+ ['','Retained','Share %','Own size','Type','Object'].forEach(function(x,i){head.appendChild(el('th',i>=1&&i<=3?'n':'',x));});
+ function more(n,depth,shown){var tr=el('tr','more'),td=tr.insertCell();td.colSpan=6;td.style.paddingLeft=(4+depth*16)+'px';td.textContent=fmt(n.children-shown)+' more, smaller, not in this page';tr.setAttribute('data-depth',String(depth));return tr;}
+ function row(n,depth){var tr=el('tr'),td=tr.insertCell();tr.setAttribute('data-depth',String(depth));tr.setAttribute('data-id',n.id);tr.setAttribute('data-retained',String(n.retained));
+  td.style.paddingLeft=(4+depth*16)+'px';
+  if(n.kids.length){var b=el('button','expand','\u25B8');b.type='button';b.addEventListener('click',function(){flip(tr,b,n,depth);});td.appendChild(b);}
+  else if(n.children)td.appendChild(el('span','muted','\u2026'));
+  [fmt(n.retained),(total?100*n.retained/total:0).toFixed(2),fmt(n.shallow)].forEach(function(v){var c=tr.insertCell();c.className='n';c.textContent=v;});
+  var t=tr.insertCell();t.className='t';t.textContent=n.type;tr.insertCell().textContent=n.id;return tr;}
+ function flip(tr,b,n,depth){var open=tr.classList.toggle('open');b.textContent=open?'\u25BE':'\u25B8';
+  if(!open){var x=tr.nextSibling;while(x&&+x.getAttribute('data-depth')>depth){var y=x.nextSibling;x.remove();x=y;}return;}
+  var frag=document.createDocumentFragment();n.kids.forEach(function(k){frag.appendChild(row(k,depth+1));});
+  if(n.children>n.kids.length)frag.appendChild(more(n,depth+1,n.kids.length));body.insertBefore(frag,tr.nextSibling);}
+ sec.root.kids.forEach(function(k){body.appendChild(row(k,0));});
+ if(sec.root.children>sec.root.kids.length)body.appendChild(more(sec.root,0,sec.root.kids.length));
+ box.appendChild(el('h3',null,sec.name));box.appendChild(table);}
+var treeBox=document.querySelector('#domtree .tree');
+if(treeBox&&data.tree)data.tree.sections.forEach(function(sec){tree(treeBox,sec);});
 var boxes=document.querySelectorAll('.grid');
 grid(boxes[0],data.summary.by_type,[{key:'type',label:'Type',render:typeCell},{key:'count',label:'Objects',num:1},{key:'bytes',label:'Bytes',num:1},{key:'percent',label:'Share %',num:1}],'bytes',true);
 if(data.diff)grid(boxes[1],data.diff.types,[{key:'status',label:'Status',render:function(td,r){if(r.status==='new'||r.status==='gone')td.appendChild(el('span','badge '+r.status,r.status));}},{key:'type',label:'Type',render:typeCell},{key:'count_before',label:'Objects before',num:1},{key:'count_after',label:'Objects after',num:1},{key:'count_change',label:'Change',num:1,signed:1},{key:'bytes_before',label:'Bytes before',num:1},{key:'bytes_after',label:'Bytes after',num:1},{key:'bytes_change',label:'Change',num:1,signed:1,render:function(td,r){td.className='n '+(r.bytes_change>0?'up':r.bytes_change<0?'down':'');td.textContent=fmt(r.bytes_change,true);}}],'bytes_change',true);

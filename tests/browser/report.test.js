@@ -58,6 +58,8 @@ h.run('browser_report', async (t) => {
   await checkHistogram(t, plain.page, sum3.by_type);
   await checkRetainers(t, plain.page, dom3);
   await h.screenshot(plain.page, 'report-retainers', plain.page.locator('#retainers'));
+  await checkTree(t, plain.page, h.gcsnapJson('dominators', '--json', '--top', '0', m3));
+  await h.screenshot(plain.page, 'report-domtree', plain.page.locator('#domtree'));
   t.equal(await plain.page.locator('#diff, #trend').count(), 0, 'plain report: no diff or trend section');
   t.equal(plain.errors, [], 'plain report: no console error or exception');
 
@@ -281,4 +283,46 @@ async function checkTrend(t, page, trend) {
   t.equal(heading, `Leak suspects (${trend.suspects.length})`, 'trend: the number of suspects');
   t.equal(await page.locator('#trend .suspect h3').allTextContents(),
     trend.suspects.map((s, i) => `${i + 1}. ${s.type}`), 'trend: the suspects, in order');
+}
+
+// The embedded dominator tree: each section's first level, then three
+// levels opened along rows that have children; each opened row's children
+// retain no more than it does beyond its own size, and every row equals
+// `gcsnap dominators --json --top 0` of the same file.
+async function checkTree(t, page, dom) {
+  const tables = page.locator('#domtree table.domtree');
+  t.equal(await tables.count(), dom.sections.length, 'report tree: one table a section');
+  const rowsOf = (i) => tables.nth(i).evaluate((tb) => [...tb.tBodies[0].rows].filter((tr) => tr.hasAttribute('data-id'))
+    .map((tr) => ({ id: tr.getAttribute('data-id'), depth: +tr.getAttribute('data-depth'), retained: tr.cells[1].textContent,
+      shallow: tr.cells[3].textContent, type: tr.cells[4].textContent, open: !!tr.querySelector('button.expand') })));
+  for (let i = 0; i < dom.sections.length; i++) {
+    const byId = new Map(dom.sections[i].top_objects.map((o) => [o.id, o]));
+    // A chain of three nodes with children, found in the page's own data.
+    const chain = await page.evaluate((k) => {
+      const find = (n, d) => {
+        if (d === 3) return [];
+        for (const c of n.kids.filter((x) => x.kids.length)) { const r = find(c, d + 1); if (r) return [c.id, ...r]; }
+        return null;
+      };
+      return find(JSON.parse(document.getElementById('gcsnap-data').textContent).tree.sections[k].root, 0);
+    }, i);
+    t.ok(chain && chain.length === 3, `report tree, section ${i}: three levels to open`, JSON.stringify(chain));
+    for (const [depth, id] of (chain || []).entries()) {
+      await tables.nth(i).locator(`tr[data-id="${id}"][data-depth="${depth}"] button.expand`).click();
+      const rows = await rowsOf(i);
+      const at = rows.findIndex((r) => r.id === id && r.depth === depth);
+      const kids = [];
+      for (let k = at + 1; k < rows.length && rows[k].depth > depth; k++) if (rows[k].depth === depth + 1) kids.push(rows[k]);
+      const own = byId.get(id);
+      const sum = kids.reduce((a, k) => a + byId.get(k.id).retained, 0);
+      t.ok(kids.length > 0 && sum <= own.retained - own.shallow,
+        `report tree, section ${i}: the children of ${id} retain no more than it does`);
+    }
+    const wrong = (await rowsOf(i)).filter((r) => {
+      const o = byId.get(r.id);
+      return !o || r.type !== o.type || r.retained !== o.retained.toLocaleString('en-US') ||
+        r.shallow !== o.shallow.toLocaleString('en-US');
+    });
+    t.equal(wrong, [], `report tree, section ${i}: every row equals gcsnap dominators --json`);
+  }
 }

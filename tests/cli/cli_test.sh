@@ -450,7 +450,7 @@ assert "Objects 3 \u2192 5 +2" in text and "1 new, 1 gone" in text, text'
   html_check trend.html "the trend in the report is that of trend --json" '
 same(d["trend"], "trend.json")
 assert [s["type"] for s in d["trend"]["suspects"]] == ["Leak"]
-assert "held by a local root of type Other through Leak" in text, text'
+assert "held by a local root (flags 0) of type Other through Leak" in text, text'
   expect_count trend.html '<polyline ' 2 "the chart draws bytes and objects"
   run "$gcsnap" report --series s1.gclog s2.gclog s3.gclog -o trend2.html
   expect_rc 0 "report of the last of a series"
