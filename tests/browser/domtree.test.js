@@ -37,13 +37,7 @@ h.run('domtree', async (t) => {
   const fmt = (v) => v.toLocaleString('en-US');
 
   const { context } = await h.launch({ viewport: { width: 1280, height: 1000 } });
-  const origin = new URL(col.url).origin, foreign = [];
-  await context.route('**/*', (route) => {      // the collector only
-    const url = route.request().url();
-    if (url.startsWith('data:') || new URL(url).origin === origin) return route.continue();
-    foreign.push(url);
-    return route.abort('blockedbyclient');
-  });
+  const foreign = await h.onlyOrigin(context, col.url);
   const page = await context.newPage();
   const errors = h.watch(page);
   await page.goto(`${col.url}/#/snapshot/${snap}`);

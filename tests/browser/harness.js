@@ -141,6 +141,19 @@ async function blockNetwork(context) {
   return blocked;
 }
 
+// Lets the context reach url's origin (and data: URLs) only; returns the
+// list of the other URLs it asked for, which were refused, to assert it empty.
+async function onlyOrigin(context, url) {
+  const origin = new URL(url).origin, foreign = [];
+  await context.route('**/*', (route) => {
+    const u = route.request().url();
+    if (u.startsWith('data:') || new URL(u).origin === origin) return route.continue();
+    foreign.push(u);
+    return route.abort('blockedbyclient');
+  });
+  return foreign;
+}
+
 // Records what goes wrong in a page: console errors and uncaught exceptions.
 function watch(page) {
   const errors = [];
@@ -293,7 +306,7 @@ function parseCount(text) {
 
 module.exports = {
   BIN, OUT, SHARED, CHROMIUM, CHROMIUM_FLAGS,
-  run, atExit, launch, blockNetwork, watch, screenshot, until,
+  run, atExit, launch, blockNetwork, onlyOrigin, watch, screenshot, until,
   tool, haveTool, gcsnap, gcsnapJson, mockDump, sharedFixture,
   freePort, sleep, getJson, waitFor, spawnLogged, startCollector, startAgent, parseCount,
 };
