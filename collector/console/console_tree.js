@@ -79,14 +79,21 @@
         .catch(function (e) { toggle.disabled = false; info.textContent = e.message; info.className = 'error'; });
     }
 
+    /* The first request of a snapshot computes its tree (seconds for
+     * millions of objects): the time so far shows it is under way. */
+    var started = Date.now(), tick = setInterval(function () {
+      if (!box.isConnected) { clearInterval(tick); return; }
+      info.textContent = 'Computing the dominator tree... ' + Math.round((Date.now() - started) / 1000) + ' s';
+    }, 1000);
     info.textContent = 'Computing the dominator tree...';
     ui.add(box, info, table);
     return page('root', 0, 0, null).then(function (r) {
+      clearInterval(tick);
       info.textContent = r.name + ': ' + ui.bytes(r.reachable_bytes) + ' reachable in ' + ui.fmt(r.reachable_objects) +
         ' objects; ' + ui.fmt(r.node.children) + ' held by no single object. Open a row for what it dominates.';
       table.setAttribute('data-state', 'ready');
       return r;
-    });
+    }, function (e) { clearInterval(tick); throw e; });
   }
 
   window.gcsnapViews = window.gcsnapViews || {};
