@@ -729,6 +729,8 @@
     var dsec = section('Largest objects by retained size'), dbox = el('div');
     message(dbox, 'Computing the dominator tree...');
     dsec.appendChild(dbox);
+    var gsec = section('By generation'), gbox = el('div');
+    gsec.appendChild(gbox);
     var tsec = section('Dominator tree'), tbox = el('div');
     message(tbox, 'Computing the dominator tree...');
     tsec.appendChild(tbox);
@@ -760,6 +762,7 @@
       var row = el('div', 'row'); add(row, totals, roots);
       add(info, row, dl);
       if (s.status !== 'complete') { message(hbox, 'This snapshot failed: ' + (s.reason || ''), 'error'); return; }
+      window.gcsnapViews.generations(helpers, gbox, id);
       typeTable(hbox, id, function (type) {
         message(pbox, 'Finding the paths to ' + type + '...');
         api('/api/snapshots/' + id + '/paths?max=5&type=' + enc(type)).then(current(function (r) { drawPaths(pbox, r); }))
@@ -782,7 +785,7 @@
         });
         if (!(r.sections || []).length) message(tbox, 'No section.');
       })).catch(current(function (e) { message(dbox, e.message, 'error'); message(tbox, e.message, 'error'); }));
-    })).catch(current(function (e) { message(info, e.message, 'error'); hsec.remove(); psec.remove(); dsec.remove(); tsec.remove(); }));
+    })).catch(current(function (e) { message(info, e.message, 'error'); hsec.remove(); psec.remove(); dsec.remove(); gsec.remove(); tsec.remove(); }));
   }
 
   /* ---- diff ------------------------------------------------------------- */

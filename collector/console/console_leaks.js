@@ -1,5 +1,6 @@
-/* console_leaks.js - the device page's leak suspects, loaded before
- * console.js, which calls gcsnapViews.leaks with its helpers.
+/* console_leaks.js - the device page's leak suspects and a snapshot's
+ * generations, loaded before console.js, which calls gcsnapViews.leaks and
+ * gcsnapViews.generations with its helpers.
  *
  * "gcsnap trend" over the device's last N complete snapshots (N chosen
  * here, /api/devices/ID/trend): the suspect types ranked by bytes gained,
@@ -92,6 +93,35 @@
     load();
   }
 
+  /* A snapshot's objects and bytes by generation (/api/snapshots/ID/generations):
+   * gen 2 and the large object heap hold the long-lived objects, where leaks live. */
+  function generations(ui, box, id) {
+    box.textContent = 'Loading...';
+    return ui.api('/api/snapshots/' + id + '/generations?top=5').then(function (r) {
+      var total = 0, table = ui.el('table', 'grid gens'), head = table.createTHead().insertRow(), body = table.createTBody();
+      r.generations.forEach(function (g) { total += g.bytes; });
+      ['Generation', 'Objects', 'Bytes', 'Share %', 'Largest types'].forEach(function (x, i) {
+        head.appendChild(ui.el('th', i >= 1 && i <= 3 ? 'n' : '', x));
+      });
+      r.generations.forEach(function (g) {
+        var tr = body.insertRow();
+        tr.setAttribute('data-generation', g.generation);
+        tr.insertCell().textContent = g.generation === 'loh' ? 'large objects' : g.generation === 'unknown' ? 'outside every range' : 'gen ' + g.generation;
+        [ui.fmt(g.objects), ui.fmt(g.bytes), (total ? 100 * g.bytes / total : 0).toFixed(2)].forEach(function (v) {
+          var c = tr.insertCell(); c.className = 'n'; c.textContent = v;
+        });
+        var td = tr.insertCell(); td.className = 't';
+        td.textContent = g.types.map(function (t) { return t.type + ' (' + ui.bytes(t.bytes) + ')'; }).join(', ');
+      });
+      box.textContent = '';
+      ui.add(box, ui.el('p', 'muted', 'Objects placed by address in the ' + r.ranges + ' generation ranges the agent sent.'), table);
+    }).catch(function (e) {
+      box.textContent = '';
+      box.appendChild(ui.el('p', e.status === 404 ? 'muted' : 'error', e.message));
+    });
+  }
+
   window.gcsnapViews = window.gcsnapViews || {};
   window.gcsnapViews.leaks = leaks;
+  window.gcsnapViews.generations = generations;
 })();

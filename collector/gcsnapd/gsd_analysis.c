@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "gs_diff.h"
 #include "gs_dominators.h"
+#include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_summary.h"
 #include "gs_trend.h"
@@ -95,6 +96,9 @@ static int compute(void *ctx, json_t **answer, char *why, size_t cap) {
     return trend(a, answer, why, cap);
   case GSD_ANALYSIS_DOMTREE:
     return gsd_domtree_compute(a, answer, why, cap);
+  case GSD_ANALYSIS_GENS:
+    err = gs_gens_json(a->files[0], a->cache, a->top, answer, &fault);
+    break;
   }
   return err ? gsd_child_fault(&fault, why, cap) : GSD_CHILD_OK;
 }

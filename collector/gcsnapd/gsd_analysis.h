@@ -12,7 +12,7 @@
 
 typedef enum gsd_analysis_kind {
   GSD_ANALYSIS_DOMINATORS, GSD_ANALYSIS_PATHS, GSD_ANALYSIS_DIFF, GSD_ANALYSIS_TREND,
-  GSD_ANALYSIS_DOMTREE
+  GSD_ANALYSIS_DOMTREE, GSD_ANALYSIS_GENS
 } gsd_analysis_kind;
 
 #define GSD_ANALYSIS_MAX_FILES 10
@@ -30,7 +30,7 @@ typedef struct gsd_analysis {
   gs_retainers_query paths;      /* paths (type points into type_name) */
   char type_name[1024];
   gs_domtree_query tree;         /* domtree: the node asked for */
-  char *cache;                   /* domtree: the tree file to write (malloc'd) */
+  char *cache;                   /* domtree: the tree file to write; gens: the ranges (malloc'd) */
 } gsd_analysis;
 
 /* A new request of kind, zeroed; NULL when out of memory. */

@@ -32,6 +32,7 @@
 #include "gs_wire.h"
 #include "gs_writer.h"
 #include "gsd_child.h"
+#include "gsd_gens.h"
 #include "gsd_ingest.h"
 
 #define ZSTD_LEVEL 3          /* as "gcsnap convert" */
@@ -62,6 +63,7 @@ struct gsd_ingest {
   char write_error[200];
   char first_error[256];
   gsd_ingest_counts c;
+  gsd_gens *gens;                /* the generation ranges, for a side file */
   gsd_ingest_limits lim;
   uint64_t space_check_at;   /* file_bytes at which free space is checked next */
   /* the object whose references go on in the next ObjectBatch */
@@ -484,9 +486,12 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
   case GCSNAP__ENVELOPE__BODY_OBJECTS: return on_objects(ig, env->objects, f);
   case GCSNAP__ENVELOPE__BODY_ROOTS: return on_roots(ig, env->roots, f);
   case GCSNAP__ENVELOPE__BODY_GENERATIONS:
-    /* The text format has no record for them. */
+    /* The text format has no record for them: they go beside the file. */
     ig->c.generations += env->generations->n_ranges;
-    return GS_OK;
+    if (ig->check_only || gsd_gens_add(&ig->gens, ig->c.sections ? ig->c.sections - 1 : 0,
+                                       env->generations) == GS_OK)
+      return GS_OK;
+    return fault(f, GS_WIRE_E_STORAGE, 1, "out of memory for the generation ranges");
   case GCSNAP__ENVELOPE__BODY_SECTION_END:
     return emit_named(ig, GS_REC_END, 0, env->section_end->name, env->section_end->timestamp,
                       "AppDomain name");
@@ -557,6 +562,7 @@ void gsd_ingest_free(gsd_ingest *ig) {
   free(ig->zbuf);
   free(ig->tmp_path);
   free(ig->refs);
+  gsd_gens_free(ig->gens);
   free(ig);
 }
 
@@ -624,6 +630,7 @@ int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t 
     return GS_EIO;
   }
   ig->committed = 1;
+  gsd_gens_write(ig->gens, final_path);   /* without it, no breakdown by generation */
   sync_folder_of(final_path);
   return GS_OK;
 }

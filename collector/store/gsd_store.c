@@ -349,7 +349,7 @@ static int recover(gsd_store *s) {
     int64_t id = sqlite3_column_int64(st, 0);
     char *tmp = gsd_store_tmp_path(s, dev, id), *final = gsd_store_snapshot_path(s, dev, id);
     if (tmp) unlink(tmp);
-    if (final) unlink(final);
+    if (final) gsd_st_unlink_snapshot(final);
     free(tmp);
     free(final);
   }
@@ -394,12 +394,25 @@ static int migrate(gsd_store *s) {
   return GS_OK;
 }
 
+int gsd_st_unlink_snapshot(const char *path) {
+  size_t n = strlen(path) + sizeof ".gens.json";
+  char *side = malloc(n);
+  int rc = unlink(path), saved = errno;
+  if (side) {
+    snprintf(side, n, "%s.gens.json", path);
+    unlink(side);
+    free(side);
+  }
+  errno = saved;
+  return rc;
+}
+
 /* Files whose rows retention removed, still there after a crash. */
 int gsd_st_drain_removals(gsd_store *s) {
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT path FROM removals");
   int rc;
   if (!st) return GS_EIO;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) unlink((const char *)sqlite3_column_text(st, 0));
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) gsd_st_unlink_snapshot((const char *)sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return gsd_st_db_fail(s, "remove files");
   return gsd_st_exec(s, "DELETE FROM removals", "remove files");

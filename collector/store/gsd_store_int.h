@@ -58,6 +58,9 @@ int gsd_st_drain_removals(gsd_store *s);
 /* GS_OK while the catalog file is the one opened; else GS_EIO with the
  * error set (it was removed or replaced while gcsnapd ran). */
 int gsd_st_check_catalog(gsd_store *s);
+/* Removes a snapshot's file and what the collector keeps beside it (its
+ * generation ranges, PATH.gens.json); unlink()'s result for the file. */
+int gsd_st_unlink_snapshot(const char *path);
 
 /* One column as JSON: NULL as null, numbers as unsigned, the rest as text. */
 json_t *gsd_st_column_json(sqlite3_stmt *st, int i);

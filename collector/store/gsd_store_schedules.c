@@ -243,7 +243,7 @@ int gsd_store_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_
   if ((rc = unlist(s, device_id, ids, n)) == GS_OK) {
     for (i = 0; i < n; i++) {
       char *path = gsd_store_snapshot_path(s, device_id, ids[i]);
-      if (path && unlink(path) != 0 && errno != ENOENT)
+      if (path && gsd_st_unlink_snapshot(path) != 0 && errno != ENOENT)
         rc = gsd_st_fail(s, "cannot remove '%s': %s", path, strerror(errno));
       free(path);
     }

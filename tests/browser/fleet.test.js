@@ -5,7 +5,8 @@
 // four times a second apart. The landing page ranks the leaking device
 // first by its growth per hour, flags it alone, and its flags agree with
 // `gcsnap trend --json` over the same four files; sorting, the filter and
-// the API's paging. Screenshots in GS_OUT.
+// the API's paging. Then its device page's suspects against gcsnap trend,
+// and its last snapshot by generation. Screenshots in GS_OUT.
 
 const fs = require('fs');
 const path = require('path');
@@ -116,6 +117,21 @@ h.run('fleet', async (t) => {
     document.querySelectorAll('table.suspects tbody tr[data-type]').length === n &&
     /^2 snapshots/.test(document.querySelector('table.suspects').previousSibling.textContent), two.suspects.length),
   'choosing the last two snapshots redraws the suspects');
+
+  // ---- the leaking device's last snapshot by generation
+  const lastId = (await h.getJson(`${col.url}/api/snapshots?device=leaky`)).snapshots[0].id;
+  const snap = await h.getJson(`${col.url}/api/snapshots/${lastId}`);
+  const gens = await h.getJson(`${col.url}/api/snapshots/${lastId}/generations?top=5`);
+  const sumOf = (k) => gens.generations.reduce((a, g) => a + g[k], 0);
+  t.equal([sumOf('objects'), sumOf('bytes')], [snap.objects, snap.bytes], 'the generations add up to the snapshot');
+  t.ok(gens.ranges > 0 && gens.generations.find((g) => g.generation === 'unknown').objects === 0,
+    'every object of the demo lies in a range the agent sent', JSON.stringify(gens.generations.map((g) => [g.generation, g.objects])));
+  await page.goto(`${col.url}/#/snapshot/${lastId}`);
+  t.ok(await h.until(page, () => document.querySelectorAll('table.gens tbody tr').length === 5), 'the snapshot page shows its generations');
+  const genRows = await page.$$eval('table.gens tbody tr', (trs) => trs.map((tr) => [tr.getAttribute('data-generation'),
+    tr.cells[1].textContent, tr.cells[2].textContent]));
+  t.equal(genRows, gens.generations.map((g) => [g.generation, fmt(g.objects), fmt(g.bytes)]), 'as the API counts them');
+  await h.screenshot(page, 'snapshot-generations', page.locator('table.gens'));
   t.equal(errors, [], 'no console error or exception');
   t.equal(foreign, [], 'no request to anything but the collector');
 });

@@ -182,6 +182,7 @@ def check_store(env, col, verified, objects=None, what=""):
              "%sfailed snapshot %d has no file" % (what, r["id"]))
     # Every file under snapshots/ is the file of a complete row.
     want = {file_of(col.store, r) for r in complete}
+    want |= {f + ".gens.json" for f in want if os.path.exists(f + ".gens.json")}  # its generations
     have = set()
     for dirpath, _, names in os.walk(os.path.join(col.store, "snapshots")):
         have |= {os.path.join(dirpath, n) for n in names}

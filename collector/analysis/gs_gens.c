@@ -1,0 +1,147 @@
+/* gs_gens.c - a dump broken down by generation, a section at a time: each
+ * object is placed by its address among the section's ranges (a sorted
+ * array, binary search), and counted in its generation's totals and type
+ * histogram. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gs_gens.h"
+#include "gs_graph.h"
+#include "gs_histo.h"
+#include "gs_json.h"
+
+#define NGEN 5                       /* 0, 1, 2, loh, unknown */
+#define MAX_RANGES 1024
+static const char *const gen_names[NGEN] = {"0", "1", "2", "loh", "unknown"};
+
+typedef struct range { uint64_t section, start, end; unsigned gen; } range;
+
+typedef struct gens {
+  range r[MAX_RANGES];
+  size_t n;
+  uint64_t objects[NGEN], bytes[NGEN];
+  gs_histo *types[NGEN];
+} gens;
+
+static int by_section_start(const void *a, const void *b) {
+  const range *x = a, *y = b;
+  if (x->section != y->section) return x->section < y->section ? -1 : 1;
+  return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The ranges of the file at path; GS_EFORMAT when it is not a ranges file. */
+static int load_ranges(gens *gs, const char *path) {
+  json_error_t e;
+  json_t *o = json_load_file(path, 0, &e), *r;
+  const char *format;
+  size_t i;
+  if (!o) return GS_EIO;
+  format = json_string_value(json_object_get(o, "format"));
+  if (!format || strcmp(format, "gcsnap-generations/1") || json_array_size(json_object_get(o, "ranges")) > MAX_RANGES) {
+    json_decref(o);
+    return GS_EFORMAT;
+  }
+  json_array_foreach(json_object_get(o, "ranges"), i, r) {
+    const char *start = json_string_value(json_object_get(r, "start"));
+    range *x = &gs->r[gs->n];
+    json_int_t g = json_integer_value(json_object_get(r, "generation"));
+    if (!start || g < 0 || g > 3) continue;
+    x->section = (uint64_t)json_integer_value(json_object_get(r, "section"));
+    x->start = strtoull(start, NULL, 16);
+    x->end = x->start + (uint64_t)json_integer_value(json_object_get(r, "used"));
+    x->gen = (unsigned)g;
+    if (x->end > x->start) gs->n++;
+  }
+  json_decref(o);
+  qsort(gs->r, gs->n, sizeof *gs->r, by_section_start);
+  return GS_OK;
+}
+
+/* The generation of address id in section s (NGEN - 1 when none). */
+static unsigned gen_of(const gens *gs, uint64_t s, uint64_t id) {
+  size_t lo = 0, hi = gs->n;
+  while (lo < hi) {           /* the first range after (s, id) */
+    size_t mid = lo + (hi - lo) / 2;
+    const range *x = &gs->r[mid];
+    if (x->section < s || (x->section == s && x->start <= id)) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return NGEN - 1;
+  lo--;
+  return gs->r[lo].section == s && id < gs->r[lo].end ? gs->r[lo].gen : NGEN - 1;
+}
+
+static int add_section(gens *gs, const gs_graph *g, uint64_t s) {
+  uint32_t v;
+  char buf[64];
+  for (v = 0; v < g->nobjects; v++) {
+    unsigned k = gen_of(gs, s, g->ids[v]);
+    gs->objects[k]++;
+    gs->bytes[k] += g->sizes[v];
+    if (gs_histo_add(gs->types[k], gs_graph_type_name(g, g->types[v], buf, sizeof buf), 1, g->sizes[v]))
+      return GS_ENOMEM;
+  }
+  return GS_OK;
+}
+
+static int each_section(gens *gs, const char *dump, gs_file_fault *fault) {
+  gs_file *f;
+  gs_reader *r;
+  uint64_t s = 0;
+  int err = gs_file_open_dump(dump, &f, &r, fault);
+  while (!err) {
+    gs_graph *g = NULL;
+    gs_diag d;
+    err = gs_graph_load(r, &g, &d);
+    if (err == GS_EOF) { err = GS_OK; break; }
+    if (err) { gs_file_fault_set(fault, f, err, &d); break; }
+    err = add_section(gs, g, s++);
+    gs_graph_free(g);
+    if (err) gs_file_fault_text(fault, gs_file_name(f), err, NULL);
+  }
+  gs_file_close_dump(f, r);
+  return err;
+}
+
+static json_t *gen_json(const gens *gs, unsigned k, uint64_t top) {
+  const gs_histo_row **rows;
+  json_t *o = json_object(), *types = json_array();
+  size_t i;
+  if (!o || !types || gs_histo_sorted(gs->types[k], &rows)) { json_decref(o); json_decref(types); return NULL; }
+  for (i = 0; i < gs_histo_size(gs->types[k]) && (!top || i < top); i++)
+    json_array_append_new(types, json_pack("{s:s,s:o,s:o}", "type", rows[i]->name, "count",
+                                           gs_json_u64(rows[i]->count), "bytes", gs_json_u64(rows[i]->bytes)));
+  free(rows);
+  gs_json_set(o, "generation", json_string(gen_names[k]));
+  gs_json_set(o, "objects", gs_json_u64(gs->objects[k]));
+  gs_json_set(o, "bytes", gs_json_u64(gs->bytes[k]));
+  gs_json_set(o, "types", types);
+  return o;
+}
+
+int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t **out,
+                 gs_file_fault *fault) {
+  gens *gs = calloc(1, sizeof *gs);
+  json_t *o = NULL, *a;
+  unsigned k;
+  int err = gs ? GS_OK : GS_ENOMEM;
+  *out = NULL;
+  for (k = 0; !err && k < NGEN; k++) err = gs_histo_new(&gs->types[k]);
+  if (err) gs_file_fault_text(fault, NULL, err, NULL);
+  else if ((err = load_ranges(gs, gens_path)) != GS_OK)
+    gs_file_fault_text(fault, gens_path, err, err == GS_EFORMAT ? "not a generation ranges file" : NULL);
+  else err = each_section(gs, dump, fault);
+  if (!err && (!(o = json_object()) || !(a = json_array()))) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  for (k = 0; !err && k < NGEN; k++) json_array_append_new(a, gen_json(gs, k, top));
+  if (!err) {
+    gs_json_set(o, "ranges", gs_json_u64(gs->n));
+    gs_json_set(o, "generations", a);
+    *out = o;
+  } else {
+    json_decref(o);
+  }
+  for (k = 0; gs && k < NGEN; k++) gs_histo_free(gs->types[k]);
+  free(gs);
+  return err;
+}

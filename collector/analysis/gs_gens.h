@@ -1,0 +1,21 @@
+/* gs_gens.h - bytes and counts of a dump by generation (0, 1, 2, the large
+ * object heap), from the generation ranges kept beside it (the collector's
+ * SNAPSHOT.gens.json, see collector/README.md): an object whose ID is an
+ * address inside a range of its section belongs to that range's
+ * generation; the others are "unknown" (IDs that are not addresses, or
+ * outside every range). */
+#ifndef GS_GENS_H
+#define GS_GENS_H
+
+#include <stdint.h>
+#include <jansson.h>
+#include "gs_file.h"
+
+/* {"generations": [{"generation": "0"|"1"|"2"|"loh"|"unknown", "objects",
+ * "bytes", "types": [{"type", "count", "bytes"}] (the top largest)}],
+ * "ranges": N} for the dump at dump and the ranges at gens. GS_OK, or the
+ * error with fault (GS_EFORMAT also for a ranges file that is not one). */
+int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
+                 gs_file_fault *fault);
+
+#endif
