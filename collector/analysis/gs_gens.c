@@ -120,18 +120,53 @@ static json_t *gen_json(const gens *gs, unsigned k, uint64_t top) {
   return o;
 }
 
+/* gs with its ranges loaded and the dump's objects counted; fault on error. */
+static int breakdown(gens *gs, const char *dump, const char *gens_path, gs_file_fault *fault) {
+  unsigned k;
+  int err = GS_OK;
+  for (k = 0; !err && k < NGEN; k++) err = gs_histo_new(&gs->types[k]);
+  if (err) return gs_file_fault_text(fault, NULL, err, NULL);
+  if ((err = load_ranges(gs, gens_path)) != GS_OK)
+    return gs_file_fault_text(fault, gens_path, err, err == GS_EFORMAT ? "not a generation ranges file" : NULL);
+  return each_section(gs, dump, fault);
+}
+
+static void gens_free(gens *gs) {
+  unsigned k;
+  for (k = 0; gs && k < NGEN; k++) gs_histo_free(gs->types[k]);
+  free(gs);
+}
+
+int gs_gens_old_histo(const char *dump, const char *gens_path, gs_histo **out, uint64_t *objects,
+                      uint64_t *bytes, gs_file_fault *fault) {
+  gens *gs = calloc(1, sizeof *gs);
+  const gs_histo_row **rows;
+  size_t i;
+  unsigned k;
+  int err = gs ? breakdown(gs, dump, gens_path, fault) : gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  *out = NULL;
+  *objects = *bytes = 0;
+  if (!err && gs_histo_new(out)) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  for (k = 2; !err && k <= 3; k++) {         /* gen 2 and the large object heap */
+    *objects += gs->objects[k];
+    *bytes += gs->bytes[k];
+    if (gs_histo_sorted(gs->types[k], &rows)) { err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL); break; }
+    for (i = 0; !err && i < gs_histo_size(gs->types[k]); i++)
+      if (gs_histo_add(*out, rows[i]->name, rows[i]->count, rows[i]->bytes)) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+    free(rows);
+  }
+  if (err) { gs_histo_free(*out); *out = NULL; }
+  gens_free(gs);
+  return err;
+}
+
 int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t **out,
                  gs_file_fault *fault) {
   gens *gs = calloc(1, sizeof *gs);
-  json_t *o = NULL, *a;
+  json_t *o = NULL, *a = NULL;
   unsigned k;
-  int err = gs ? GS_OK : GS_ENOMEM;
+  int err = gs ? breakdown(gs, dump, gens_path, fault) : gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   *out = NULL;
-  for (k = 0; !err && k < NGEN; k++) err = gs_histo_new(&gs->types[k]);
-  if (err) gs_file_fault_text(fault, NULL, err, NULL);
-  else if ((err = load_ranges(gs, gens_path)) != GS_OK)
-    gs_file_fault_text(fault, gens_path, err, err == GS_EFORMAT ? "not a generation ranges file" : NULL);
-  else err = each_section(gs, dump, fault);
   if (!err && (!(o = json_object()) || !(a = json_array()))) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   for (k = 0; !err && k < NGEN; k++) json_array_append_new(a, gen_json(gs, k, top));
   if (!err) {
@@ -141,7 +176,6 @@ int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t *
   } else {
     json_decref(o);
   }
-  for (k = 0; gs && k < NGEN; k++) gs_histo_free(gs->types[k]);
-  free(gs);
+  gens_free(gs);
   return err;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "gs_file.h"
+#include "gs_histo.h"
 
 /* {"generations": [{"generation": "0"|"1"|"2"|"loh"|"unknown", "objects",
  * "bytes", "types": [{"type", "count", "bytes"}] (the top largest)}],
@@ -17,5 +18,11 @@
  * error with fault (GS_EFORMAT also for a ranges file that is not one). */
 int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
                  gs_file_fault *fault);
+
+/* The objects of generation 2 and the large object heap only, the
+ * long-lived ones where leaks live: their histogram by type name (new, in
+ * *out), their number and bytes. GS_OK, or the error with fault. */
+int gs_gens_old_histo(const char *dump, const char *gens, gs_histo **out, uint64_t *objects,
+                      uint64_t *bytes, gs_file_fault *fault);
 
 #endif

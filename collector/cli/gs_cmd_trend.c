@@ -25,7 +25,7 @@
 #define MAX_FILES 1000
 
 static const char usage[] =
-  "usage: gcsnap trend [--top N] [--threshold PCT] [--json] FILE FILE...\n"
+  "usage: gcsnap trend [--top N] [--threshold PCT] [--old-only] [--json] FILE FILE...\n"
   "       gcsnap trend --device ID [--last N] [--collector URL] [--top N] ...\n"
   "\n"
   "Reads snapshots of one application, oldest first, and lists the types\n"
@@ -37,6 +37,10 @@ static const char usage[] =
   "\n"
   "  --top N          list N suspects (default 10, 0 = all)\n"
   "  --threshold PCT  bytes growth that makes a suspect (default 20)\n"
+  "  --old-only       count only the objects of generation 2 and the large\n"
+  "                   object heap, the long-lived ones, placed by the generation\n"
+  "                   ranges in FILE.gens.json beside each FILE (as the\n"
+  "                   collector keeps them)\n"
   "  --json           print one JSON object instead of text\n"
   "  --device ID      the device's last N complete snapshots at the collector\n"
   "                   (fetched to a temporary folder, removed afterwards)\n"
@@ -47,7 +51,7 @@ static const char usage[] =
   "\n"
   "Exit status: 0 done, 1 a file is invalid, 2 usage or I/O error.\n";
 
-enum { OPT_HELP = 1, OPT_TOP, OPT_THRESHOLD, OPT_JSON, OPT_DEVICE, OPT_LAST, OPT_COLLECTOR };
+enum { OPT_HELP = 1, OPT_TOP, OPT_THRESHOLD, OPT_JSON, OPT_DEVICE, OPT_LAST, OPT_COLLECTOR, OPT_OLD };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
@@ -57,11 +61,12 @@ static const gs_option options[] = {
   {"device", 0, 1, OPT_DEVICE},
   {"last", 0, 1, OPT_LAST},
   {"collector", 0, 1, OPT_COLLECTOR},
+  {"old-only", 0, 0, OPT_OLD},
   {NULL, 0, 0, 0},
 };
 
 typedef struct trend_args {
-  int help, json;
+  int help, json, old_only;
   uint64_t top, threshold, last;
   const char *device, *collector;
   char folder[256];                /* --device: where the snapshots were fetched */
@@ -124,6 +129,7 @@ static int parse_args(int argc, char **argv, trend_args *ta) {
     switch (a.id) {
     case OPT_HELP: ta->help = 1; break;
     case OPT_JSON: ta->json = 1; break;
+    case OPT_OLD: ta->old_only = 1; break;
     case OPT_TOP:
       if (gs_args_parse_count(a.value, UINT32_MAX, &ta->top)) return gs_cli_usage_error("trend", usage, "--top needs a number");
       break;
@@ -140,6 +146,8 @@ static int parse_args(int argc, char **argv, trend_args *ta) {
   }
   if (ta->help) return GS_EXIT_OK;
   if (ta->device && ta->npaths) return gs_cli_usage_error("trend", usage, "give FILEs or --device, not both");
+  if (ta->device && ta->old_only)
+    return gs_cli_usage_error("trend", usage, "--old-only reads FILE.gens.json beside each FILE; give FILEs");
   if (ta->device) return GS_EXIT_OK;
   if (ta->npaths < 2) return gs_cli_usage_error("trend", usage, "give at least two snapshots, oldest first");
   if (ta->npaths > MAX_FILES) return gs_cli_usage_error("trend", usage, "at most 1000 snapshots");
@@ -200,7 +208,19 @@ static int run(const trend_args *ta) {
   gs_trend t;
   json_t *o = NULL;
   int code = GS_EXIT_OK;
-  if (gs_trend_analyse(&t, ta->paths, ta->npaths, ta->threshold, ta->top, &fault)) {
+  char **gens = ta->old_only ? calloc((size_t)ta->npaths, sizeof *gens) : NULL;
+  int i, ok = !ta->old_only || gens;
+  for (i = 0; gens && i < ta->npaths; i++) {
+    if ((gens[i] = malloc(strlen(ta->paths[i]) + sizeof ".gens.json")))
+      sprintf(gens[i], "%s.gens.json", ta->paths[i]);
+    ok &= gens[i] != NULL;
+  }
+  memset(&t, 0, sizeof t);
+  if (!ok) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  } else if (gs_trend_analyse_old(&t, ta->paths, (const char *const *)gens, ta->npaths, ta->threshold,
+                                  ta->top, &fault)) {
     code = gs_cli_fault(&fault);
   } else if (!ta->json) {
     print_text(&t);
@@ -212,6 +232,8 @@ static int run(const trend_args *ta) {
   }
   json_decref(o);
   gs_trend_free(&t);
+  for (i = 0; gens && i < ta->npaths; i++) free(gens[i]);
+  free(gens);
   return code;
 }
 

@@ -73,22 +73,25 @@
   }
 
   function leaks(ui, box, deviceId, available) {
-    var tools = ui.el('div', 'tools'), pick = ui.el('select'), out = ui.el('div');
+    var tools = ui.el('div', 'tools'), pick = ui.el('select'), out = ui.el('div'), old = ui.el('input'), label = ui.el('label');
+    old.type = 'checkbox'; old.setAttribute('aria-label', 'Long-lived objects only');
+    ui.add(label, old, ' generation 2 and large objects only (the long-lived ones)');
     pick.setAttribute('aria-label', 'Snapshots to compare');
     for (var n = 2; n <= 10; n++) {
       var o = ui.el('option', null, 'last ' + n); o.value = String(n);
       if (n === Math.min(10, Math.max(2, available))) o.selected = true;
       pick.appendChild(o);
     }
-    ui.add(tools, 'Over the ', pick, ' complete snapshots');
+    ui.add(tools, 'Over the ', pick, ' complete snapshots; ', label);
     ui.add(box, tools, out);
     function load() {
       out.textContent = 'Comparing the last ' + pick.value + ' snapshots...';
-      return ui.api('/api/devices/' + encodeURIComponent(deviceId) + '/trend?top=10&last=' + pick.value)
+      return ui.api('/api/devices/' + encodeURIComponent(deviceId) + '/trend?top=10&last=' + pick.value + (old.checked ? '&old=1' : ''))
         .then(function (r) { draw(ui, out, r); })
         .catch(function (e) { out.textContent = ''; out.appendChild(ui.el('p', 'error', e.message)); });
     }
     pick.addEventListener('change', load);
+    old.addEventListener('change', load);
     if (available < 2) { out.appendChild(ui.el('p', 'muted', 'A trend needs two complete snapshots.')); return; }
     load();
   }

@@ -65,17 +65,35 @@ static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
   return status;
 }
 
+/* The generation ranges beside each file (FILE.gens.json), for old_only. */
+static int gens_of(const gsd_analysis *a, char **gens) {
+  int i;
+  for (i = 0; i < a->nfiles; i++) {
+    if (!(gens[i] = malloc(strlen(a->files[i]) + sizeof ".gens.json"))) return GS_ENOMEM;
+    sprintf(gens[i], "%s.gens.json", a->files[i]);
+  }
+  return GS_OK;
+}
+
 static int trend(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
   gs_file_fault fault;
   gs_trend t;
-  int status = GSD_CHILD_OK;
-  if (gs_trend_analyse(&t, (const char *const *)a->files, a->nfiles, a->threshold, a->top, &fault))
+  char *gens[GSD_ANALYSIS_MAX_FILES] = {NULL};
+  int status = GSD_CHILD_OK, i;
+  memset(&t, 0, sizeof t);
+  if (a->old_only && gens_of(a, gens)) {
+    snprintf(why, cap, "out of memory");
+    status = GSD_CHILD_FAILED;
+  } else if (gs_trend_analyse_old(&t, (const char *const *)a->files,
+                                  a->old_only ? (const char *const *)gens : NULL, a->nfiles,
+                                  a->threshold, a->top, &fault)) {
     status = gsd_child_fault(&fault, why, cap);
-  else if (!(*answer = gs_trend_json(&t))) {
+  } else if (!(*answer = gs_trend_json(&t))) {
     snprintf(why, cap, "out of memory");
     status = GSD_CHILD_FAILED;
   }
   gs_trend_free(&t);
+  for (i = 0; i < a->nfiles; i++) free(gens[i]);
   return status;
 }
 

@@ -118,6 +118,19 @@ h.run('fleet', async (t) => {
     /^2 snapshots/.test(document.querySelector('table.suspects').previousSibling.textContent), two.suspects.length),
   'choosing the last two snapshots redraws the suspects');
 
+  // ---- long-lived objects only: the API, the page and gcsnap trend --old-only
+  const stored = (await h.getJson(`${col.url}/api/snapshots?device=leaky`)).snapshots.reverse()
+    .map((x) => path.join(col.store, 'snapshots', 'leaky', `${x.id}.gclog.zst`));
+  const oldCli = h.gcsnapJson('trend', '--old-only', '--json', '--top', '10', ...stored);
+  const oldApi = await h.getJson(`${col.url}/api/devices/leaky/trend?last=4&top=10&old=1`);
+  const brief = (x) => x.suspects.map((s) => [s.type, s.counts, s.bytes]);
+  t.equal(brief(oldApi), brief(oldCli), 'old=1 equals gcsnap trend --old-only');
+  await page.selectOption('select[aria-label="Snapshots to compare"]', '4');
+  await page.check('input[aria-label="Long-lived objects only"]');
+  t.ok(await h.until(page, (want) => document.querySelector('table.suspects[data-state=ready]') &&
+    [...document.querySelectorAll('table.suspects tbody tr[data-type]')].map((tr) => tr.getAttribute('data-type')).join('\n') === want,
+  oldCli.suspects.map((x) => x.type).join('\n')), 'the page redraws the long-lived suspects');
+
   // ---- the leaking device's last snapshot by generation
   const lastId = (await h.getJson(`${col.url}/api/snapshots?device=leaky`)).snapshots[0].id;
   const snap = await h.getJson(`${col.url}/api/snapshots/${lastId}`);

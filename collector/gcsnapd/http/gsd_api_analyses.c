@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "h2o.h"
 #include "gs_error.h"
 #include "gsd_analysis.h"
@@ -100,6 +101,17 @@ static int add_series(gsd_server *srv, h2o_req_t *req, gsd_analysis *a, const ch
   return GS_OK;
 }
 
+/* The first file of a without generation ranges beside it, or -1. */
+static int without_ranges(const gsd_analysis *a) {
+  char path[4096];
+  int i;
+  for (i = 0; i < a->nfiles; i++) {
+    snprintf(path, sizeof path, "%s.gens.json", a->files[i]);
+    if (access(path, F_OK) != 0) return i;
+  }
+  return -1;
+}
+
 /* The last N complete snapshots of a device, oldest first. */
 int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
   gsd_analysis *a;
@@ -107,9 +119,11 @@ int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
   uint64_t n, top, threshold;
   size_t found;
   int rc;
+  int old = 0;
   if (count(req, "last", "10", &n) || n < 2 || n > GSD_ANALYSIS_MAX_FILES ||
-      count(req, "top", "10", &top) || count(req, "threshold", "20", &threshold))
-    return gsd_respond_error(req, 400, "bad_request", "last takes 2 to 10 snapshots; top and threshold counts");
+      count(req, "top", "10", &top) || count(req, "threshold", "20", &threshold) ||
+      gsd_query_flag(req, "old", &old))
+    return gsd_respond_error(req, 400, "bad_request", "last takes 2 to 10 snapshots; top and threshold counts; old 1 or 0");
   if (gsd_store_list_snapshots(srv->store, device_id, "complete", n, &list) != GS_OK)
     return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
   rows = json_object_get(list, "snapshots");
@@ -124,11 +138,17 @@ int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
   }
   a->top = top;
   a->threshold = threshold;
+  a->old_only = old;
   rc = add_series(srv, req, a, device_id, rows);
   json_decref(list);
   if (rc != GS_OK) {
     gsd_analysis_free(a);
     return rc == GS_EFORMAT ? 0 : out_of_memory(req);
+  }
+  if (old && (rc = without_ranges(a)) >= 0) {
+    gsd_analysis_free(a);
+    return gsd_respond_error(req, 422, "bad_request", "snapshot %d of the %d has no generation ranges; "
+                             "old=1 needs them for every snapshot", rc + 1, (int)found);
   }
   return gsd_analysis_run(srv, req, a);
 }
