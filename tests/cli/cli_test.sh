@@ -329,6 +329,24 @@ assert (d["alive_in_every_snapshot"]["objects"], d["alive_in_every_snapshot"]["b
 assert d["stable_ids"] is False and "alive_in_every_snapshot" not in d, d'
   run "$gcsnap" trend s1.gclog
   expect_rc 2 "trend of one snapshot"
+  # --old-only: gen 2 holds 0-f, gen 0 holds 10-1f; the objects 10 and 14 are young.
+  local f
+  for f in s1 s2 s3; do
+    printf '{"format":"gcsnap-generations/1","dropped":0,"ranges":[%s,%s]}' \
+      '{"section":0,"generation":2,"start":"0","used":16,"reserved":16}' \
+      '{"section":0,"generation":0,"start":"10","used":16,"reserved":16}' >$f.gclog.gens.json
+  done
+  run "$gcsnap" trend --old-only --json s1.gclog s2.gclog s3.gclog
+  expect_rc 0 "trend of the long-lived objects"
+  json_check out.txt "only gen 2 and the large object heap count" '
+assert [f["objects"] for f in d["files"]] == [2, 3, 3], d["files"]
+x = d["suspects"][0]
+assert (x["type"], x["counts"], x["bytes"]) == ("Leak", [1, 2, 2], [32, 64, 64]), x'
+  rm s3.gclog.gens.json
+  run "$gcsnap" trend --old-only s1.gclog s2.gclog s3.gclog
+  expect_rc 2 "trend --old-only without the ranges of a file"
+  run "$gcsnap" trend --old-only --device d1
+  expect_rc 2 "trend --old-only with --device"
 }
 
 # ---- report -------------------------------------------------------------
