@@ -143,9 +143,11 @@ int gs_gens_old_histo(const char *dump, const char *gens_path, gs_histo **out, u
   const gs_histo_row **rows;
   size_t i;
   unsigned k;
-  int err = gs ? breakdown(gs, dump, gens_path, fault) : gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  int err;
   *out = NULL;
   *objects = *bytes = 0;
+  if (!gs) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  err = breakdown(gs, dump, gens_path, fault);
   if (!err && gs_histo_new(out)) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   for (k = 2; !err && k <= 3; k++) {         /* gen 2 and the large object heap */
     *objects += gs->objects[k];
@@ -165,8 +167,10 @@ int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t *
   gens *gs = calloc(1, sizeof *gs);
   json_t *o = NULL, *a = NULL;
   unsigned k;
-  int err = gs ? breakdown(gs, dump, gens_path, fault) : gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  int err;
   *out = NULL;
+  if (!gs) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  err = breakdown(gs, dump, gens_path, fault);
   if (!err && (!(o = json_object()) || !(a = json_array()))) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   for (k = 0; !err && k < NGEN; k++) json_array_append_new(a, gen_json(gs, k, top));
   if (!err) {

@@ -216,18 +216,17 @@ static int run(const trend_args *ta) {
     ok &= gens[i] != NULL;
   }
   memset(&t, 0, sizeof t);
+  if (ok && gs_trend_analyse_old(&t, ta->paths, (const char *const *)gens, ta->npaths, ta->threshold,
+                                 ta->top, &fault))
+    code = gs_cli_fault(&fault);
+  else if (ok && !ta->json)
+    print_text(&t);
+  else if (ok && !(o = gs_trend_json(&t)))
+    ok = 0;
+  else if (ok && gs_json_print(o))
+    code = GS_EXIT_USAGE;
   if (!ok) {
     gs_cli_error("out of memory");
-    code = GS_EXIT_USAGE;
-  } else if (gs_trend_analyse_old(&t, ta->paths, (const char *const *)gens, ta->npaths, ta->threshold,
-                                  ta->top, &fault)) {
-    code = gs_cli_fault(&fault);
-  } else if (!ta->json) {
-    print_text(&t);
-  } else if (!(o = gs_trend_json(&t))) {
-    gs_cli_error("out of memory");
-    code = GS_EXIT_USAGE;
-  } else if (gs_json_print(o)) {
     code = GS_EXIT_USAGE;
   }
   json_decref(o);

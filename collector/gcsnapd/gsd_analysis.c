@@ -79,16 +79,16 @@ static int trend(const gsd_analysis *a, json_t **answer, char *why, size_t cap) 
   gs_file_fault fault;
   gs_trend t;
   char *gens[GSD_ANALYSIS_MAX_FILES] = {NULL};
-  int status = GSD_CHILD_OK, i;
+  int status = GSD_CHILD_OK, i, oom;
   memset(&t, 0, sizeof t);
-  if (a->old_only && gens_of(a, gens)) {
-    snprintf(why, cap, "out of memory");
-    status = GSD_CHILD_FAILED;
-  } else if (gs_trend_analyse_old(&t, (const char *const *)a->files,
-                                  a->old_only ? (const char *const *)gens : NULL, a->nfiles,
-                                  a->threshold, a->top, &fault)) {
+  oom = a->old_only && gens_of(a, gens);
+  if (!oom && gs_trend_analyse_old(&t, (const char *const *)a->files,
+                                   a->old_only ? (const char *const *)gens : NULL, a->nfiles,
+                                   a->threshold, a->top, &fault))
     status = gsd_child_fault(&fault, why, cap);
-  } else if (!(*answer = gs_trend_json(&t))) {
+  else if (!oom && !(*answer = gs_trend_json(&t)))
+    oom = 1;
+  if (oom) {
     snprintf(why, cap, "out of memory");
     status = GSD_CHILD_FAILED;
   }
