@@ -10,6 +10,7 @@
  * charts are inline, so the file opens offline and can be mailed. */
 #include <assert.h>
 #include <inttypes.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "gs_diff.h"
 #include "gs_dominators.h"
 #include "gs_domtree.h"
+#include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_json.h"
 #include "gs_obuf.h"
@@ -330,6 +332,29 @@ static void put_tree(gs_obuf *p) {
                  "<div class=\"tree\"></div></section>\n", TREE_DEPTH, TREE_FANOUT);
 }
 
+/* FILE by generation, when its ranges lie beside it (FILE.gens.json). */
+static void put_generations(gs_obuf *p, const json_t *gens) {
+  const json_t *g;
+  size_t i, k;
+  gs_obuf_puts(p, "<section id=\"generations\"><h2>By generation</h2>\n<table><thead><tr><th>Generation</th>"
+                  "<th class=\"n\">Objects</th><th class=\"n\">Bytes</th><th>Largest types</th></tr></thead><tbody>");
+  json_array_foreach(json_object_get(gens, "generations"), i, g) {
+    gs_obuf_puts(p, "<tr><td>");
+    put_text(p, str(g, "generation"));
+    gs_obuf_puts(p, "</td><td class=\"n\">");
+    put_count(p, num(g, "objects"));
+    gs_obuf_puts(p, "</td><td class=\"n\">");
+    put_count(p, num(g, "bytes"));
+    gs_obuf_puts(p, "</td><td class=\"t\">");
+    for (k = 0; k < json_array_size(json_object_get(g, "types")); k++) {
+      gs_obuf_puts(p, k ? ", " : "");
+      put_text(p, str(json_array_get(json_object_get(g, "types"), k), "type"));
+    }
+    gs_obuf_puts(p, "</td></tr>");
+  }
+  gs_obuf_puts(p, "</tbody></table></section>\n");
+}
+
 static void put_diff(gs_obuf *p, const json_t *diff) {
   const json_t *types = json_object_get(diff, "types");
   size_t i, fresh = 0, gone = 0;
@@ -523,6 +548,7 @@ static int render(gs_obuf *p, const char *file, const json_t *data) {
   put_grid(p, "histogram", "Types by bytes", json_array_size(json_object_get(sum, "by_type")));
   put_retainers(p, json_object_get(data, "dominators"));
   put_tree(p);
+  if (json_object_get(data, "generations")) put_generations(p, json_object_get(data, "generations"));
   if (diff) put_diff(p, diff);
   if (trend) put_trend(p, trend);
   gs_obuf_puts(p, "</main>\n<script type=\"application/json\" id=\"gcsnap-data\">");
@@ -555,6 +581,22 @@ static int put_trend_json(const report_args *ra, json_t *data) {
   return code;
 }
 
+/* The breakdown by generation when FILE.gens.json lies beside FILE. */
+static int put_generations_json(const char *path, json_t *data) {
+  gs_file_fault fault;
+  json_t *o = NULL;
+  char *gens = malloc(strlen(path) + sizeof ".gens.json");
+  int code = GS_EXIT_OK;
+  if (!gens) return put_json(data, "generations", NULL);
+  sprintf(gens, "%s.gens.json", path);
+  if (access(gens, F_OK) == 0) {
+    if (gs_gens_json(path, gens, 5, &o, &fault)) code = gs_cli_fault(&fault);
+    else code = put_json(data, "generations", o);
+  }
+  free(gens);
+  return code;
+}
+
 /* Everything the page shows, as the commands' JSON objects. */
 static int collect(const report_args *ra, json_t *data) {
   gs_file_fault fault;
@@ -566,6 +608,7 @@ static int collect(const report_args *ra, json_t *data) {
   else if (!code) code = put_json(data, "dominators", o);
   if (!code && gs_domtree_nested(ra->path, TREE_DEPTH, TREE_FANOUT, &o, &fault)) code = gs_cli_fault(&fault);
   else if (!code) code = put_json(data, "tree", o);
+  if (!code) code = put_generations_json(ra->path, data);
   if (!code && ra->baseline) {
     have_old = 1;
     if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK)

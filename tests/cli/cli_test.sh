@@ -342,6 +342,11 @@ assert d["stable_ids"] is False and "alive_in_every_snapshot" not in d, d'
 assert [f["objects"] for f in d["files"]] == [2, 3, 3], d["files"]
 x = d["suspects"][0]
 assert (x["type"], x["counts"], x["bytes"]) == ("Leak", [1, 2, 2], [32, 64, 64]), x'
+  run "$gcsnap" report s3.gclog -o gens.html
+  expect_rc 0 "report of a file with its generation ranges"
+  if grep -q '<section id="generations">' gens.html &&
+     grep -q '"generations":\[{"generation":"0","objects":1,' gens.html; then pass; else
+    fail "the report breaks the file down by generation"; fi
   rm s3.gclog.gens.json
   run "$gcsnap" trend --old-only s1.gclog s2.gclog s3.gclog
   expect_rc 2 "trend --old-only without the ranges of a file"
