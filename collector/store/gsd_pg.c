@@ -293,7 +293,7 @@ static int recover(gsd_store *s, const char *identity) {
     int64_t id = gsd_pg_i64(r, i, 0);
     char *tmp = gsd_store_tmp_path(s, dev, id), *final = gsd_store_snapshot_path(s, dev, id);
     if (tmp) unlink(tmp);
-    if (final) unlink(final);
+    if (final) gsd_st_unlink_snapshot(final);
     free(tmp);
     free(final);
   }
@@ -317,7 +317,7 @@ static int drain_removals(gsd_store *s) {
   PGresult *r = gsd_pg_query(s, "remove files", "DELETE FROM removals RETURNING path", NULL);
   int i;
   if (!r) return GS_EIO;
-  for (i = 0; i < PQntuples(r); i++) unlink(PQgetvalue(r, i, 0));
+  for (i = 0; i < PQntuples(r); i++) gsd_st_unlink_snapshot(PQgetvalue(r, i, 0));
   PQclear(r);
   return GS_OK;
 }

@@ -170,7 +170,7 @@ int gsd_pg_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_t m
     for (i = 0; i < PQntuples(r); i++) {
       char *path = gsd_store_snapshot_path(s, device_id, gsd_pg_i64(r, i, 0));
       gsd_pg_args a = {0};
-      if (path && unlink(path) != 0 && errno != ENOENT)
+      if (path && gsd_st_unlink_snapshot(path) != 0 && errno != ENOENT)
         rc = gsd_st_fail(s, "cannot remove '%s': %s", path, strerror(errno));
       gsd_pga_text(&a, path);
       if (path && rc == GS_OK)
