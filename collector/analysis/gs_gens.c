@@ -183,3 +183,12 @@ int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t *
   gens_free(gs);
   return err;
 }
+
+int gs_gens_keep_old(gs_summary *sum, const char *dump, const char *gens_path, gs_file_fault *fault) {
+  gs_histo *old;
+  int err = gs_gens_old_histo(dump, gens_path, &old, &sum->total.objects, &sum->total.bytes, fault);
+  if (err) return err;
+  gs_histo_free(sum->total.by_type);
+  sum->total.by_type = old;
+  return GS_OK;
+}

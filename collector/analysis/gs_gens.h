@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include "gs_file.h"
 #include "gs_histo.h"
+#include "gs_summary.h"
 
 /* {"generations": [{"generation": "0"|"1"|"2"|"loh"|"unknown", "objects",
  * "bytes", "types": [{"type", "count", "bytes"}] (the top largest)}],
@@ -24,5 +25,10 @@ int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
  * *out), their number and bytes. GS_OK, or the error with fault. */
 int gs_gens_old_histo(const char *dump, const char *gens, gs_histo **out, uint64_t *objects,
                       uint64_t *bytes, gs_file_fault *fault);
+
+/* Narrows sum, the summary of dump, to its long-lived objects: its total
+ * objects, bytes and type histogram become those of gs_gens_old_histo
+ * (the sections' figures stay whole). GS_OK, or the error with fault. */
+int gs_gens_keep_old(gs_summary *sum, const char *dump, const char *gens, gs_file_fault *fault);
 
 #endif

@@ -333,17 +333,6 @@ void gs_trend_free(gs_trend *t) {
   gs_histo_free(t->survivor_types);
 }
 
-/* The totals and histogram of file f: its long-lived objects only. */
-static int keep_old(gs_trend *t, int f, const char *path, const char *gens, gs_file_fault *fault) {
-  gs_heapstats *total = &t->sums[f].total;
-  gs_histo *old;
-  int err = gs_gens_old_histo(path, gens, &old, &total->objects, &total->bytes, fault);
-  if (err) return err;
-  gs_histo_free(total->by_type);
-  total->by_type = old;
-  return GS_OK;
-}
-
 int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, uint64_t threshold,
                      uint64_t top, gs_file_fault *fault) {
   return gs_trend_analyse_old(t, paths, NULL, npaths, threshold, top, fault);
@@ -359,7 +348,7 @@ int gs_trend_analyse_old(gs_trend *t, const char *const *paths, const char *cons
     err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   for (; !err && t->nfiles < npaths; t->nfiles++) {
     err = gs_summary_load_file(&t->sums[t->nfiles], paths[t->nfiles], fault);
-    if (!err && gens) err = keep_old(t, t->nfiles, paths[t->nfiles], gens[t->nfiles], fault);
+    if (!err && gens) err = gs_gens_keep_old(&t->sums[t->nfiles], paths[t->nfiles], gens[t->nfiles], fault);
   }
   if (!err && (build_series(t) || rank_suspects(t, threshold, top)))
     err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);

@@ -11,6 +11,7 @@
 #include "gs_args.h"
 #include "gs_cli.h"
 #include "gs_diff.h"
+#include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_json.h"
@@ -20,7 +21,7 @@
 #define DEFAULT_TOP 30
 
 static const char usage[] =
-  "usage: gcsnap diff [--top N] [--all] [--json] OLD NEW\n"
+  "usage: gcsnap diff [--top N] [--all] [--old-only] [--json] OLD NEW\n"
   "\n"
   "Compares two dumps type by type (all sections together): count and bytes\n"
   "in OLD and in NEW and the change, largest growth first, with the types\n"
@@ -29,23 +30,26 @@ static const char usage[] =
   "\n"
   "  --top N     show the N rows that grew or shrank most (default 30, 0 = all)\n"
   "  --all       include the types that did not change\n"
+  "  --old-only  compare only the objects of generation 2 and the large\n"
+  "              object heap, placed by OLD.gens.json and NEW.gens.json\n"
   "  --json      print one JSON object instead of text\n"
   "  -h, --help  show this help\n"
   "\n"
   "Exit status: 0 done, 1 a file is invalid, 2 usage or I/O error.\n";
 
-enum { OPT_HELP = 1, OPT_TOP, OPT_ALL, OPT_JSON };
+enum { OPT_HELP = 1, OPT_TOP, OPT_ALL, OPT_JSON, OPT_OLD };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
   {"top", 0, 1, OPT_TOP},
   {"all", 0, 0, OPT_ALL},
   {"json", 0, 0, OPT_JSON},
+  {"old-only", 0, 0, OPT_OLD},
   {NULL, 0, 0, 0},
 };
 
 typedef struct diff_args {
-  int help, json, all;
+  int help, json, all, old_only;
   uint64_t top;
   const char *paths[2];
   int npaths;
@@ -116,6 +120,7 @@ static int parse_args(int argc, char **argv, diff_args *da) {
     case OPT_HELP: da->help = 1; break;
     case OPT_JSON: da->json = 1; break;
     case OPT_ALL: da->all = 1; break;
+    case OPT_OLD: da->old_only = 1; break;
     case OPT_TOP:
       if (gs_args_parse_count(a.value, UINT64_MAX, &da->top) != 0)
         return gs_cli_usage_error("diff", usage, "--top needs a number");
@@ -124,6 +129,18 @@ static int parse_args(int argc, char **argv, diff_args *da) {
   }
   if (!da->help && da->npaths != 2) return gs_cli_usage_error("diff", usage, "give two files, OLD and NEW");
   return GS_EXIT_OK;
+}
+
+/* --old-only: sum narrowed to gen 2 and the LOH by PATH.gens.json. */
+static int keep_old(gs_summary *sum, const char *path) {
+  gs_file_fault fault;
+  char *gens = malloc(strlen(path) + sizeof ".gens.json");
+  int err;
+  if (!gens) { gs_cli_error("out of memory"); return GS_EXIT_USAGE; }
+  sprintf(gens, "%s.gens.json", path);
+  err = gs_gens_keep_old(sum, path, gens, &fault);
+  free(gens);
+  return err ? gs_cli_fault(&fault) : GS_EXIT_OK;
 }
 
 int gs_cmd_diff(int argc, char **argv) {
@@ -135,7 +152,10 @@ int gs_cmd_diff(int argc, char **argv) {
   memset(&da, 0, sizeof da);
   if ((code = parse_args(argc, argv, &da)) != GS_EXIT_OK) return code;
   if (da.help) return gs_cli_help(usage);
-  for (; loaded < 2 && code == GS_EXIT_OK; loaded++) code = gs_cli_load_summary(da.paths[loaded], &sums[loaded]);
+  for (; loaded < 2 && code == GS_EXIT_OK; loaded++) {
+    code = gs_cli_load_summary(da.paths[loaded], &sums[loaded]);
+    if (code == GS_EXIT_OK && da.old_only) code = keep_old(&sums[loaded], da.paths[loaded]);
+  }
   if (code == GS_EXIT_OK && da.json) {
     json_t *o = gs_diff_json(&sums[0], &sums[1], da.top, da.all);
     if (!o) {

@@ -86,7 +86,7 @@
     ui.add(box, tools, out);
     function load() {
       out.textContent = 'Comparing the last ' + pick.value + ' snapshots...';
-      return ui.api('/api/devices/' + encodeURIComponent(deviceId) + '/trend?top=10&last=' + pick.value + (old.checked ? '&old=1' : ''))
+      return ui.api('/api/devices/' + encodeURIComponent(deviceId) + '/trend?top=10&last=' + pick.value + (old.checked ? '&long_lived=1' : ''))
         .then(function (r) { draw(ui, out, r); })
         .catch(function (e) { out.textContent = ''; out.appendChild(ui.el('p', 'error', e.message)); });
     }

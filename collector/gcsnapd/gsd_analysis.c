@@ -50,21 +50,6 @@ void gsd_analysis_free(gsd_analysis *a) {
 
 /* ---- in the child ------------------------------------------------------- */
 
-static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
-  gs_file_fault fault;
-  gs_summary sums[2];
-  int status = GSD_CHILD_OK, loaded = 0;
-  for (; loaded < 2 && status == GSD_CHILD_OK; loaded++)
-    if (gs_summary_load_file(&sums[loaded], a->files[loaded], &fault))
-      status = gsd_child_fault(&fault, why, cap);
-  if (status == GSD_CHILD_OK && !(*answer = gs_diff_json(&sums[0], &sums[1], a->top, 0))) {
-    snprintf(why, cap, "out of memory");
-    status = GSD_CHILD_FAILED;
-  }
-  while (loaded-- > 0) gs_summary_free(&sums[loaded]);
-  return status;
-}
-
 /* The generation ranges beside each file (FILE.gens.json), for old_only. */
 static int gens_of(const gsd_analysis *a, char **gens) {
   int i;
@@ -73,6 +58,29 @@ static int gens_of(const gsd_analysis *a, char **gens) {
     sprintf(gens[i], "%s.gens.json", a->files[i]);
   }
   return GS_OK;
+}
+
+static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
+  gs_file_fault fault;
+  gs_summary sums[2];
+  int status = GSD_CHILD_OK, loaded = 0;
+  char *gens[GSD_ANALYSIS_MAX_FILES] = {NULL};
+  int i;
+  if (a->old_only && gens_of(a, gens)) {
+    snprintf(why, cap, "out of memory");
+    status = GSD_CHILD_FAILED;
+  }
+  for (; loaded < 2 && status == GSD_CHILD_OK; loaded++)
+    if (gs_summary_load_file(&sums[loaded], a->files[loaded], &fault) ||
+        (a->old_only && gs_gens_keep_old(&sums[loaded], a->files[loaded], gens[loaded], &fault)))
+      status = gsd_child_fault(&fault, why, cap);
+  if (status == GSD_CHILD_OK && !(*answer = gs_diff_json(&sums[0], &sums[1], a->top, 0))) {
+    snprintf(why, cap, "out of memory");
+    status = GSD_CHILD_FAILED;
+  }
+  while (loaded-- > 0) gs_summary_free(&sums[loaded]);
+  for (i = 0; i < a->nfiles; i++) free(gens[i]);
+  return status;
 }
 
 static int trend(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {

@@ -26,7 +26,7 @@ typedef struct gsd_analysis {
   const char *dir;               /* the store, left out of the names answered */
   uint64_t top;                  /* dominators, diff, trend */
   uint64_t threshold;            /* trend */
-  int old_only;                  /* trend: gen 2 and the large object heap only */
+  int old_only;                  /* trend, diff: gen 2 and the large object heap only */
   int by_type;                   /* dominators */
   gs_retainers_query paths;      /* paths (type points into type_name) */
   char type_name[1024];

@@ -122,9 +122,13 @@ h.run('fleet', async (t) => {
   const stored = (await h.getJson(`${col.url}/api/snapshots?device=leaky`)).snapshots.reverse()
     .map((x) => path.join(col.store, 'snapshots', 'leaky', `${x.id}.gclog.zst`));
   const oldCli = h.gcsnapJson('trend', '--old-only', '--json', '--top', '10', ...stored);
-  const oldApi = await h.getJson(`${col.url}/api/devices/leaky/trend?last=4&top=10&old=1`);
+  const oldApi = await h.getJson(`${col.url}/api/devices/leaky/trend?last=4&top=10&long_lived=1`);
   const brief = (x) => x.suspects.map((s) => [s.type, s.counts, s.bytes]);
-  t.equal(brief(oldApi), brief(oldCli), 'old=1 equals gcsnap trend --old-only');
+  t.equal(brief(oldApi), brief(oldCli), 'long_lived=1 equals gcsnap trend --old-only');
+  const diffCli = h.gcsnapJson('diff', '--old-only', '--json', '--top', '0', stored[0], stored[3]);
+  const ids = (await h.getJson(`${col.url}/api/snapshots?device=leaky`)).snapshots.map((x) => x.id);
+  const diffApi = await h.getJson(`${col.url}/api/diff?old=${ids[3]}&new=${ids[0]}&top=0&long_lived=1`);
+  t.equal(diffApi.types, diffCli.types, 'diff long_lived=1 equals gcsnap diff --old-only');
   await page.selectOption('select[aria-label="Snapshots to compare"]', '4');
   await page.check('input[aria-label="Long-lived objects only"]');
   t.ok(await h.until(page, (want) => document.querySelector('table.suspects[data-state=ready]') &&

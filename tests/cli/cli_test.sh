@@ -347,6 +347,12 @@ assert (x["type"], x["counts"], x["bytes"]) == ("Leak", [1, 2, 2], [32, 64, 64])
   if grep -q '<section id="generations">' gens.html &&
      grep -q '"generations":\[{"generation":"0","objects":1,' gens.html; then pass; else
     fail "the report breaks the file down by generation"; fi
+  run "$gcsnap" diff --old-only --json s1.gclog s3.gclog
+  expect_rc 0 "diff of the long-lived objects"
+  json_check out.txt "diff --old-only compares gen 2 and the large object heap only" '
+x = [r for r in d["types"] if r["type"] == "Leak"][0]
+assert (x["count_before"], x["count_after"]) == (1, 2), x
+assert (d["old"]["objects"], d["new"]["objects"]) == (2, 3), d'
   rm s3.gclog.gens.json
   run "$gcsnap" trend --old-only s1.gclog s2.gclog s3.gclog
   expect_rc 2 "trend --old-only without the ranges of a file"

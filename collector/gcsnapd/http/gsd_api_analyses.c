@@ -73,16 +73,27 @@ int gsd_api_paths(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   return run(srv, req, a, add_snapshot(srv, req, a, id_text));
 }
 
+static int without_ranges(const gsd_analysis *a);
+
 int gsd_api_diff(gsd_server *srv, h2o_req_t *req) {
   char old_id[32], new_id[32];
   gsd_analysis *a;
   uint64_t top;
+  int old_only = 0, ready, missing;
   if (gsd_query_get(req, "old", old_id, sizeof old_id) != 1 ||
-      gsd_query_get(req, "new", new_id, sizeof new_id) != 1 || count(req, "top", "30", &top))
-    return gsd_respond_error(req, 400, "bad_request", "give old=ID and new=ID (and top a count)");
+      gsd_query_get(req, "new", new_id, sizeof new_id) != 1 || count(req, "top", "30", &top) ||
+      gsd_query_flag(req, "long_lived", &old_only))
+    return gsd_respond_error(req, 400, "bad_request", "give old=ID and new=ID (and top a count, long_lived 1 or 0)");
   if (!(a = gsd_analysis_new(GSD_ANALYSIS_DIFF))) return out_of_memory(req);
   a->top = top;
-  return run(srv, req, a, add_snapshot(srv, req, a, old_id) && add_snapshot(srv, req, a, new_id));
+  a->old_only = old_only;
+  ready = add_snapshot(srv, req, a, old_id) && add_snapshot(srv, req, a, new_id);
+  if (ready && old_only && (missing = without_ranges(a)) >= 0) {
+    gsd_analysis_free(a);
+    return gsd_respond_error(req, 422, "bad_request", "snapshot %s has no generation ranges; long_lived=1 "
+                             "needs them", missing == 0 ? old_id : new_id);
+  }
+  return run(srv, req, a, ready);
 }
 
 /* The files of the rows of a listing, oldest (the last row) first;
@@ -122,8 +133,8 @@ int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
   int old = 0;
   if (count(req, "last", "10", &n) || n < 2 || n > GSD_ANALYSIS_MAX_FILES ||
       count(req, "top", "10", &top) || count(req, "threshold", "20", &threshold) ||
-      gsd_query_flag(req, "old", &old))
-    return gsd_respond_error(req, 400, "bad_request", "last takes 2 to 10 snapshots; top and threshold counts; old 1 or 0");
+      gsd_query_flag(req, "long_lived", &old))
+    return gsd_respond_error(req, 400, "bad_request", "last takes 2 to 10 snapshots; top and threshold counts; long_lived 1 or 0");
   if (gsd_store_list_snapshots(srv->store, device_id, "complete", n, &list) != GS_OK)
     return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
   rows = json_object_get(list, "snapshots");
@@ -148,7 +159,7 @@ int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
   if (old && (rc = without_ranges(a)) >= 0) {
     gsd_analysis_free(a);
     return gsd_respond_error(req, 422, "bad_request", "snapshot %d of the %d has no generation ranges; "
-                             "old=1 needs them for every snapshot", rc + 1, (int)found);
+                             "long_lived=1 needs them for every snapshot", rc + 1, (int)found);
   }
   return gsd_analysis_run(srv, req, a);
 }
