@@ -9,11 +9,7 @@
 #include <unistd.h>
 #include "gs_error.h"
 #include "gs_json.h"
-#include "gsd_analysis.h"
-#include "gsd_api.h"
 #include "gsd_gens.h"
-#include "gsd_request.h"
-#include "gsd_respond.h"
 
 typedef struct range { uint64_t section, start, used, reserved; unsigned generation; } range;
 
@@ -83,29 +79,3 @@ int gsd_gens_write(const gsd_gens *g, const char *snapshot_path) {
 }
 
 void gsd_gens_free(gsd_gens *g) { free(g); }
-
-/* ---- GET /api/snapshots/ID/generations[?top=N] ------------------------ */
-
-int gsd_api_generations(gsd_server *srv, h2o_req_t *req, const char *id_text) {
-  char text[16], *file, *gens;
-  uint64_t top;
-  gsd_analysis *a;
-  if (gsd_query_count(req, "top", "10", text, sizeof text) || gsd_request_u64(text, UINT32_MAX, &top))
-    return gsd_respond_error(req, 400, "bad_request", "top takes a count");
-  if (!(file = gsd_api_snapshot_file(srv, req, id_text))) return 0;
-  if (!(gens = malloc(strlen(file) + sizeof ".gens.json")) || !(a = gsd_analysis_new(GSD_ANALYSIS_GENS))) {
-    free(file);
-    free(gens);
-    return gsd_respond_error(req, 500, "internal", "out of memory");
-  }
-  sprintf(gens, "%s.gens.json", file);
-  a->files[a->nfiles++] = file;
-  a->cache = gens;
-  a->top = top;
-  if (access(gens, F_OK) != 0) {
-    gsd_analysis_free(a);
-    return gsd_respond_error(req, 404, "not_found", "snapshot %s has no generation ranges (its agent "
-                             "sent none, or it was stored before they were kept)", id_text);
-  }
-  return gsd_analysis_run(srv, req, a);
-}

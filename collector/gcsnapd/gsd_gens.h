@@ -7,7 +7,7 @@
  * generation 3 is the large object heap; section counts from 0. At most
  * GSD_GENS_MAX ranges a snapshot are kept; "dropped" counts the others.
  * GET /api/snapshots/ID/generations breaks a snapshot down by them
- * (gsd_api.h, analysis/gs_gens.h). */
+ * (http/gsd_api_generations.c, analysis/gs_gens.h). */
 #ifndef GSD_GENS_H
 #define GSD_GENS_H
 
