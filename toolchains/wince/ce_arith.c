@@ -3,9 +3,13 @@
  * armv7-windows, and CE keeps its own in the floating point run-time).
  *
  * __rt_udiv64 and __rt_sdiv64 take the divisor first and return the
- * quotient; the compiler has already trapped a zero divisor. */
+ * quotient; the compiler has already trapped a zero divisor. __rt_udiv
+ * also takes the divisor first and returns the quotient in r0 and the
+ * remainder in r1 (the compiler reads either): a 64-bit value with the
+ * quotient in its low half does that under the ARM calling convention. */
 #include <stdint.h>
 
+uint64_t __rt_udiv(uint32_t divisor, uint32_t dividend);
 uint64_t __rt_udiv64(uint64_t divisor, uint64_t dividend);
 int64_t __rt_sdiv64(int64_t divisor, int64_t dividend);
 double __u64tod(uint64_t v);
@@ -23,6 +27,12 @@ uint64_t __rt_udiv64(uint64_t divisor, uint64_t dividend) {
     }
   }
   return quotient;
+}
+
+uint64_t __rt_udiv(uint32_t divisor, uint32_t dividend) {
+  uint32_t quotient = (uint32_t)__rt_udiv64(divisor, dividend);
+  uint32_t rest = dividend - quotient * divisor;
+  return (uint64_t)rest << 32 | quotient;
 }
 
 int64_t __rt_sdiv64(int64_t divisor, int64_t dividend) {
