@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "gs_diag.h"
@@ -45,6 +46,11 @@ static int produce(gsd_child_fn fn, void *ctx, char **text, char *why, size_t ca
 #endif
 
 #ifdef IN_THREAD
+void gsd_child_bound(unsigned long long cpu_seconds, unsigned long long max_bytes) {
+  (void)cpu_seconds;
+  (void)max_bytes;
+}
+
 /* AddressSanitizer's allocator (GCC 12's) is not fork-safe: a child forked
  * while another thread holds one of its locks hangs in its first malloc,
  * and its request is never answered. Sanitizer builds (the tests) run the
@@ -90,11 +96,29 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
+/* A runaway analysis ends in its child, not in the collector: the kernel
+ * stops it past its processor time (SIGXCPU) and refuses it memory past
+ * its address space. The defaults are several times what the largest
+ * snapshot the limits admit needs. */
+static struct rlimit cpu_bound = {GSD_CHILD_CPU_SECONDS, GSD_CHILD_CPU_SECONDS};
+static struct rlimit mem_bound = {GSD_CHILD_MAX_BYTES, GSD_CHILD_MAX_BYTES};
+
+void gsd_child_bound(unsigned long long cpu_seconds, unsigned long long max_bytes) {
+  cpu_bound.rlim_cur = cpu_bound.rlim_max = (rlim_t)cpu_seconds;
+  mem_bound.rlim_cur = mem_bound.rlim_max = (rlim_t)max_bytes;
+}
+
+static void bound_child(void) {
+  setrlimit(RLIMIT_CPU, &cpu_bound);
+  setrlimit(RLIMIT_AS, &mem_bound);
+}
+
 /* The child's whole life. */
 static void child_main(gsd_child_fn fn, void *ctx, int fd) {
   char why[1024] = "", *text;
   int status;
   close_others(fd);
+  bound_child();
   status = produce(fn, ctx, &text, why, sizeof why);
   if (write_all(fd, text ? text : why, strlen(text ? text : why))) status = GSD_CHILD_FAILED;
   _exit(status);

@@ -21,6 +21,14 @@
 #define GSD_CHILD_DIED (-1)       /* killed, or ended without an answer */
 #define GSD_CHILD_TOO_LARGE (-2)  /* the answer was longer than allowed */
 
+/* What one analysis child may use before the kernel stops it (it then
+ * counts as GSD_CHILD_DIED or GSD_CHILD_FAILED, out of memory): by
+ * default GSD_CHILD_CPU_SECONDS and GSD_CHILD_MAX_BYTES of address space;
+ * gsd_child_bound() changes both for the children started after it. */
+#define GSD_CHILD_CPU_SECONDS 600
+#define GSD_CHILD_MAX_BYTES (16ULL << 30)
+void gsd_child_bound(unsigned long long cpu_seconds, unsigned long long max_bytes);
+
 /* Runs in the child: the result in *answer (GSD_CHILD_OK), or why it
  * failed in why (the other codes). */
 typedef int (*gsd_child_fn)(void *ctx, json_t **answer, char *why, size_t cap);

@@ -13,6 +13,7 @@
 #include "gcsnap.pb-c.h"
 #include "gs_error.h"
 #include "gs_wire.h"
+#include "gsd_child.h"
 #include "gsd_ingest.h"
 #include "gst_stream.h"
 #include "gst_util.h"
@@ -358,6 +359,37 @@ static void test_disk_floor(void **state) {
 }
 
 /* The summary stored with a snapshot is gcsnap summary's. */
+/* An analysis that asks for more than a child may have (512 MiB of a
+ * 256 MiB bound): refused in the child, while the collector goes on. */
+static int greedy_fn(void *ctx, json_t **answer, char *why, size_t cap) {
+  char *p = malloc((size_t)512 << 20);
+  (void)ctx;
+  *answer = NULL;
+  if (!p) {
+    snprintf(why, cap, "out of memory");
+    return GSD_CHILD_FAILED;
+  }
+  free(p);
+  *answer = json_pack("{s:s}", "got", "it");
+  return *answer ? GSD_CHILD_OK : GSD_CHILD_FAILED;
+}
+
+static void test_child_bound(void **state) {
+  char *out = NULL;
+  size_t len = 0;
+  int status = 0;
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  skip();   /* sanitizer builds run analyses on the calling thread */
+#endif
+  gsd_child_bound(GSD_CHILD_CPU_SECONDS, (size_t)256 << 20);
+  assert_int_equal(gsd_child_run(greedy_fn, NULL, 4096, &out, &len, &status), GS_OK);
+  gsd_child_bound(GSD_CHILD_CPU_SECONDS, GSD_CHILD_MAX_BYTES);
+  assert_int_equal(status, GSD_CHILD_FAILED);
+  assert_string_equal(out, "out of memory");
+  free(out);
+}
+
 static void test_summary(void **state) {
   fixture *fx = *state;
   gst_opts o = {0};
@@ -396,6 +428,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_snapshot_limits, setup, teardown),
     cmocka_unit_test_setup_teardown(test_disk_floor, setup, teardown),
     cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+    cmocka_unit_test(test_child_bound),
   };
   if (argc > 1 && strcmp(argv[1], "wpfapp") == 0) {
     if (!gst_exists(GST_SHARED_DIR "/fixtures/wpfapp.gclog")) {
