@@ -29,6 +29,11 @@ struct gs_output {
   char error[256];
 };
 
+/* Whether an interrupted run removes its temporary file on the way out. */
+static int use_signals = 1;
+
+void gs_output_keep_signals(void) { use_signals = 0; }
+
 static int fail(gs_output *o, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -98,7 +103,7 @@ static int create_tmp(gs_output *o, const char *path, char *err, size_t cap) {
     o->tmp_path = NULL;
     return GS_EIO;
   }
-  gs_port_remove_on_signal(o->tmp_path);
+  if (use_signals) gs_port_remove_on_signal(o->tmp_path);
   return GS_OK;
 }
 
@@ -157,7 +162,7 @@ void gs_output_close(gs_output *o) {
   gs_port_file_close(o->f);
   if (o->tmp_path) {
     if (!o->committed) gs_port_remove(o->tmp_path);
-    gs_port_remove_on_signal(NULL);
+    if (use_signals) gs_port_remove_on_signal(NULL);
   }
   ZSTD_freeCCtx(o->cctx);
   free(o->zbuf);

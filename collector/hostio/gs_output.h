@@ -27,5 +27,9 @@ int gs_output_commit(gs_output *o);
 /* Removes the temporary file unless committed, and frees. */
 void gs_output_close(gs_output *o);
 const char *gs_output_error(const gs_output *o);   /* "" when nothing failed */
+/* Leaves the process's signals alone from now on: for a program with
+ * handlers of its own (gcsnapd, whose start-up removes what an interrupted
+ * run left), where the removal on SIGTERM would end the whole process. */
+void gs_output_keep_signals(void);
 
 #endif

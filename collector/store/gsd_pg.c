@@ -82,8 +82,8 @@ static const char *const migrations[] = {
   "CREATE INDEX capture_requests_holder ON capture_requests(holder) WHERE status = 'queued';"
   "CREATE INDEX capture_requests_asker ON capture_requests(asked_by) WHERE status = 'answered';",
   /* 3: files found not to match their row; the last request ID issued */
-  "ALTER TABLE snapshots ADD COLUMN damaged TEXT;"
-  "CREATE TABLE counters(name TEXT PRIMARY KEY, value BIGINT NOT NULL);",
+  ("ALTER TABLE snapshots ADD COLUMN damaged TEXT;"
+   "CREATE TABLE counters(name TEXT PRIMARY KEY, value BIGINT NOT NULL);"),
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
