@@ -148,6 +148,12 @@ h.run('console', async (t) => {
     'the diff lists the types that changed');
   const [, , a, b] = (await page.evaluate(() => location.hash)).split('/');
   const diff = await h.getJson(`${col.url}/api/diff?old=${a}&new=${b}&top=0`);
+  // The rows the wait saw may be the device view's, still on the page while
+  // the diff renders: wait for the diff's own first row before reading.
+  const first = diff.types.length ? diff.types.slice().sort((x, y) => y.bytes_change - x.bytes_change ||
+    y.count_change - x.count_change)[0].type : '';
+  await h.until(page, (name) => [...document.querySelectorAll('table.grid tbody tr')]
+    .some((tr) => tr.cells[1] && tr.cells[1].textContent === name), first, 20000);
   const shown = await page.$$eval('table.grid tbody tr', (trs) => trs.map((tr) => tr.cells[1].textContent));
   // The API's order: bytes gained, then objects gained, then name (bytes of UTF-8, as strcmp).
   const utf8 = (s) => Buffer.from(s, 'utf8');

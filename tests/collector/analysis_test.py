@@ -48,7 +48,14 @@ class Env(L.Env):
 
 def children(pid):
     """The PIDs of pid's children (its analysis processes), whichever of its
-    threads started them."""
+    threads started them. The threads' lists are read one after another, so
+    a child reaped meanwhile may be listed beside the one started after it:
+    only those still there once all lists are read count (a new child is
+    started only after the one before it was reaped)."""
+    return [c for c in listed_children(pid) if os.path.exists("/proc/%s" % c)]
+
+
+def listed_children(pid):
     found = []
     try:
         tasks = os.listdir("/proc/%d/task" % pid)
