@@ -68,8 +68,9 @@ static int ctl_capture(ctl_decoder *d, const gs_pb_field *f) {
   switch (f->number) {
   case 1: d->m->capture.request_id = f->value;
     return ctl_expect(d, what, f, GS_PB_VARINT);
-  case 2:
+  case 2:   /* a repeated options field replaces the earlier one, as protobuf-c reads it */
     if ((err = ctl_expect(d, what, f, GS_PB_LEN))) return err;
+    d->m->capture.stable_ids = 0;
     return ctl_walk(d, "CaptureOptions", f, ctl_options);
   default: return GS_OK;
   }

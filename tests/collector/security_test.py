@@ -27,6 +27,7 @@ usage: security_test.py SUITE BIN_DIR WORK_DIR     (SUITE: one of the above)
 Exit 0 when every check passed, 1 when one failed, 77 when a tool it needs
 (gcsnapd, curl, openssl) is missing.
 """
+import json
 import os
 import re
 import shutil
@@ -151,7 +152,7 @@ def suite_exposure(env):
         try:
             p, log, _, _ = daemon(env, "lo-" + addr.strip("[]:0").replace(":", "_"),
                                   ["--listen", addr, "--http", addr])
-            c.ok(env.procs.stop(p) == 0, "loopback %s starts and stops cleanly" % addr)
+            stops_cleanly(env, p, "loopback %s starts and stops cleanly" % addr)
         except L.Failure as e:
             if addr.startswith("[::1]") and "address not available" in str(e).lower():
                 c.skip("no IPv6 loopback here")
@@ -166,7 +167,7 @@ def suite_exposure(env):
     port = api.rsplit(":", 1)[1]
     c.equal(L.http_json("http://127.0.0.1:%s/api/health" % port)[0], 200,
             "--insecure: the API answers without a token")
-    c.ok(env.procs.stop(p) == 0, "--insecure daemon stops cleanly")
+    stops_cleanly(env, p, "--insecure daemon stops cleanly")
 
     # A token is enough for the HTTP API beyond loopback.
     p, log, agents, api = daemon(env, "token-open", ["--http", "0.0.0.0:0",
@@ -176,12 +177,12 @@ def suite_exposure(env):
             "beyond loopback with a token: no token is 401")
     c.equal(curl("http://127.0.0.1:%s/api/health" % port, *bearer())[1], 200,
             "beyond loopback with a token: the token is 200")
-    c.ok(env.procs.stop(p) == 0, "token daemon stops cleanly")
+    stops_cleanly(env, p, "token daemon stops cleanly")
 
     # --require-keys is enough for the agent port: no agent gets in without a key.
     p, log, _, _ = daemon(env, "require-keys", ["--listen", "0.0.0.0:0", "--require-keys"])
     c.ok(not wait_log(log, "--insecure", timeout=0.5), "--require-keys: no warning", read(log))
-    c.ok(env.procs.stop(p) == 0, "--require-keys daemon stops cleanly")
+    stops_cleanly(env, p, "--require-keys daemon stops cleanly")
 
     # Agent keys in the catalog are enough for the agent port.
     store = env.path("keyed-store")
@@ -197,7 +198,7 @@ def suite_exposure(env):
                      lambda: p.poll() is not None or "HTTP API on" in read(log), timeout=15)
         c.ok(p.poll() is None, "--listen 0.0.0.0 with agent keys starts", read(log))
         c.ok("--insecure" not in read(log), "with agent keys there is no warning", read(log))
-        c.ok(env.procs.stop(p) == 0, "keyed daemon stops cleanly")
+        stops_cleanly(env, p, "keyed daemon stops cleanly")
 
     # Bad files: clear errors, exit 2.
     cases = [
@@ -221,7 +222,7 @@ def suite_exposure(env):
     conf = env.write("open.conf", "http = 0.0.0.0:0\nlisten = 127.0.0.1:0\ninsecure = yes\n")
     p, log, _, _ = daemon(env, "conf-insecure", ["--config", conf])
     c.ok(wait_log(log, "without a token (--insecure)"), "insecure = yes in the config file")
-    c.ok(env.procs.stop(p) == 0, "config daemon stops cleanly")
+    stops_cleanly(env, p, "config daemon stops cleanly")
 
 
 # ---- token --------------------------------------------------------------
@@ -271,7 +272,7 @@ def suite_token(env):
     c.ok("cannot open --token-file" in r.stderr, "and says so", r.stderr)
     r = gcsnap(env, ["devices", "--collector", api, "--token-file"])
     c.equal(r.returncode, 2, "--token-file without a value is a usage error")
-    c.ok(env.procs.stop(p) == 0, "token daemon stops cleanly")
+    stops_cleanly(env, p, "token daemon stops cleanly")
 
 
 # ---- tls ----------------------------------------------------------------
@@ -285,6 +286,39 @@ def make_cert(env, name, cn="localhost"):
         raise L.Failure("openssl req failed: %s" % r.stderr)
     return cert, key
 
+
+
+def stops_cleanly(env, p, what):
+    """SIGTERM p and check that it exits 0; on failure show its status and log's end."""
+    rc = env.procs.stop(p)
+    tail = ""
+    if rc != 0 and getattr(p, "log", None) and os.path.exists(p.log):
+        tail = read(p.log)[-3000:]
+    env.c.ok(rc == 0, what, "exit status %r\n%s" % (rc, tail))
+
+
+def http_connections(api, cert):
+    """gcsnapd_http_connections, less the connection that asks."""
+    body = curl(api + "/metrics", "--cacert", cert, *bearer())[3].decode()
+    m = re.search(r"^gcsnapd_http_connections (\d+)", body, re.M)
+    return int(m.group(1)) - 1 if m else -1
+
+
+def aborted_downloads_released(api, cert, sid):
+    """Kills slow downloads over HTTP/2 and HTTP/1.1 with data still unread (so
+    the server sees a reset); True when the daemon lets go of every
+    connection."""
+    before = http_connections(api, cert)
+    url = api + "/api/snapshots/%d/download?format=gclog" % sid
+    for proto in ("--http2", "--http1.1", "--http2"):
+        subprocess.run(["timeout", "-s", "KILL", "0.5", "curl", "-s", proto, "--cacert", cert,
+                        "--limit-rate", "2k", "-o", os.devnull, *bearer(), url])
+    try:
+        L.wait_until("the aborted downloads' connections to close",
+                     lambda: http_connections(api, cert) == before, timeout=5)
+        return True
+    except L.Failure:
+        return False
 
 def capture_in_thread(env, api, device, extra):
     """Runs gcsnap capture --wait in a thread; returns (thread, result box)."""
@@ -351,7 +385,15 @@ def suite_tls(env):
                             output=zst)
     c.ok(rc == 0 and status == 200 and os.path.getsize(zst) > 0, "the .zst download over https")
     agent.close()
-    c.ok(env.procs.stop(p) == 0, "TLS daemon stops cleanly")
+    big = env.path("big.gclog")
+    L.run([env.agent, "--source", "mock:objects=60000", "--out", big], timeout=60)
+    r = gcsnap(env, ["upload", big, "--device", "big", "--json", "--collector", api, "--cacert",
+                     cert, "--token-file", env.token_file])
+    big_id = json.loads(r.stdout).get("id", 0) if r.returncode == 0 else 0
+    c.ok(big_id > 0, "a 60,000-object heap uploaded over https", r.stdout + r.stderr)
+    c.ok(aborted_downloads_released(api, cert, big_id),
+         "clients gone mid-download leave no connection")
+    stops_cleanly(env, p, "TLS daemon stops cleanly")
     c.ok(TOKEN not in read(log), "the token never reaches the log")
 
 
@@ -528,7 +570,7 @@ def suite_names(env):
          "an ESC in a type name: summary exits 1 with a clean diagnostic", r.stderr)
 
     # The log: printable ASCII only, the hostile names escaped.
-    c.ok(env.procs.stop(p) == 0, "names daemon stops cleanly")
+    stops_cleanly(env, p, "names daemon stops cleanly")
     raw = read(log, "rb")
     lines = raw.split(b"\n")
     c.ok(raw.endswith(b"\n") and all(re.fullmatch(rb"[\x20-\x7e]*", ln) for ln in lines),

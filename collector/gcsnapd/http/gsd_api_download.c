@@ -67,6 +67,7 @@ typedef struct download {
   char *path;
   gs_file *file;             /* decompressed, for .gclog */
   FILE *raw;                 /* as stored, for .zst */
+  uint64_t left;             /* bytes of raw still to send */
   gs_check *check;
   char buf[DOWNLOAD_CHUNK];
 } download;
@@ -84,7 +85,8 @@ static void download_close(download *d) {
 
 static int download_read(download *d, size_t *got) {
   if (d->raw) {
-    *got = fread(d->buf, 1, sizeof d->buf, d->raw);
+    *got = fread(d->buf, 1, d->left < sizeof d->buf ? (size_t)d->left : sizeof d->buf, d->raw);
+    d->left -= *got;
     return ferror(d->raw) ? GS_EIO : GS_OK;
   }
   if (gs_file_read(d->file, d->buf, sizeof d->buf, got) == GS_OK) return GS_OK;
@@ -92,11 +94,16 @@ static int download_read(download *d, size_t *got) {
   return GS_EFORMAT;
 }
 
+/* With a Content-Length, the last bytes go out with the end of the
+ * response: an HTTP/2 stream whose declared length was reached cannot be
+ * ended by a later empty send, and its connection would stay open. */
 static void download_send(download *d) {
   size_t got = 0;
   h2o_iovec_t v;
-  int rc = d->check ? download_read(d, &got) : GS_EIO;
-  if (rc == GS_OK) rc = got ? gs_check_feed(d->check, d->buf, got) : gs_check_finish(d->check);
+  int rc = d->check ? download_read(d, &got) : GS_EIO, last;
+  if (rc == GS_OK && got) rc = gs_check_feed(d->check, d->buf, got);
+  last = got == 0 || (d->raw && d->left == 0);
+  if (rc == GS_OK && last) rc = gs_check_finish(d->check);
   if (rc != GS_OK) {
     if (d->check && (rc == GS_EFORMAT || gs_check_error(d->check)[0]))
       report_damaged(d->srv, d->id, d->path,
@@ -106,8 +113,8 @@ static void download_send(download *d) {
     return;
   }
   v = h2o_iovec_init(d->buf, got);
-  if (got == 0) download_close(d);
-  h2o_send(d->req, &v, got ? 1 : 0, got ? H2O_SEND_STATE_IN_PROGRESS : H2O_SEND_STATE_FINAL);
+  if (last) download_close(d);
+  h2o_send(d->req, &v, got ? 1 : 0, last ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
 static void download_proceed(h2o_generator_t *g, h2o_req_t *req) {
@@ -143,7 +150,7 @@ static int send_file(gsd_server *srv, h2o_req_t *req, int64_t id, char *path, co
   }
   req->res.status = 200;
   req->res.reason = "OK";
-  if (!plain) req->res.content_length = want.file_bytes;
+  if (!plain) req->res.content_length = d->left = want.file_bytes;
   h2o_start_response(req, &d->super);
   download_send(d);
   return 0;

@@ -206,6 +206,11 @@ static int tls_setup(gsd_http *http, const gsd_config *cfg, char *err, size_t ca
   http->ssl_ctx = ctx;
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  /* No close_notify on close: h2o writes it without checking that the write
+   * was started, and on a connection the client reset that write fails at
+   * once and its callback never comes, so the connection would never be
+   * released. HTTP frames its messages, so the alert protects nothing. */
+  SSL_CTX_set_quiet_shutdown(ctx, 1);
   if (SSL_CTX_use_certificate_chain_file(ctx, cfg->http_tls_cert) != 1)
     return tls_fail(err, cap, "cannot load the TLS certificate", cfg->http_tls_cert);
   if (SSL_CTX_use_PrivateKey_file(ctx, cfg->http_tls_key, SSL_FILETYPE_PEM) != 1)
