@@ -20,6 +20,20 @@
 int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
                  gs_file_fault *fault);
 
+/* DUMP.gens.json, where the ranges of the dump at dump lie (new string;
+ * NULL when out of memory). */
+char *gs_gens_path(const char *dump);
+
+/* gs_gens_json of the dump at dump and the ranges beside it; *out stays
+ * NULL when there are none. GS_OK, or the error with fault. */
+int gs_gens_beside(const char *dump, uint64_t top, json_t **out, gs_file_fault *fault);
+
+/* Adds "generations" to diff (gs_diff_json's object) when the ranges of
+ * both dumps lie beside them: [{"generation", "objects_before",
+ * "objects_after", "objects_change", "bytes_before", "bytes_after",
+ * "bytes_change"}]. GS_OK, or the error with fault. */
+int gs_gens_diff(json_t *diff, const char *old_dump, const char *new_dump, gs_file_fault *fault);
+
 /* The objects of generation 2 and the large object heap only, the
  * long-lived ones where leaks live: their histogram by type name (new, in
  * *out), their number and bytes. GS_OK, or the error with fault. */

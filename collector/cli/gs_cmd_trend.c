@@ -17,6 +17,7 @@
 #include "gs_client.h"
 #include "gs_error.h"
 #include "gs_file.h"
+#include "gs_gens.h"
 #include "gs_json.h"
 #include "gs_trend.h"
 
@@ -211,8 +212,7 @@ static int run(const trend_args *ta) {
   char **gens = ta->old_only ? calloc((size_t)ta->npaths, sizeof *gens) : NULL;
   int i, ok = !ta->old_only || gens;
   for (i = 0; gens && i < ta->npaths; i++) {
-    if ((gens[i] = malloc(strlen(ta->paths[i]) + sizeof ".gens.json")))
-      sprintf(gens[i], "%s.gens.json", ta->paths[i]);
+    gens[i] = gs_gens_path(ta->paths[i]);
     ok &= gens[i] != NULL;
   }
   memset(&t, 0, sizeof t);

@@ -54,8 +54,7 @@ void gsd_analysis_free(gsd_analysis *a) {
 static int gens_of(const gsd_analysis *a, char **gens) {
   int i;
   for (i = 0; i < a->nfiles; i++) {
-    if (!(gens[i] = malloc(strlen(a->files[i]) + sizeof ".gens.json"))) return GS_ENOMEM;
-    sprintf(gens[i], "%s.gens.json", a->files[i]);
+    if (!(gens[i] = gs_gens_path(a->files[i]))) return GS_ENOMEM;
   }
   return GS_OK;
 }
@@ -77,6 +76,10 @@ static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
   if (status == GSD_CHILD_OK && !(*answer = gs_diff_json(&sums[0], &sums[1], a->top, 0))) {
     snprintf(why, cap, "out of memory");
     status = GSD_CHILD_FAILED;
+  } else if (status == GSD_CHILD_OK && gs_gens_diff(*answer, a->files[0], a->files[1], &fault)) {
+    json_decref(*answer);
+    *answer = NULL;
+    status = gsd_child_fault(&fault, why, cap);
   }
   while (loaded-- > 0) gs_summary_free(&sums[loaded]);
   for (i = 0; i < a->nfiles; i++) free(gens[i]);
