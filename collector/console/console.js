@@ -590,8 +590,10 @@
 
   /* ---- one snapshot ----------------------------------------------------- */
 
-  /* The histogram, a page at a time from the collector. */
-  function typeTable(box, id, onType) {
+  /* The histogram, a page at a time from the collector; gens, the promise of
+   * the snapshot's /generations?top=0, adds each type's bytes by generation. */
+  var GENS = [['0', 'Gen 0'], ['1', 'Gen 1'], ['2', 'Gen 2'], ['loh', 'LOH'], ['unknown', 'No gen']];
+  function typeTable(box, id, gens, onType) {
     var st = {sort: 'bytes', order: 'desc', filter: '', offset: 0, seq: 0};
     var tools = el('div', 'tools'), input = el('input'), info = el('span', 'muted');
     input.type = 'search'; input.placeholder = 'Filter by type name';
@@ -604,8 +606,29 @@
     add(pager, prev, where, next);
     var cols = [{key: 'name', field: 'type', label: 'Type'}, {key: 'count', label: 'Objects', num: 1},
                 {key: 'bytes', label: 'Bytes', num: 1}, {label: 'Share %', field: 'percent', num: 1},
-                {label: 'Retained', num: 1}];
+                {label: 'Retained', num: 1}].concat(GENS.map(function (g) {
+                  return {label: g[1], gen: g[0], num: 1}; }));
     var retained = null;         /* {type: bytes} from the dominator tree, once it is known */
+    var byGen = null, shownGens = {};    /* {gen: {type: {count, bytes}}}, the generations with objects */
+    function fillGens() {
+      Array.prototype.forEach.call(table.querySelectorAll('.gen'), function (c) {
+        var g = c.getAttribute('data-gen'), x;
+        c.hidden = !shownGens[g];
+        if (!byGen || c.tagName !== 'TD') return;
+        x = byGen[g][c.getAttribute('data-type')];
+        c.textContent = x ? fmt(x.bytes) : '';
+        c.title = x ? fmt(x.count) + ' objects of this type in ' + c.getAttribute('data-label') : '';
+      });
+    }
+    gens.then(current(function (r) {
+      byGen = {};
+      r.generations.forEach(function (g) {
+        var m = byGen[g.generation] = {};
+        g.types.forEach(function (t) { m[t.type] = t; });
+        shownGens[g.generation] = g.objects > 0;
+      });
+      fillGens();
+    })).catch(function () { /* no ranges: no columns */ });
     function fillRetained() {
       if (!retained) return;
       Array.prototype.forEach.call(body.querySelectorAll('td.retained'), function (td) {
@@ -619,6 +642,7 @@
     }));
     cols.forEach(function (c) {
       var th = el('th', c.num ? 'n' : '', c.label);
+      if (c.gen) { th.className += ' gen'; th.setAttribute('data-gen', c.gen); th.title = 'Bytes in ' + c.label; }
       if (c.key) {
         th.className += ' s'; th.title = 'Sort by ' + c.label;
         th.addEventListener('click', function () {
@@ -652,8 +676,13 @@
           td = tr.insertCell(); td.className = 'n retained'; td.setAttribute('data-type', x.type);
           td.title = 'What the heap would lose without this type\'s objects (no double counting)';
           td.textContent = '...';
+          GENS.forEach(function (g) {
+            td = tr.insertCell(); td.className = 'n gen';
+            td.setAttribute('data-gen', g[0]); td.setAttribute('data-label', g[1]); td.setAttribute('data-type', x.type);
+          });
         });
         fillRetained();
+        fillGens();
         cols.forEach(function (c) {
           c.th.classList.toggle('sorted', c.key === st.sort);
           c.th.classList.toggle('asc', c.key === st.sort && st.order === 'asc');
@@ -762,8 +791,9 @@
       var row = el('div', 'row'); add(row, totals, roots);
       add(info, row, dl);
       if (s.status !== 'complete') { message(hbox, 'This snapshot failed: ' + (s.reason || ''), 'error'); return; }
-      window.gcsnapViews.generations(helpers, gbox, id);
-      typeTable(hbox, id, function (type) {
+      var gens = api('/api/snapshots/' + id + '/generations?top=0');
+      window.gcsnapViews.generations(helpers, gbox, gens);
+      typeTable(hbox, id, gens, function (type) {
         message(pbox, 'Finding the paths to ' + type + '...');
         api('/api/snapshots/' + id + '/paths?max=5&type=' + enc(type)).then(current(function (r) { drawPaths(pbox, r); }))
           .catch(current(function (e) { message(pbox, e.message, 'error'); }));

@@ -149,6 +149,24 @@ h.run('fleet', async (t) => {
     tr.cells[1].textContent, tr.cells[2].textContent]));
   t.equal(genRows, gens.generations.map((g) => [g.generation, fmt(g.objects), fmt(g.bytes)]), 'as the API counts them');
   await h.screenshot(page, 'snapshot-generations', page.locator('table.gens'));
+  // The histogram's columns by generation: those with objects shown, each
+  // type's bytes as the API places them, adding up to its Bytes cell.
+  const every = await h.getJson(`${col.url}/api/snapshots/${lastId}/generations?top=0`);
+  const withObjects = every.generations.filter((g) => g.objects > 0).map((g) => g.generation);
+  t.ok(await h.until(page, () => document.querySelector('table.types[data-state=ready] td.gen[data-type]:not([hidden])')),
+    'the histogram shows bytes by generation');
+  const shownCols = await page.$$eval('table.types thead th.gen', (ths) => ths.filter((th) => !th.hidden).map((th) => th.getAttribute('data-gen')));
+  t.equal(shownCols, withObjects, 'a column for each generation with objects');
+  const histo = await page.$$eval('table.types tbody tr', (trs) => trs.map((tr) => ({
+    type: tr.cells[0].textContent, bytes: tr.cells[2].textContent,
+    gens: Array.from(tr.querySelectorAll('td.gen:not([hidden])')).map((td) => [td.getAttribute('data-gen'), td.textContent]) })));
+  const place = (g, type) => { const x = every.generations.find((y) => y.generation === g).types.find((y) => y.type === type); return x ? fmt(x.bytes) : ''; };
+  t.ok(histo.length > 0 && histo.every((r) => r.gens.every(([g, v]) => v === place(g, r.type))),
+    'each type\'s bytes by generation as the API places them', JSON.stringify(histo.slice(0, 3)));
+  const num = (v) => Number(v.replace(/,/g, '')) || 0;
+  t.ok(histo.every((r) => r.gens.reduce((a, [, v]) => a + num(v), 0) === num(r.bytes)),
+    'a type\'s generations add up to its bytes');
+  await h.screenshot(page, 'snapshot-histogram-generations', page.locator('table.types'));
   t.equal(errors, [], 'no console error or exception');
   t.equal(foreign, [], 'no request to anything but the collector');
 });
