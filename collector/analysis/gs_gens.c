@@ -8,13 +8,14 @@
 #include <unistd.h>
 #include "gs_diff.h"
 #include "gs_error.h"
+#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_graph.h"
 #include "gs_histo.h"
 #include "gs_json.h"
 
 #define NGEN 5                       /* 0, 1, 2, loh, unknown */
-#define MAX_RANGES 1024
+#define MAX_RANGES GS_GENFILE_MAX
 static const char *const gen_names[NGEN] = {"0", "1", "2", "loh", "unknown"};
 
 typedef struct range { uint64_t section, start, end; unsigned gen; } range;
@@ -195,14 +196,8 @@ int gs_gens_keep_old(gs_summary *sum, const char *dump, const char *gens_path, g
   return GS_OK;
 }
 
-char *gs_gens_path(const char *dump) {
-  char *p = malloc(strlen(dump) + sizeof ".gens.json");
-  if (p) sprintf(p, "%s.gens.json", dump);
-  return p;
-}
-
 int gs_gens_beside(const char *dump, uint64_t top, json_t **out, gs_file_fault *fault) {
-  char *gens = gs_gens_path(dump);
+  char *gens = gs_genfile_path(dump);
   int err = GS_OK;
   *out = NULL;
   if (!gens) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);

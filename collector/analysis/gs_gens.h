@@ -1,6 +1,6 @@
 /* gs_gens.h - bytes and counts of a dump by generation (0, 1, 2, the large
  * object heap), from the generation ranges kept beside it (the collector's
- * SNAPSHOT.gens.json, see collector/README.md): an object whose ID is an
+ * DUMP.gens.json, gs_genfile.h): an object whose ID is an
  * address inside a range of its section belongs to that range's
  * generation; the others are "unknown" (IDs that are not addresses, or
  * outside every range). */
@@ -19,10 +19,6 @@
  * error with fault (GS_EFORMAT also for a ranges file that is not one). */
 int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
                  gs_file_fault *fault);
-
-/* DUMP.gens.json, where the ranges of the dump at dump lie (new string;
- * NULL when out of memory). */
-char *gs_gens_path(const char *dump);
 
 /* gs_gens_json of the dump at dump and the ranges beside it; *out stays
  * NULL when there are none. GS_OK, or the error with fault. */

@@ -11,6 +11,7 @@
 #include "gs_args.h"
 #include "gs_cli.h"
 #include "gs_diff.h"
+#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_file.h"
@@ -162,7 +163,7 @@ static int parse_args(int argc, char **argv, diff_args *da) {
 /* --old-only: sum narrowed to gen 2 and the LOH by PATH.gens.json. */
 static int keep_old(gs_summary *sum, const char *path) {
   gs_file_fault fault;
-  char *gens = gs_gens_path(path);
+  char *gens = gs_genfile_path(path);
   int err;
   if (!gens) { gs_cli_error("out of memory"); return GS_EXIT_USAGE; }
   err = gs_gens_keep_old(sum, path, gens, &fault);

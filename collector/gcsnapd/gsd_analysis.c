@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "gs_diff.h"
 #include "gs_dominators.h"
+#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_summary.h"
@@ -54,7 +55,7 @@ void gsd_analysis_free(gsd_analysis *a) {
 static int gens_of(const gsd_analysis *a, char **gens) {
   int i;
   for (i = 0; i < a->nfiles; i++) {
-    if (!(gens[i] = gs_gens_path(a->files[i]))) return GS_ENOMEM;
+    if (!(gens[i] = gs_genfile_path(a->files[i]))) return GS_ENOMEM;
   }
   return GS_OK;
 }

@@ -125,10 +125,16 @@ h.run('fleet', async (t) => {
   const oldApi = await h.getJson(`${col.url}/api/devices/leaky/trend?last=4&top=10&long_lived=1`);
   const brief = (x) => x.suspects.map((s) => [s.type, s.counts, s.bytes]);
   t.equal(brief(oldApi), brief(oldCli), 'long_lived=1 equals gcsnap trend --old-only');
+  // --device fetches each snapshot's ranges with it, so --old-only works there too.
+  const oldDevice = h.gcsnapJson('trend', '--old-only', '--device', 'leaky', '--last', '4', '--collector', col.url,
+    '--json', '--top', '10');
+  t.equal(brief(oldDevice), brief(oldCli), 'gcsnap trend --device --old-only, from the fetched ranges');
   const diffCli = h.gcsnapJson('diff', '--old-only', '--json', '--top', '0', stored[0], stored[3]);
   const ids = (await h.getJson(`${col.url}/api/snapshots?device=leaky`)).snapshots.map((x) => x.id);
   const diffApi = await h.getJson(`${col.url}/api/diff?old=${ids[3]}&new=${ids[0]}&top=0&long_lived=1`);
   t.equal(diffApi.types, diffCli.types, 'diff long_lived=1 equals gcsnap diff --old-only');
+  t.ok(diffCli.generations && diffCli.generations.length === 5, 'diff of two stored snapshots by generation');
+  t.equal(diffApi.generations, diffCli.generations, '/api/diff by generation equals gcsnap diff --json');
   await page.selectOption('select[aria-label="Snapshots to compare"]', '4');
   await page.check('input[aria-label="Long-lived objects only"]');
   t.ok(await h.until(page, (want) => document.querySelector('table.suspects[data-state=ready]') &&

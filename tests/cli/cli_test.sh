@@ -384,8 +384,6 @@ assert g == {"0": (0, 1, 1, 32), "1": (0, 0, 0, 0), "2": (2, 3, 1, 32), "loh": (
 assert "generations" not in d, d'
   run "$gcsnap" trend --old-only s1.gclog s2.gclog s3.gclog
   expect_rc 2 "trend --old-only without the ranges of a file"
-  run "$gcsnap" trend --old-only --device d1
-  expect_rc 2 "trend --old-only with --device"
 }
 
 # ---- report -------------------------------------------------------------

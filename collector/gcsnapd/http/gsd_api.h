@@ -72,7 +72,7 @@ int gsd_api_domtree(gsd_server *srv, h2o_req_t *req, const char *id_text);
 int gsd_api_fleet(gsd_server *srv, h2o_req_t *req);
 
 /* GET /api/snapshots/ID/generations[?top=N]: objects, bytes and top types
- * by generation, from the ranges kept beside the snapshot (gsd_gens.c). */
+ * by generation, from the ranges kept beside the snapshot (gs_genfile.h). */
 int gsd_api_generations(gsd_server *srv, h2o_req_t *req, const char *id_text);
 
 /* GET /api/snapshots/ID/types (gsd_types.c). */
