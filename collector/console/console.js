@@ -142,8 +142,35 @@
   }
   function every(ms, fn) { timers.push(setInterval(fn, ms)); }
 
+  /* While an analysis of snapshot id runs (kind as /progress names it),
+   * node says how far its child has read the snapshot's file and for how
+   * long it has been at it, polling /api/snapshots/ID/progress until the
+   * returned function is called or node leaves the page. */
+  function progress(id, kind, node, label) {
+    var started = Date.now(), stopped = false;
+    function show(x) {
+      var text = label, pct = x && x.state === 'running' && x.percent !== null ? Math.floor(x.percent) : null;
+      if (x && x.state === 'waiting') text += ' waiting for another analysis,';
+      if (x && x.files > 1) text += ' file ' + Math.min(Math.max(x.reads, 1), x.files) + ' of ' + x.files + ',';
+      if (pct !== null) text += pct < 100 ? ' reading the snapshot: ' + pct + '%,' : ' snapshot read (100%), computing,';
+      node.setAttribute('data-percent', pct === null ? '' : String(pct));
+      node.textContent = text + ' ' + Math.round((Date.now() - started) / 1000) + ' s';
+    }
+    function poll() {
+      if (stopped || !node.isConnected) return;
+      api('/api/snapshots/' + id + '/progress').then(function (r) {
+        if (stopped) return;
+        show(r.analyses.filter(function (a) { return a.kind === kind; })[0]);
+        setTimeout(poll, 500);
+      }, function () { if (!stopped) setTimeout(poll, 2000); });
+    }
+    node.textContent = label;
+    setTimeout(poll, 200);
+    return function () { stopped = true; };
+  }
+
   /* What the views of console_tree.js and console_fleet.js use. */
-  var helpers = {el: el, add: add, api: api, fmt: fmt, bytes: bytes, button: button, link: link};
+  var helpers = {el: el, add: add, api: api, fmt: fmt, bytes: bytes, button: button, link: link, progress: progress};
 
   /* ---- tables ----------------------------------------------------------- */
 
@@ -798,7 +825,9 @@
         api('/api/snapshots/' + id + '/paths?max=5&type=' + enc(type)).then(current(function (r) { drawPaths(pbox, r); }))
           .catch(current(function (e) { message(pbox, e.message, 'error'); }));
       });
+      var stopTop = progress(id, 'dominators', dbox.firstChild, 'Computing the dominator tree...');
       api('/api/snapshots/' + id + '/dominators?top=20').then(current(function (r) {
+        stopTop();
         dbox.textContent = '';
         (r.sections || []).forEach(function (sec) {
           dbox.appendChild(el('h3', null, sec.name + ': ' + bytes(sec.reachable_bytes) + ' reachable in ' + fmt(sec.reachable_objects) + ' objects'));
@@ -814,7 +843,7 @@
           window.gcsnapViews.domTree(helpers, t, id, i, showObjectPaths).catch(current(function (e) { message(t, e.message, 'error'); }));
         });
         if (!(r.sections || []).length) message(tbox, 'No section.');
-      })).catch(current(function (e) { message(dbox, e.message, 'error'); message(tbox, e.message, 'error'); }));
+      })).catch(current(function (e) { stopTop(); message(dbox, e.message, 'error'); message(tbox, e.message, 'error'); }));
     })).catch(current(function (e) { message(info, e.message, 'error'); hsec.remove(); psec.remove(); dsec.remove(); gsec.remove(); tsec.remove(); }));
   }
 
