@@ -38,7 +38,8 @@ struct gs_sink {
 /* The record writer into path, or into standard output when path is "-".
  * A file is written under a temporary name in the same folder (PATH.tmp.PID)
  * and renamed over path on commit, after it was synced. The record format
- * has no place for generation ranges: this sink drops them. */
+ * has no place for generation ranges: they go to path.gens.json
+ * (gs_genfile.h) after the rename; standard output and devices drop them. */
 int gs_sink_file_new(gs_sink **out, const char *path, char *err, size_t errcap);
 
 /* The snapshot stream encoder as a sink: writes SnapshotBegin (from snap)

@@ -6,12 +6,15 @@
  * commit; on any failure, and on an interrupt, the temporary file is
  * removed and PATH is left as it was. A device or pipe given as PATH (the
  * null device, a FIFO) cannot be replaced by a rename and is written
- * directly. */
+ * directly. Generation ranges, which the record format has no record for,
+ * go to PATH.gens.json (gs_genfile.h), written once the dump has its name;
+ * a side file left from an earlier dump is removed before the rename. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
+#include "gs_genfile.h"
 #include "gs_port.h"
 #include "gs_sink.h"
 #include "gs_writer.h"
@@ -24,6 +27,8 @@ typedef struct file_sink {
   gs_writer *w;
   char *path;               /* NULL for standard output */
   char *tmp_path;           /* NULL when written directly */
+  gs_genfile *gens;         /* the generation ranges, for PATH.gens.json */
+  uint64_t sections;
   int committed;
   int discarding;           /* freeing after a failure: write nothing more */
 } file_sink;
@@ -54,6 +59,7 @@ static int sink_write(void *ctx, const void *buf, size_t len) {
 /* ---- records ---- */
 
 static int sink_section(gs_sink *base, const char *name, size_t len, uint64_t ts) {
+  ((file_sink *)base)->sections++;
   return gs_writer_section(((file_sink *)base)->w, SINK_FORMAT_VERSION, name, len, ts);
 }
 
@@ -71,10 +77,13 @@ static int sink_root(gs_sink *base, uint64_t id, unsigned kind, unsigned flags,
   return gs_writer_root(((file_sink *)base)->w, id, kind, flags, container);
 }
 
-/* The record format has no generation ranges; they go on the wire only. */
+/* Kept for the side file; standard output and devices have none. */
 static int sink_generation(gs_sink *base, unsigned generation, uint64_t start, uint64_t used,
                            uint64_t reserved) {
-  (void)base; (void)generation; (void)start; (void)used; (void)reserved;
+  file_sink *s = (file_sink *)base;
+  if (!s->tmp_path) return GS_OK;
+  if (gs_genfile_add(&s->gens, s->sections ? s->sections - 1 : 0, generation, start, used, reserved))
+    return sink_fail(s, GS_ENOMEM, "out of memory");
   return GS_OK;
 }
 
@@ -99,12 +108,13 @@ static int sink_commit(gs_sink *base) {
   err = gs_port_file_close(s->f);
   s->f = NULL;
   if (err) return sink_fail(s, err, "cannot write '%s': %s", s->tmp_path, gs_port_error_text());
+  if ((err = gs_genfile_write(NULL, s->path, s->base.error, sizeof s->base.error))) return err;
   if ((err = gs_port_rename(s->tmp_path, s->path)))
     return sink_fail(s, err, "cannot rename '%s' to '%s': %s", s->tmp_path, s->path,
                      gs_port_error_text());
   s->committed = 1;
   gs_port_remove_on_signal(NULL);
-  return GS_OK;
+  return s->gens ? gs_genfile_write(s->gens, s->path, s->base.error, sizeof s->base.error) : GS_OK;
 }
 
 static void sink_free(gs_sink *base) {
@@ -117,6 +127,7 @@ static void sink_free(gs_sink *base) {
     gs_port_remove(s->tmp_path);
     gs_port_remove_on_signal(NULL);
   }
+  gs_genfile_free(s->gens);
   free(s->path);
   free(s->tmp_path);
   free(s);

@@ -5,14 +5,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include "gs_diff.h"
 #include "gs_error.h"
+#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_graph.h"
 #include "gs_histo.h"
 #include "gs_json.h"
 
 #define NGEN 5                       /* 0, 1, 2, loh, unknown */
-#define MAX_RANGES 1024
+#define MAX_RANGES GS_GENFILE_MAX
 static const char *const gen_names[NGEN] = {"0", "1", "2", "loh", "unknown"};
 
 typedef struct range { uint64_t section, start, end; unsigned gen; } range;
@@ -191,4 +194,47 @@ int gs_gens_keep_old(gs_summary *sum, const char *dump, const char *gens_path, g
   gs_histo_free(sum->total.by_type);
   sum->total.by_type = old;
   return GS_OK;
+}
+
+int gs_gens_beside(const char *dump, uint64_t top, json_t **out, gs_file_fault *fault) {
+  char *gens = gs_genfile_path(dump);
+  int err = GS_OK;
+  *out = NULL;
+  if (!gens) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  if (access(gens, F_OK) == 0) err = gs_gens_json(dump, gens, top, out, fault);
+  free(gens);
+  return err;
+}
+
+static uint64_t figure(const json_t *gens, size_t k, const char *key) {
+  return (uint64_t)json_integer_value(json_object_get(json_array_get(json_object_get(gens, "generations"), k), key));
+}
+
+static json_t *change_json(const json_t *old_g, const json_t *new_g, size_t k) {
+  json_t *o = json_object();
+  uint64_t ob = figure(old_g, k, "objects"), oa = figure(new_g, k, "objects");
+  uint64_t bb = figure(old_g, k, "bytes"), ba = figure(new_g, k, "bytes");
+  gs_json_set(o, "generation", json_string(gen_names[k]));
+  gs_json_set(o, "objects_before", gs_json_u64(ob));
+  gs_json_set(o, "objects_after", gs_json_u64(oa));
+  gs_json_set(o, "objects_change", json_integer(gs_diff_change(ob, oa)));
+  gs_json_set(o, "bytes_before", gs_json_u64(bb));
+  gs_json_set(o, "bytes_after", gs_json_u64(ba));
+  gs_json_set(o, "bytes_change", json_integer(gs_diff_change(bb, ba)));
+  return o;
+}
+
+int gs_gens_diff(json_t *diff, const char *old_dump, const char *new_dump, gs_file_fault *fault) {
+  json_t *old_g = NULL, *new_g = NULL, *a;
+  size_t k;
+  int err = gs_gens_beside(old_dump, 1, &old_g, fault);
+  if (!err && old_g) err = gs_gens_beside(new_dump, 1, &new_g, fault);
+  if (!err && new_g) {
+    if (!(a = json_array())) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+    for (k = 0; !err && k < NGEN; k++) json_array_append_new(a, change_json(old_g, new_g, k));
+    if (!err) gs_json_set(diff, "generations", a);
+  }
+  json_decref(old_g);
+  json_decref(new_g);
+  return err;
 }

@@ -1,6 +1,6 @@
 /* gs_gens.h - bytes and counts of a dump by generation (0, 1, 2, the large
  * object heap), from the generation ranges kept beside it (the collector's
- * SNAPSHOT.gens.json, see collector/README.md): an object whose ID is an
+ * DUMP.gens.json, gs_genfile.h): an object whose ID is an
  * address inside a range of its section belongs to that range's
  * generation; the others are "unknown" (IDs that are not addresses, or
  * outside every range). */
@@ -19,6 +19,16 @@
  * error with fault (GS_EFORMAT also for a ranges file that is not one). */
 int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
                  gs_file_fault *fault);
+
+/* gs_gens_json of the dump at dump and the ranges beside it; *out stays
+ * NULL when there are none. GS_OK, or the error with fault. */
+int gs_gens_beside(const char *dump, uint64_t top, json_t **out, gs_file_fault *fault);
+
+/* Adds "generations" to diff (gs_diff_json's object) when the ranges of
+ * both dumps lie beside them: [{"generation", "objects_before",
+ * "objects_after", "objects_change", "bytes_before", "bytes_after",
+ * "bytes_change"}]. GS_OK, or the error with fault. */
+int gs_gens_diff(json_t *diff, const char *old_dump, const char *new_dump, gs_file_fault *fault);
 
 /* The objects of generation 2 and the large object heap only, the
  * long-lived ones where leaks live: their histogram by type name (new, in

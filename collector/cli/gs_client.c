@@ -11,7 +11,9 @@
 #include "gs_cli.h"
 #include "gs_check.h"
 #include "gs_client.h"
+#include "gs_genfile.h"
 #include "gs_output.h"
+#include "gs_port.h"
 #include "gs_error.h"
 #include "gs_table.h"
 
@@ -247,6 +249,43 @@ static int check_of(const char *cmd, const char *url, uint64_t id, const char *f
   return code;
 }
 
+/* The side file the collector sent (r's body), into PATH.gens.json. */
+static int write_gens(const char *path, const gs_http_reply *r) {
+  const char *format = json_string_value(json_object_get(r->json, "format"));
+  char *side = gs_genfile_path(path), msg[300];
+  gs_output *out = NULL;
+  int code = GS_EXIT_USAGE;
+  if (!side) gs_cli_error("out of memory");
+  else if (!format || strcmp(format, "gcsnap-generations/1"))
+    gs_cli_error("the generation ranges the collector sent for %s are not a ranges file", path);
+  else if (gs_output_open(&out, side, msg, sizeof msg)) gs_cli_error("%s", msg);
+  else if (gs_output_write(out, r->body, r->body_len) || gs_output_commit(out))
+    gs_cli_error("%s", gs_output_error(out));
+  else code = GS_EXIT_OK;
+  gs_output_close(out);
+  free(side);
+  return code;
+}
+
+/* The snapshot's generation ranges beside path, as the collector keeps
+ * them (gs_genfile.h); without any (404, or 400 from a collector that
+ * does not serve them) a side file left at that name is removed. */
+static int fetch_gens(const char *cmd, const char *url, uint64_t id, const char *path) {
+  gs_http_reply r;
+  char api[96], msg[300];
+  int err, code;
+  snprintf(api, sizeof api, "/api/snapshots/%llu/download?format=gens", (unsigned long long)id);
+  err = gs_http_get_json(url, api, &r);
+  if (err == GS_OK && (r.status == 404 || r.status == 400)) {
+    code = GS_EXIT_OK;
+    if (gs_genfile_write(NULL, path, msg, sizeof msg)) { gs_cli_error("%s", msg); code = GS_EXIT_USAGE; }
+  } else if ((code = gs_client_check(cmd, url, err, &r)) == GS_EXIT_OK) {
+    code = write_gens(path, &r);
+  }
+  gs_http_reply_free(&r);
+  return code;
+}
+
 int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *format,
                     const char *path, uint64_t *bytes) {
   counted c = {NULL, 0, NULL};
@@ -281,6 +320,8 @@ int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *f
   }
   gs_output_close(c.out);
   *bytes = c.bytes;
+  /* Standard output and devices (/dev/null) have no side file. */
+  if (code == GS_EXIT_OK && gs_port_path_kind_of(path) == GS_PORT_REGULAR) code = fetch_gens(cmd, url, id, path);
   return code;
 }
 

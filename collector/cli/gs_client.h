@@ -39,8 +39,10 @@ const char *gs_client_url(const char *option);
 int gs_client_check(const char *cmd, const char *url, int err, const gs_http_reply *r);
 
 /* Downloads snapshot id in format ("gclog" or "zst") into path (written
- * under a temporary name and renamed when complete; - is stdout); *bytes
- * gets its size. Reports failures as cmd and returns the exit code. */
+ * under a temporary name and renamed when complete; - is stdout), and its
+ * generation ranges, when the collector has them, into path.gens.json
+ * (gs_genfile.h); *bytes gets the snapshot's size. Reports failures as cmd
+ * and returns the exit code. */
 int gs_client_fetch(const char *cmd, const char *url, uint64_t id, const char *format,
                     const char *path, uint64_t *bytes);
 

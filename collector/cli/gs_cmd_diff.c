@@ -11,6 +11,7 @@
 #include "gs_args.h"
 #include "gs_cli.h"
 #include "gs_diff.h"
+#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_file.h"
@@ -25,7 +26,9 @@ static const char usage[] =
   "\n"
   "Compares two dumps type by type (all sections together): count and bytes\n"
   "in OLD and in NEW and the change, largest growth first, with the types\n"
-  "that are new in NEW or gone from it marked, and the totals.\n"
+  "that are new in NEW or gone from it marked, and the totals; when both\n"
+  "have their generation ranges beside them (OLD.gens.json, NEW.gens.json,\n"
+  "as the collector keeps them), also the totals by generation.\n"
   "OLD and NEW are dumps: .gclog, .heapsnapshot, .hprof or .gcdump, plain or zstd.\n"
   "\n"
   "  --top N     show the N rows that grew or shrank most (default 30, 0 = all)\n"
@@ -102,6 +105,32 @@ static int print_text(const gs_summary *old_s, const gs_summary *new_s, const gs
   return err;
 }
 
+/* The change by generation (gs_gens_diff's "generations"). */
+static int print_generations(const json_t *gens) {
+  static const char *const heads[] = {"Generation", "Objects", "Change", "Bytes", "Change"};
+  static const char *const keys[] = {"objects_after", "objects_change", "bytes_after", "bytes_change"};
+  const json_t *g;
+  gs_table t;
+  size_t i, k;
+  int err = GS_OK;
+  gs_table_init(&t, 5, heads, "lrrrr");
+  json_array_foreach(gens, i, g) {
+    char cells[4][32];
+    const char *c[5];
+    c[0] = json_string_value(json_object_get(g, "generation"));
+    for (k = 0; k < 4; k++) {
+      json_int_t v = json_integer_value(json_object_get(g, keys[k]));
+      snprintf(cells[k], 32, k % 2 && v > 0 ? "+%" JSON_INTEGER_FORMAT : "%" JSON_INTEGER_FORMAT, v);
+      c[k + 1] = cells[k];
+    }
+    if (!err) err = gs_table_add(&t, c);
+  }
+  printf("\nBy generation:\n");
+  if (!err) err = gs_table_print(&t, stdout);
+  gs_table_free(&t);
+  return err;
+}
+
 /* ---- command ---------------------------------------------------------- */
 
 static int parse_args(int argc, char **argv, diff_args *da) {
@@ -134,20 +163,59 @@ static int parse_args(int argc, char **argv, diff_args *da) {
 /* --old-only: sum narrowed to gen 2 and the LOH by PATH.gens.json. */
 static int keep_old(gs_summary *sum, const char *path) {
   gs_file_fault fault;
-  char *gens = malloc(strlen(path) + sizeof ".gens.json");
+  char *gens = gs_genfile_path(path);
   int err;
   if (!gens) { gs_cli_error("out of memory"); return GS_EXIT_USAGE; }
-  sprintf(gens, "%s.gens.json", path);
   err = gs_gens_keep_old(sum, path, gens, &fault);
   free(gens);
   return err ? gs_cli_fault(&fault) : GS_EXIT_OK;
 }
 
+/* The JSON object, with the change by generation in gens (or none). */
+static int print_json(const diff_args *da, const gs_summary *sums, json_t *gens) {
+  json_t *o = gs_diff_json(&sums[0], &sums[1], da->top, da->all);
+  int code = GS_EXIT_OK;
+  if (!o || (gens && gs_json_set(o, "generations", json_incref(gens)))) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  } else if (gs_json_print(o)) {
+    code = GS_EXIT_USAGE;
+  }
+  json_decref(o);
+  return code;
+}
+
+static int print_tables(const diff_args *da, const gs_summary *sums, const json_t *gens) {
+  gs_diff_row *rows = NULL;
+  size_t n = 0, shown;
+  int err = gs_diff_join(sums[0].total.by_type, sums[1].total.by_type, &rows, &n);
+  shown = da->top == 0 || da->top > n ? n : (size_t)da->top;
+  if (!err) err = print_text(&sums[0], &sums[1], rows, n, shown, da->all);
+  if (!err && gens) err = print_generations(gens);
+  free(rows);
+  if (err) gs_cli_error("out of memory");
+  return err ? GS_EXIT_USAGE : GS_EXIT_OK;
+}
+
+/* The change by generation when both files have their ranges beside them. */
+static int generations(const diff_args *da, json_t **gens) {
+  gs_file_fault fault;
+  json_t *holder = json_object();
+  *gens = NULL;
+  if (!holder) { gs_cli_error("out of memory"); return GS_EXIT_USAGE; }
+  if (gs_gens_diff(holder, da->paths[0], da->paths[1], &fault)) {
+    json_decref(holder);
+    return gs_cli_fault(&fault);
+  }
+  *gens = json_incref(json_object_get(holder, "generations"));
+  json_decref(holder);
+  return GS_EXIT_OK;
+}
+
 int gs_cmd_diff(int argc, char **argv) {
   diff_args da;
   gs_summary sums[2];
-  gs_diff_row *rows = NULL;
-  size_t n = 0, shown;
+  json_t *gens = NULL;
   int code, loaded = 0;
   memset(&da, 0, sizeof da);
   if ((code = parse_args(argc, argv, &da)) != GS_EXIT_OK) return code;
@@ -156,26 +224,9 @@ int gs_cmd_diff(int argc, char **argv) {
     code = gs_cli_load_summary(da.paths[loaded], &sums[loaded]);
     if (code == GS_EXIT_OK && da.old_only) code = keep_old(&sums[loaded], da.paths[loaded]);
   }
-  if (code == GS_EXIT_OK && da.json) {
-    json_t *o = gs_diff_json(&sums[0], &sums[1], da.top, da.all);
-    if (!o) {
-      gs_cli_error("out of memory");
-      code = GS_EXIT_USAGE;
-    } else if (gs_json_print(o)) {
-      code = GS_EXIT_USAGE;
-    }
-    json_decref(o);
-  } else if (code == GS_EXIT_OK && gs_diff_join(sums[0].total.by_type, sums[1].total.by_type, &rows, &n)) {
-    gs_cli_error("out of memory");
-    code = GS_EXIT_USAGE;
-  } else if (code == GS_EXIT_OK) {
-    shown = da.top == 0 || da.top > n ? n : (size_t)da.top;
-    if (print_text(&sums[0], &sums[1], rows, n, shown, da.all)) {
-      gs_cli_error("out of memory");
-      code = GS_EXIT_USAGE;
-    }
-  }
-  free(rows);
+  if (code == GS_EXIT_OK) code = generations(&da, &gens);
+  if (code == GS_EXIT_OK) code = da.json ? print_json(&da, sums, gens) : print_tables(&da, sums, gens);
+  json_decref(gens);
   while (loaded-- > 0) gs_summary_free(&sums[loaded]);
   return gs_cli_finish(code);
 }

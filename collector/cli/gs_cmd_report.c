@@ -10,7 +10,6 @@
  * charts are inline, so the file opens offline and can be mailed. */
 #include <assert.h>
 #include <inttypes.h>
-#include <unistd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +354,28 @@ static void put_generations(gs_obuf *p, const json_t *gens) {
   gs_obuf_puts(p, "</tbody></table></section>\n");
 }
 
+/* The change by generation, when both files have their ranges. */
+static void put_diff_generations(gs_obuf *p, const json_t *gens) {
+  const json_t *g;
+  size_t i;
+  gs_obuf_puts(p, "<table class=\"gens\"><thead><tr><th>Generation</th><th class=\"n\">Objects</th>"
+                  "<th class=\"n\">Change</th><th class=\"n\">Bytes</th><th class=\"n\">Change</th></tr></thead><tbody>");
+  json_array_foreach(gens, i, g) {
+    gs_obuf_puts(p, "<tr><td>");
+    put_text(p, str(g, "generation"));
+    gs_obuf_puts(p, "</td><td class=\"n\">");
+    put_count(p, num(g, "objects_after"));
+    gs_obuf_puts(p, "</td><td class=\"n\">");
+    put_change(p, snum(g, "objects_change"));
+    gs_obuf_puts(p, "</td><td class=\"n\">");
+    put_count(p, num(g, "bytes_after"));
+    gs_obuf_puts(p, "</td><td class=\"n\">");
+    put_change(p, snum(g, "bytes_change"));
+    gs_obuf_puts(p, "</td></tr>");
+  }
+  gs_obuf_puts(p, "</tbody></table>\n");
+}
+
 static void put_diff(gs_obuf *p, const json_t *diff) {
   const json_t *types = json_object_get(diff, "types");
   size_t i, fresh = 0, gone = 0;
@@ -379,6 +400,7 @@ static void put_diff(gs_obuf *p, const json_t *diff) {
   put_change(p, snum(diff, "bytes_change"));
   gs_obuf_printf(p, "</td></tr><tr><th>Types</th><td class=\"n\">%zu changed</td><td class=\"n\">"
           "%zu new, %zu gone</td></tr></tbody></table>\n", json_array_size(types), fresh, gone);
+  if (json_object_get(diff, "generations")) put_diff_generations(p, json_object_get(diff, "generations"));
   gs_obuf_puts(p, "<div class=\"grid\" data-rows=\"0\"><noscript><p>The table needs JavaScript.</p></noscript></div>\n</section>\n");
 }
 
@@ -584,17 +606,9 @@ static int put_trend_json(const report_args *ra, json_t *data) {
 /* The breakdown by generation when FILE.gens.json lies beside FILE. */
 static int put_generations_json(const char *path, json_t *data) {
   gs_file_fault fault;
-  json_t *o = NULL;
-  char *gens = malloc(strlen(path) + sizeof ".gens.json");
-  int code = GS_EXIT_OK;
-  if (!gens) return put_json(data, "generations", NULL);
-  sprintf(gens, "%s.gens.json", path);
-  if (access(gens, F_OK) == 0) {
-    if (gs_gens_json(path, gens, 5, &o, &fault)) code = gs_cli_fault(&fault);
-    else code = put_json(data, "generations", o);
-  }
-  free(gens);
-  return code;
+  json_t *o;
+  if (gs_gens_beside(path, 5, &o, &fault)) return gs_cli_fault(&fault);
+  return o ? put_json(data, "generations", o) : GS_EXIT_OK;
 }
 
 /* Everything the page shows, as the commands' JSON objects. */
@@ -613,6 +627,7 @@ static int collect(const report_args *ra, json_t *data) {
     have_old = 1;
     if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK)
       code = put_json(data, "diff", gs_diff_json(&old, &sum, 0, 0));
+    if (!code && gs_gens_diff(json_object_get(data, "diff"), ra->baseline, ra->path, &fault)) code = gs_cli_fault(&fault);
   }
   if (!code && ra->series) code = put_trend_json(ra, data);
   if (have_old) gs_summary_free(&old);

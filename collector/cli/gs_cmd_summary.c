@@ -10,6 +10,7 @@
 #include "gs_cli.h"
 #include "gs_error.h"
 #include "gs_file.h"
+#include "gs_gens.h"
 #include "gs_graph.h"
 #include "gs_heapstats.h"
 #include "gs_json.h"
@@ -17,6 +18,7 @@
 #include "gs_table.h"
 
 #define DEFAULT_TOP 20
+#define GEN_TYPES 5              /* the largest types shown per generation */
 
 static const char usage[] =
   "usage: gcsnap summary [--top N] [--json] FILE\n"
@@ -25,7 +27,10 @@ static const char usage[] =
   "objects unreachable from any strong root, dangling references and the\n"
   "types that take the most bytes, per section and in total.\n"
   "FILE is a dump (.gclog, .heapsnapshot, .hprof or .gcdump; plain or\n"
-  "zstd); - reads stdin.\n"
+  "zstd); - reads stdin. When FILE.gens.json (the generation ranges the\n"
+  "collector keeps beside a snapshot) lies beside FILE, also its objects\n"
+  "and bytes by generation: 0, 1, 2, the large object heap, and unknown\n"
+  "for objects outside every range (IDs that are not addresses).\n"
   "\n"
   "  --top N     show the N types with the most bytes (default 20, 0 = all)\n"
   "  --json      print one JSON object instead of text\n"
@@ -144,7 +149,38 @@ static int print_types(const gs_heapstats *s, uint64_t top) {
   return GS_OK;
 }
 
-static int print_text(const gs_summary *sum, uint64_t top) {
+/* The breakdown by generation (gs_gens_json's object). */
+static int print_generations(const json_t *gens) {
+  static const char *const heads[] = {"Generation", "Objects", "Bytes", "Share", "Largest types"};
+  const json_t *g, *x;
+  uint64_t total = 0;
+  size_t i, k;
+  gs_table t;
+  int err = GS_OK;
+  json_array_foreach(json_object_get(gens, "generations"), i, g) total += (uint64_t)json_integer_value(json_object_get(g, "bytes"));
+  gs_table_init(&t, 5, heads, "lrrrl");
+  json_array_foreach(json_object_get(gens, "generations"), i, g) {
+    char cells[3][32], types[256] = "";
+    const char *c[5];
+    uint64_t bytes = (uint64_t)json_integer_value(json_object_get(g, "bytes"));
+    snprintf(cells[0], 32, "%" JSON_INTEGER_FORMAT, json_integer_value(json_object_get(g, "objects")));
+    snprintf(cells[1], 32, "%" JSON_INTEGER_FORMAT, (json_int_t)bytes);
+    snprintf(cells[2], 32, "%.1f%%", share(bytes, total));
+    json_array_foreach(json_object_get(g, "types"), k, x) {
+      size_t used = strlen(types);
+      snprintf(types + used, sizeof types - used, "%s%s", k ? ", " : "", json_string_value(json_object_get(x, "type")));
+    }
+    c[0] = json_string_value(json_object_get(g, "generation"));
+    c[1] = cells[0]; c[2] = cells[1]; c[3] = cells[2]; c[4] = types;
+    if (!err) err = gs_table_add(&t, c);
+  }
+  printf("\nBy generation (%" JSON_INTEGER_FORMAT " ranges):\n", json_integer_value(json_object_get(gens, "ranges")));
+  if (!err) err = gs_table_print(&t, stdout);
+  gs_table_free(&t);
+  return err;
+}
+
+static int print_text(const gs_summary *sum, uint64_t top, const json_t *gens) {
   size_t i;
   printf("File: %s (%zu section%s)\n", sum->name, sum->nsections,
          sum->nsections == 1 ? "" : "s");
@@ -157,10 +193,12 @@ static int print_text(const gs_summary *sum, uint64_t top) {
     print_counts(s);
     if (print_types(s, top)) return GS_ENOMEM;
   }
-  if (sum->nsections < 2) return GS_OK;
-  printf("\nTotal of %zu sections\n", sum->nsections);
-  print_counts(&sum->total);
-  return print_types(&sum->total, top);
+  if (sum->nsections >= 2) {
+    printf("\nTotal of %zu sections\n", sum->nsections);
+    print_counts(&sum->total);
+    if (print_types(&sum->total, top)) return GS_ENOMEM;
+  }
+  return gens ? print_generations(gens) : GS_OK;
 }
 
 /* ---- command --------------------------------------------------------- */
@@ -190,9 +228,12 @@ static int parse_args(int argc, char **argv, summary_args *sa) {
   return GS_EXIT_OK;
 }
 
-static int print_json(const gs_summary *sum, uint64_t top) {
+/* With the ranges, "generation_ranges" and "generations" as gs_gens_json's. */
+static int print_json(const gs_summary *sum, uint64_t top, json_t *gens) {
   json_t *o = gs_summary_json(sum, top);
-  int bad = !o || gs_json_print(o);
+  int bad = !o || (gens && (gs_json_set(o, "generation_ranges", json_incref(json_object_get(gens, "ranges"))) ||
+                            gs_json_set(o, "generations", json_incref(json_object_get(gens, "generations"))))) ||
+            gs_json_print(o);
   json_decref(o);
   return bad ? -1 : 0;
 }
@@ -200,6 +241,8 @@ static int print_json(const gs_summary *sum, uint64_t top) {
 static int run(const summary_args *sa, gs_summary *sum) {
   gs_file *f = NULL;
   gs_reader *r = NULL;
+  gs_file_fault fault;
+  json_t *gens = NULL;
   char err[300];
   int code;
   if (gs_file_open(&f, sa->path, err, sizeof err)) {
@@ -216,12 +259,14 @@ static int run(const summary_args *sa, gs_summary *sum) {
   gs_reader_free(r);
   gs_file_close(f);
   if (code != GS_EXIT_OK) return code;
-  if ((sa->json ? print_json(sum, sa->top) : print_text(sum, sa->top)) != 0) {
+  if (strcmp(sa->path, "-") && gs_gens_beside(sa->path, GEN_TYPES, &gens, &fault)) return gs_cli_fault(&fault);
+  if ((sa->json ? print_json(sum, sa->top, gens) : print_text(sum, sa->top, gens)) != 0) {
     /* A write error is reported by gs_cli_finish(). */
     if (!ferror(stdout)) gs_cli_error("out of memory");
-    return GS_EXIT_USAGE;
+    code = GS_EXIT_USAGE;
   }
-  return GS_EXIT_OK;
+  json_decref(gens);
+  return code;
 }
 
 int gs_cmd_summary(int argc, char **argv) {

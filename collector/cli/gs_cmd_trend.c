@@ -17,6 +17,8 @@
 #include "gs_client.h"
 #include "gs_error.h"
 #include "gs_file.h"
+#include "gs_genfile.h"
+#include "gs_gens.h"
 #include "gs_json.h"
 #include "gs_trend.h"
 
@@ -40,7 +42,7 @@ static const char usage[] =
   "  --old-only       count only the objects of generation 2 and the large\n"
   "                   object heap, the long-lived ones, placed by the generation\n"
   "                   ranges in FILE.gens.json beside each FILE (as the\n"
-  "                   collector keeps them)\n"
+  "                   collector keeps them; with --device, fetched with them)\n"
   "  --json           print one JSON object instead of text\n"
   "  --device ID      the device's last N complete snapshots at the collector\n"
   "                   (fetched to a temporary folder, removed afterwards)\n"
@@ -146,8 +148,6 @@ static int parse_args(int argc, char **argv, trend_args *ta) {
   }
   if (ta->help) return GS_EXIT_OK;
   if (ta->device && ta->npaths) return gs_cli_usage_error("trend", usage, "give FILEs or --device, not both");
-  if (ta->device && ta->old_only)
-    return gs_cli_usage_error("trend", usage, "--old-only reads FILE.gens.json beside each FILE; give FILEs");
   if (ta->device) return GS_EXIT_OK;
   if (ta->npaths < 2) return gs_cli_usage_error("trend", usage, "give at least two snapshots, oldest first");
   if (ta->npaths > MAX_FILES) return gs_cli_usage_error("trend", usage, "at most 1000 snapshots");
@@ -196,6 +196,9 @@ static void remove_series(trend_args *ta) {
   int i;
   if (!ta->device) return;
   for (i = 0; i < ta->npaths; i++) {
+    char *gens = gs_genfile_path(ta->paths[i]);
+    if (gens) unlink(gens);         /* the generation ranges fetched beside it */
+    free(gens);
     unlink(ta->paths[i]);
     free((char *)ta->paths[i]);
   }
@@ -211,8 +214,7 @@ static int run(const trend_args *ta) {
   char **gens = ta->old_only ? calloc((size_t)ta->npaths, sizeof *gens) : NULL;
   int i, ok = !ta->old_only || gens;
   for (i = 0; gens && i < ta->npaths; i++) {
-    if ((gens[i] = malloc(strlen(ta->paths[i]) + sizeof ".gens.json")))
-      sprintf(gens[i], "%s.gens.json", ta->paths[i]);
+    gens[i] = gs_genfile_path(ta->paths[i]);
     ok &= gens[i] != NULL;
   }
   memset(&t, 0, sizeof t);

@@ -142,8 +142,35 @@
   }
   function every(ms, fn) { timers.push(setInterval(fn, ms)); }
 
+  /* While an analysis of snapshot id runs (kind as /progress names it),
+   * node says how far its child has read the snapshot's file and for how
+   * long it has been at it, polling /api/snapshots/ID/progress until the
+   * returned function is called or node leaves the page. */
+  function progress(id, kind, node, label) {
+    var started = Date.now(), stopped = false;
+    function show(x) {
+      var text = label, pct = x && x.state === 'running' && x.percent !== null ? Math.floor(x.percent) : null;
+      if (x && x.state === 'waiting') text += ' waiting for another analysis,';
+      if (x && x.files > 1) text += ' file ' + Math.min(Math.max(x.reads, 1), x.files) + ' of ' + x.files + ',';
+      if (pct !== null) text += pct < 100 ? ' reading the snapshot: ' + pct + '%,' : ' snapshot read (100%), computing,';
+      node.setAttribute('data-percent', pct === null ? '' : String(pct));
+      node.textContent = text + ' ' + Math.round((Date.now() - started) / 1000) + ' s';
+    }
+    function poll() {
+      if (stopped || !node.isConnected) return;
+      api('/api/snapshots/' + id + '/progress').then(function (r) {
+        if (stopped) return;
+        show(r.analyses.filter(function (a) { return a.kind === kind; })[0]);
+        setTimeout(poll, 500);
+      }, function () { if (!stopped) setTimeout(poll, 2000); });
+    }
+    node.textContent = label;
+    setTimeout(poll, 200);
+    return function () { stopped = true; };
+  }
+
   /* What the views of console_tree.js and console_fleet.js use. */
-  var helpers = {el: el, add: add, api: api, fmt: fmt, bytes: bytes, button: button, link: link};
+  var helpers = {el: el, add: add, api: api, fmt: fmt, bytes: bytes, button: button, link: link, progress: progress};
 
   /* ---- tables ----------------------------------------------------------- */
 
@@ -590,8 +617,10 @@
 
   /* ---- one snapshot ----------------------------------------------------- */
 
-  /* The histogram, a page at a time from the collector. */
-  function typeTable(box, id, onType) {
+  /* The histogram, a page at a time from the collector; gens, the promise of
+   * the snapshot's /generations?top=0, adds each type's bytes by generation. */
+  var GENS = [['0', 'Gen 0'], ['1', 'Gen 1'], ['2', 'Gen 2'], ['loh', 'LOH'], ['unknown', 'No gen']];
+  function typeTable(box, id, gens, onType) {
     var st = {sort: 'bytes', order: 'desc', filter: '', offset: 0, seq: 0};
     var tools = el('div', 'tools'), input = el('input'), info = el('span', 'muted');
     input.type = 'search'; input.placeholder = 'Filter by type name';
@@ -604,8 +633,29 @@
     add(pager, prev, where, next);
     var cols = [{key: 'name', field: 'type', label: 'Type'}, {key: 'count', label: 'Objects', num: 1},
                 {key: 'bytes', label: 'Bytes', num: 1}, {label: 'Share %', field: 'percent', num: 1},
-                {label: 'Retained', num: 1}];
+                {label: 'Retained', num: 1}].concat(GENS.map(function (g) {
+                  return {label: g[1], gen: g[0], num: 1}; }));
     var retained = null;         /* {type: bytes} from the dominator tree, once it is known */
+    var byGen = null, shownGens = {};    /* {gen: {type: {count, bytes}}}, the generations with objects */
+    function fillGens() {
+      Array.prototype.forEach.call(table.querySelectorAll('.gen'), function (c) {
+        var g = c.getAttribute('data-gen'), x;
+        c.hidden = !shownGens[g];
+        if (!byGen || c.tagName !== 'TD') return;
+        x = byGen[g][c.getAttribute('data-type')];
+        c.textContent = x ? fmt(x.bytes) : '';
+        c.title = x ? fmt(x.count) + ' objects of this type in ' + c.getAttribute('data-label') : '';
+      });
+    }
+    gens.then(current(function (r) {
+      byGen = {};
+      r.generations.forEach(function (g) {
+        var m = byGen[g.generation] = {};
+        g.types.forEach(function (t) { m[t.type] = t; });
+        shownGens[g.generation] = g.objects > 0;
+      });
+      fillGens();
+    })).catch(function () { /* no ranges: no columns */ });
     function fillRetained() {
       if (!retained) return;
       Array.prototype.forEach.call(body.querySelectorAll('td.retained'), function (td) {
@@ -619,6 +669,7 @@
     }));
     cols.forEach(function (c) {
       var th = el('th', c.num ? 'n' : '', c.label);
+      if (c.gen) { th.className += ' gen'; th.setAttribute('data-gen', c.gen); th.title = 'Bytes in ' + c.label; }
       if (c.key) {
         th.className += ' s'; th.title = 'Sort by ' + c.label;
         th.addEventListener('click', function () {
@@ -652,8 +703,13 @@
           td = tr.insertCell(); td.className = 'n retained'; td.setAttribute('data-type', x.type);
           td.title = 'What the heap would lose without this type\'s objects (no double counting)';
           td.textContent = '...';
+          GENS.forEach(function (g) {
+            td = tr.insertCell(); td.className = 'n gen';
+            td.setAttribute('data-gen', g[0]); td.setAttribute('data-label', g[1]); td.setAttribute('data-type', x.type);
+          });
         });
         fillRetained();
+        fillGens();
         cols.forEach(function (c) {
           c.th.classList.toggle('sorted', c.key === st.sort);
           c.th.classList.toggle('asc', c.key === st.sort && st.order === 'asc');
@@ -762,13 +818,16 @@
       var row = el('div', 'row'); add(row, totals, roots);
       add(info, row, dl);
       if (s.status !== 'complete') { message(hbox, 'This snapshot failed: ' + (s.reason || ''), 'error'); return; }
-      window.gcsnapViews.generations(helpers, gbox, id);
-      typeTable(hbox, id, function (type) {
+      var gens = api('/api/snapshots/' + id + '/generations?top=0');
+      window.gcsnapViews.generations(helpers, gbox, gens);
+      typeTable(hbox, id, gens, function (type) {
         message(pbox, 'Finding the paths to ' + type + '...');
         api('/api/snapshots/' + id + '/paths?max=5&type=' + enc(type)).then(current(function (r) { drawPaths(pbox, r); }))
           .catch(current(function (e) { message(pbox, e.message, 'error'); }));
       });
+      var stopTop = progress(id, 'dominators', dbox.firstChild, 'Computing the dominator tree...');
       api('/api/snapshots/' + id + '/dominators?top=20').then(current(function (r) {
+        stopTop();
         dbox.textContent = '';
         (r.sections || []).forEach(function (sec) {
           dbox.appendChild(el('h3', null, sec.name + ': ' + bytes(sec.reachable_bytes) + ' reachable in ' + fmt(sec.reachable_objects) + ' objects'));
@@ -784,7 +843,7 @@
           window.gcsnapViews.domTree(helpers, t, id, i, showObjectPaths).catch(current(function (e) { message(t, e.message, 'error'); }));
         });
         if (!(r.sections || []).length) message(tbox, 'No section.');
-      })).catch(current(function (e) { message(dbox, e.message, 'error'); message(tbox, e.message, 'error'); }));
+      })).catch(current(function (e) { stopTop(); message(dbox, e.message, 'error'); message(tbox, e.message, 'error'); }));
     })).catch(current(function (e) { message(info, e.message, 'error'); hsec.remove(); psec.remove(); dsec.remove(); gsec.remove(); tsec.remove(); }));
   }
 

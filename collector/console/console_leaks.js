@@ -96,11 +96,12 @@
     load();
   }
 
-  /* A snapshot's objects and bytes by generation (/api/snapshots/ID/generations):
+  /* A snapshot's objects and bytes by generation (gens: the promise of its
+   * /api/snapshots/ID/generations, every type by generation, sorted by bytes):
    * gen 2 and the large object heap hold the long-lived objects, where leaks live. */
-  function generations(ui, box, id) {
+  function generations(ui, box, gens) {
     box.textContent = 'Loading...';
-    return ui.api('/api/snapshots/' + id + '/generations?top=5').then(function (r) {
+    return gens.then(function (r) {
       var total = 0, table = ui.el('table', 'grid gens'), head = table.createTHead().insertRow(), body = table.createTBody();
       r.generations.forEach(function (g) { total += g.bytes; });
       ['Generation', 'Objects', 'Bytes', 'Share %', 'Largest types'].forEach(function (x, i) {
@@ -114,7 +115,7 @@
           var c = tr.insertCell(); c.className = 'n'; c.textContent = v;
         });
         var td = tr.insertCell(); td.className = 't';
-        td.textContent = g.types.map(function (t) { return t.type + ' (' + ui.bytes(t.bytes) + ')'; }).join(', ');
+        td.textContent = g.types.slice(0, 5).map(function (t) { return t.type + ' (' + ui.bytes(t.bytes) + ')'; }).join(', ');
       });
       box.textContent = '';
       ui.add(box, ui.el('p', 'muted', 'Objects placed by address in the ' + r.ranges + ' generation ranges the agent sent.'), table);

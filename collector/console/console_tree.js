@@ -80,20 +80,17 @@
     }
 
     /* The first request of a snapshot computes its tree (seconds for
-     * millions of objects): the time so far shows it is under way. */
-    var started = Date.now(), tick = setInterval(function () {
-      if (!box.isConnected) { clearInterval(tick); return; }
-      info.textContent = 'Computing the dominator tree... ' + Math.round((Date.now() - started) / 1000) + ' s';
-    }, 1000);
-    info.textContent = 'Computing the dominator tree...';
+     * millions of objects): how much of the file is read, and the time so
+     * far, show it is under way. */
     ui.add(box, info, table);
+    var stop = ui.progress(id, 'domtree', info, 'Computing the dominator tree...');
     return page('root', 0, 0, null).then(function (r) {
-      clearInterval(tick);
+      stop();
       info.textContent = r.name + ': ' + ui.bytes(r.reachable_bytes) + ' reachable in ' + ui.fmt(r.reachable_objects) +
         ' objects; ' + ui.fmt(r.node.children) + ' held by no single object. Open a row for what it dominates.';
       table.setAttribute('data-state', 'ready');
       return r;
-    }, function (e) { clearInterval(tick); throw e; });
+    }, function (e) { stop(); throw e; });
   }
 
   window.gcsnapViews = window.gcsnapViews || {};

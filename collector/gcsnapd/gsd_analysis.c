@@ -15,8 +15,10 @@
 #include <unistd.h>
 #include "gs_diff.h"
 #include "gs_dominators.h"
+#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_error.h"
+#include "gs_json.h"
 #include "gs_summary.h"
 #include "gs_trend.h"
 #include "gsd_analysis.h"
@@ -54,8 +56,7 @@ void gsd_analysis_free(gsd_analysis *a) {
 static int gens_of(const gsd_analysis *a, char **gens) {
   int i;
   for (i = 0; i < a->nfiles; i++) {
-    if (!(gens[i] = malloc(strlen(a->files[i]) + sizeof ".gens.json"))) return GS_ENOMEM;
-    sprintf(gens[i], "%s.gens.json", a->files[i]);
+    if (!(gens[i] = gs_genfile_path(a->files[i]))) return GS_ENOMEM;
   }
   return GS_OK;
 }
@@ -77,6 +78,10 @@ static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
   if (status == GSD_CHILD_OK && !(*answer = gs_diff_json(&sums[0], &sums[1], a->top, 0))) {
     snprintf(why, cap, "out of memory");
     status = GSD_CHILD_FAILED;
+  } else if (status == GSD_CHILD_OK && gs_gens_diff(*answer, a->files[0], a->files[1], &fault)) {
+    json_decref(*answer);
+    *answer = NULL;
+    status = gsd_child_fault(&fault, why, cap);
   }
   while (loaded-- > 0) gs_summary_free(&sums[loaded]);
   for (i = 0; i < a->nfiles; i++) free(gens[i]);
@@ -145,13 +150,16 @@ struct job {
   char *out;                     /* the answer, or why there is none */
   size_t len;
   int rc, status;
+  gsd_child_progress *progress;  /* what its child has read (NULL: not known) */
+  uint64_t queued;               /* the loop's time when asked, ms */
   job *next;                     /* in the waiting line */
 };
 
-/* The analyses of the process: one loop, one line. */
+/* The analyses of the process: one loop, one line, and those running. */
 static struct {
   unsigned running, waiting;
   job *head, *tail;
+  job *run[MAX_RUNNING];
 } line;
 
 static void start_next(void);
@@ -172,7 +180,7 @@ static void name_as_store(job *j) {
 
 static void work(uv_work_t *w) {
   job *j = w->data;
-  j->rc = gsd_child_run(compute, j->a, MAX_OUTPUT, &j->out, &j->len, &j->status);
+  j->rc = gsd_child_run_watched(compute, j->a, MAX_OUTPUT, &j->out, &j->len, &j->status, j->progress);
   name_as_store(j);
 }
 
@@ -194,13 +202,23 @@ static void answer(job *j, h2o_req_t *req) {
 
 static void job_free(job *j) {
   if (j->ref) j->ref->j = NULL;
+  gsd_child_progress_free(j->progress);
   gsd_analysis_free(j->a);
   free(j->out);
   free(j);
 }
 
+/* Puts j in the first free slot of the running ones (from NULL), or
+ * takes it out (to NULL). */
+static void set_running(job *from, job *to) {
+  unsigned i;
+  for (i = 0; i < MAX_RUNNING; i++)
+    if (line.run[i] == from) { line.run[i] = to; return; }
+}
+
 static void work_done(uv_work_t *w, int status) {
   job *j = w->data;
+  set_running(j, NULL);
   if (status != 0) j->rc = GS_EIO;
   if (j->req) answer(j, j->req);
   job_free(j);
@@ -217,6 +235,7 @@ static void start_next(void) {
     j->next = NULL;
     if (uv_queue_work(j->srv->loop, &j->work, work, work_done) == 0) {
       line.running++;
+      set_running(NULL, j);
       continue;
     }
     if (j->req) gsd_respond_error(j->req, 500, "internal", "cannot start the analysis");
@@ -264,6 +283,8 @@ int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, gsd_analysis *a) {
   j->a = a;
   j->req = req;
   j->work.data = j;
+  j->progress = gsd_child_progress_new();   /* without it, no progress shown */
+  j->queued = uv_now(srv->loop);
   j->ref = h2o_mem_alloc_shared(&req->pool, sizeof *j->ref, on_req_gone);
   j->ref->j = j;
   if (line.tail) line.tail->next = j;
@@ -274,4 +295,42 @@ int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, gsd_analysis *a) {
                 line.running, line.waiting);
   start_next();
   return 0;
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+static const char *const kind_names[] = {"dominators", "paths", "diff", "trend", "domtree", "generations"};
+
+static int reads_file(const job *j, const char *path) {
+  int i;
+  for (i = 0; i < j->a->nfiles; i++)
+    if (!strcmp(j->a->files[i], path)) return 1;
+  return 0;
+}
+
+static json_t *progress_json(const job *j, int running) {
+  gsd_child_read r = gsd_child_progress_get(j->progress);
+  json_t *o = json_object();
+  assert((size_t)j->a->kind < sizeof kind_names / sizeof *kind_names);
+  gs_json_set(o, "kind", json_string(kind_names[j->a->kind]));
+  gs_json_set(o, "state", json_string(running ? "running" : "waiting"));
+  gs_json_set(o, "seconds", json_real((double)(uv_now(j->srv->loop) - j->queued) / 1000.0));
+  gs_json_set(o, "files", json_integer(j->a->nfiles));
+  gs_json_set(o, "reads", gs_json_u64(r.files));
+  gs_json_set(o, "bytes_read", gs_json_u64(r.consumed));
+  gs_json_set(o, "file_bytes", gs_json_u64(r.size));
+  gs_json_set(o, "percent", r.size ? json_real(r.consumed >= r.size ? 100.0 : (double)r.consumed * 100.0 / (double)r.size)
+                                   : json_null());
+  return o;
+}
+
+json_t *gsd_analysis_progress(const char *path) {
+  json_t *a = json_array();
+  const job *j;
+  unsigned i;
+  for (i = 0; a && i < MAX_RUNNING; i++)
+    if (line.run[i] && reads_file(line.run[i], path)) json_array_append_new(a, progress_json(line.run[i], 1));
+  for (j = line.head; a && j; j = j->next)
+    if (reads_file(j, path)) json_array_append_new(a, progress_json(j, 0));
+  return a;
 }

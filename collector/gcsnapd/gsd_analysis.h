@@ -47,4 +47,11 @@ int gsd_domtree_compute(const gsd_analysis *a, json_t **answer, char *why, size_
  * with the reason. Returns 0. */
 int gsd_analysis_run(gsd_server *srv, h2o_req_t *req, gsd_analysis *a);
 
+/* The analyses running or waiting that read the stored file at path, as
+ * [{"kind", "state": "running"|"waiting", "seconds" (since asked), "files"
+ * (it reads), "reads" (files its child opened so far), "bytes_read" and
+ * "file_bytes" (of the last one), "percent" (of it; null when unknown)}];
+ * NULL when out of memory. On the loop's thread. */
+json_t *gsd_analysis_progress(const char *path);
+
 #endif

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,6 +21,32 @@
 #include "gs_error.h"
 #include "gs_summary.h"
 #include "gsd_child.h"
+
+/* Shared with the child: a page of its own, mapped before the fork. */
+struct gsd_child_progress { uint64_t files, consumed, size; };
+
+gsd_child_progress *gsd_child_progress_new(void) {
+  void *p = mmap(NULL, sizeof(gsd_child_progress), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;    /* zeroed */
+}
+
+void gsd_child_progress_free(gsd_child_progress *p) {
+  if (p) munmap(p, sizeof *p);
+}
+
+gsd_child_read gsd_child_progress_get(const gsd_child_progress *p) {
+  gsd_child_read r = {0, 0, 0};
+  if (!p) return r;
+  r.files = __atomic_load_n(&p->files, __ATOMIC_RELAXED);
+  r.consumed = __atomic_load_n(&p->consumed, __ATOMIC_RELAXED);
+  r.size = __atomic_load_n(&p->size, __ATOMIC_RELAXED);
+  return r;
+}
+
+int gsd_child_run(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
+                  int *status) {
+  return gsd_child_run_watched(fn, ctx, max, out, len, status, NULL);
+}
 
 /* Runs fn: its status, with the answer's JSON text in *text (malloc'd) or
  * the reason in why. */
@@ -55,9 +82,10 @@ void gsd_child_bound(unsigned long long cpu_seconds, unsigned long long max_byte
  * while another thread holds one of its locks hangs in its first malloc,
  * and its request is never answered. Sanitizer builds (the tests) run the
  * analysis on the calling pool thread instead, with the same answer. */
-int gsd_child_run(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
-                  int *status) {
+int gsd_child_run_watched(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
+                          int *status, gsd_child_progress *p) {
   char why[1024] = "", *text;
+  (void)p;
   *status = produce(fn, ctx, &text, why, sizeof why);
   *out = text ? text : strdup(why);
   *len = *out ? strlen(*out) : 0;
@@ -113,12 +141,22 @@ static void bound_child(void) {
   setrlimit(RLIMIT_AS, &mem_bound);
 }
 
+/* The child's progress page, which its file reads update. */
+static gsd_child_progress *watched;
+
+static void on_read(int opened, uint64_t consumed, uint64_t size) {
+  if (opened) __atomic_store_n(&watched->files, watched->files + 1, __ATOMIC_RELAXED);
+  __atomic_store_n(&watched->size, size, __ATOMIC_RELAXED);
+  __atomic_store_n(&watched->consumed, consumed, __ATOMIC_RELAXED);
+}
+
 /* The child's whole life. */
-static void child_main(gsd_child_fn fn, void *ctx, int fd) {
+static void child_main(gsd_child_fn fn, void *ctx, int fd, gsd_child_progress *p) {
   char why[1024] = "", *text;
   int status;
   close_others(fd);
   bound_child();
+  if ((watched = p) != NULL) gs_file_on_read(on_read);
   status = produce(fn, ctx, &text, why, sizeof why);
   if (write_all(fd, text ? text : why, strlen(text ? text : why))) status = GSD_CHILD_FAILED;
   _exit(status);
@@ -147,8 +185,8 @@ static int read_answer(int fd, size_t max, char **out, size_t *len, int *over) {
   return GS_OK;
 }
 
-int gsd_child_run(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
-                  int *status) {
+int gsd_child_run_watched(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
+                          int *status, gsd_child_progress *p) {
   int fds[2], ws = 0, over = 0, rc;
   pid_t pid;
   *out = NULL;
@@ -162,7 +200,7 @@ int gsd_child_run(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *le
   }
   if (pid == 0) {
     close(fds[0]);
-    child_main(fn, ctx, fds[1]);
+    child_main(fn, ctx, fds[1], p);
   }
   close(fds[1]);
   rc = read_answer(fds[0], max, out, len, &over);

@@ -40,6 +40,22 @@ typedef int (*gsd_child_fn)(void *ctx, json_t **answer, char *why, size_t cap);
 int gsd_child_run(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
                   int *status);
 
+/* What a running child has read, in memory it shares with the collector:
+ * the files it opened, and of the last one the bytes read from disk and
+ * its size. The child writes it as it reads; read it with
+ * gsd_child_progress_get at any time. */
+typedef struct gsd_child_progress gsd_child_progress;
+typedef struct gsd_child_read { uint64_t files, consumed, size; } gsd_child_read;
+gsd_child_progress *gsd_child_progress_new(void);   /* NULL when out of memory */
+void gsd_child_progress_free(gsd_child_progress *p);
+gsd_child_read gsd_child_progress_get(const gsd_child_progress *p);
+
+/* gsd_child_run, the child reporting what it reads in p (NULL: nothing).
+ * Sanitizer builds, which run the analysis on the calling thread, report
+ * nothing. */
+int gsd_child_run_watched(gsd_child_fn fn, void *ctx, size_t max, char **out, size_t *len,
+                          int *status, gsd_child_progress *p);
+
 /* The code and reason of a failed analysis, as "FILE:LINE: error [CODE]:
  * message" for invalid input and "FILE: reason" otherwise. */
 int gsd_child_fault(const gs_file_fault *fault, char *why, size_t cap);

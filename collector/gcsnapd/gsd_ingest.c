@@ -24,7 +24,7 @@
 #include "gs_validate.h"
 #include "gs_wire.h"
 #include "gs_writer.h"
-#include "gsd_gens.h"
+#include "gs_genfile.h"
 #include "gsd_ingest.h"
 
 #define ZSTD_LEVEL 3          /* as "gcsnap convert" */
@@ -45,7 +45,7 @@ struct gsd_ingest {
   char write_error[200];
   char first_error[256];
   gsd_ingest_counts c;
-  gsd_gens *gens;                /* the generation ranges, for a side file */
+  gs_genfile *gens;              /* the generation ranges, for a side file */
   gsd_ingest_limits lim;
   uint64_t space_check_at;   /* file_bytes at which free space is checked next */
   /* the object whose references go on in the next ObjectBatch */
@@ -338,6 +338,17 @@ static void check_root_kind(gsd_ingest *ig, unsigned kind) {
   gs_validator_report(ig->validator, &d);
 }
 
+/* The ranges of the current section, for the side file (gs_genfile.h). */
+static int add_generations(gsd_ingest *ig, const Gcsnap__GenerationRanges *r) {
+  uint64_t section = ig->c.sections ? ig->c.sections - 1 : 0;
+  size_t i;
+  int err = GS_OK;
+  for (i = 0; !err && i < r->n_ranges; i++)
+    err = gs_genfile_add(&ig->gens, section, r->ranges[i]->generation, r->ranges[i]->start,
+                         r->ranges[i]->used, r->ranges[i]->reserved);
+  return err;
+}
+
 static int on_roots(gsd_ingest *ig, const Gcsnap__RootBatch *b, gsd_fault *f) {
   size_t n = b->n_id_deltas, i, statics = 0, c = 0;
   uint64_t id = 0;
@@ -470,9 +481,7 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
   case GCSNAP__ENVELOPE__BODY_GENERATIONS:
     /* The text format has no record for them: they go beside the file. */
     ig->c.generations += env->generations->n_ranges;
-    if (ig->check_only || gsd_gens_add(&ig->gens, ig->c.sections ? ig->c.sections - 1 : 0,
-                                       env->generations) == GS_OK)
-      return GS_OK;
+    if (ig->check_only || add_generations(ig, env->generations) == GS_OK) return GS_OK;
     return fault(f, GS_WIRE_E_STORAGE, 1, "out of memory for the generation ranges");
   case GCSNAP__ENVELOPE__BODY_SECTION_END:
     return emit_named(ig, GS_REC_END, 0, env->section_end->name, env->section_end->timestamp,
@@ -544,7 +553,7 @@ void gsd_ingest_free(gsd_ingest *ig) {
   free(ig->zbuf);
   free(ig->tmp_path);
   free(ig->refs);
-  gsd_gens_free(ig->gens);
+  gs_genfile_free(ig->gens);
   free(ig);
 }
 
@@ -612,7 +621,10 @@ int gsd_ingest_commit(gsd_ingest *ig, const char *final_path, char *err, size_t 
     return GS_EIO;
   }
   ig->committed = 1;
-  gsd_gens_write(ig->gens, final_path);   /* without it, no breakdown by generation */
+  {
+    char why[300];            /* the snapshot is stored; without it, no breakdown by generation */
+    (void)gs_genfile_write(ig->gens, final_path, why, sizeof why);
+  }
   sync_folder_of(final_path);
   return GS_OK;
 }

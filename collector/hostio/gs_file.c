@@ -64,6 +64,10 @@ static int read_fd(gs_file *f, void *buf, size_t cap, size_t *got) {
   }
 }
 
+static gs_file_read_fn read_hook;
+
+void gs_file_on_read(gs_file_read_fn fn) { read_hook = fn; }
+
 /* Raw file bytes: the peeked ones first, then the descriptor. */
 static int raw_read(gs_file *f, void *buf, size_t cap, size_t *got) {
   int err;
@@ -80,6 +84,7 @@ static int raw_read(gs_file *f, void *buf, size_t cap, size_t *got) {
   if (*got == 0) f->raw_eof = 1;
   f->consumed += *got;
   gs_progress_update(&f->progress, f->consumed);
+  if (read_hook) read_hook(0, f->consumed, f->size);
   return GS_OK;
 }
 
@@ -200,6 +205,7 @@ int gs_file_open(gs_file **out, const char *path, char *err, size_t cap) {
   f->fd = -1;
   f->name = gs_file_display_name(path);
   if ((rc = open_fd(f, path, err, cap)) != GS_OK) goto failed;
+  if (read_hook) read_hook(1, 0, f->size);
   if ((rc = read_peek(f)) != GS_OK) {
     snprintf(err, cap, "%s: %s", f->name, f->error);
     goto failed;

@@ -44,6 +44,13 @@ uint64_t gs_file_consumed(const gs_file *f);    /* bytes read from disk so far *
 void gs_file_show_progress(gs_file *f);
 void gs_file_hide_progress(gs_file *f);
 
+/* Called as every file of the process is opened (opened 1, consumed 0)
+ * and read, with the bytes read from disk so far and its size (0 when
+ * unknown): for a process whose progress is watched from outside (the
+ * collector's analysis children). One hook a process; NULL removes it. */
+typedef void (*gs_file_read_fn)(int opened, uint64_t consumed, uint64_t size);
+void gs_file_on_read(gs_file_read_fn fn);
+
 /* ---- dumps, for the analyses ---- */
 
 /* What went wrong with an input, for the caller to report in its own way:

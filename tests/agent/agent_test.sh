@@ -4,7 +4,7 @@
 # usage: agent_test.sh SUITE AGENT GCSNAP DATA_DIR FIXTURE_DIR WORK_DIR [PYTHON] [SANITIZED]
 #
 # Runs one suite (usage, validate, determinism, counts, expected, roundtrip,
-# atomic, readonly, stable_ids, json, rss, demo) against the built agent.
+# atomic, readonly, stable_ids, json, rss, demo, gens) against the built agent.
 # GCSNAP (the host tool, for validate and summary) and PYTHON (to read JSON)
 # may be empty; checks that need them are then skipped. SANITIZED is 1 in
 # ASan builds and under an emulator, whose memory figures mean nothing.
@@ -488,6 +488,42 @@ assert d["objects"] == 1000'
   expect_regex out.txt '^a 2 ' "the dump is on stdout"
 }
 
+# ---- generation ranges beside the dump ------------------------------------------
+
+suite_gens() {
+  run "$agent" --source mock:objects=5000,sections=2 --out g.gclog --json
+  expect_rc 0 "a dump with generation ranges"
+  cp out.txt g.json
+  json_check g.gclog.gens.json "--out writes FILE.gens.json, every range the walk counted" '
+with open("g.json") as f:
+    walked = json.load(f)
+assert d["format"] == "gcsnap-generations/1" and d["dropped"] == 0, d
+assert len(d["ranges"]) == walked["generations"] == 6, (len(d["ranges"]), walked)
+assert sorted({r["section"] for r in d["ranges"]}) == [0, 1], d
+assert all(0 <= r["generation"] <= 3 and int(r["start"], 16) > 0 and r["used"] <= r["reserved"] for r in d["ranges"]), d'
+  no_temp_files . "no temporary side file left"
+  strict_valid g.gclog "the dump beside its side file validates cleanly"
+  if have_gcsnap "summary by generation"; then
+    "$gcsnap" summary --json g.gclog >s.json 2>err.txt
+    json_check s.json "gcsnap summary places every object in a range" '
+g = {x["generation"]: x["objects"] for x in d["generations"]}
+assert g["unknown"] == 0 and sum(g.values()) == d["objects"] == 5000, g'
+  fi
+  # A dump without ranges over g.gclog: the old side file goes with the old dump.
+  run "$agent" --source file:g.gclog --out g.gclog
+  expect_rc 0 "a dump without ranges over one with them"
+  expect_absent g.gclog.gens.json "the side file of the previous dump is removed"
+  run "$agent" --source mock:objects=100 --out -
+  expect_rc 0 "standard output"
+  expect_absent ./-.gens.json "no side file for standard output"
+  # A side file that cannot be written is an error, named.
+  mkdir -p h.gclog.gens.json/x
+  run "$agent" --source mock:objects=100 --out h.gclog
+  expect_rc 3 "a side file that cannot be written"
+  expect_regex err.txt "h\.gclog\.gens\.json" "the message names the side file"
+  no_temp_files . "no temporary file left after the failure"
+}
+
 # ---- walk memory ---------------------------------------------------------------
 
 # Peak RSS of a 1M-object walk; the walk streams, so it stays small.
@@ -524,7 +560,7 @@ assert d["objects"] > 0, d["objects"]'
 }
 
 case $suite in
-  usage|validate|determinism|counts|expected|roundtrip|atomic|readonly|stable_ids|json|rss|demo)
+  usage|validate|determinism|counts|expected|roundtrip|atomic|readonly|stable_ids|json|rss|demo|gens)
     "suite_$suite" ;;
   *) echo "agent_test.sh: unknown suite '$suite'" >&2; exit 2 ;;
 esac

@@ -38,6 +38,46 @@ static void suspects(void **state) {
   for (i = 0; i < 3; i++) json_decref(sums[i]);
 }
 
+/* A summary's rows as stored: the largest types only. */
+static json_t *rows(const char *a, int ac, int ab, const char *b, int bc, int bb) {
+  return b ? json_pack("{s:[{s:s,s:i,s:i},{s:s,s:i,s:i}]}", "by_type", "type", a, "count", ac, "bytes", ab,
+                       "type", b, "count", bc, "bytes", bb)
+           : json_pack("{s:[{s:s,s:i,s:i}]}", "by_type", "type", a, "count", ac, "bytes", ab);
+}
+
+/* Where the stored rows decide as gcsnap trend does, and the two ways they
+ * can differ from it (gs_fleet.h). */
+static void suspects_as_trend(void **state) {
+  json_t *agree[3] = {rows("Big", 5, 500, "Leak", 1, 100), rows("Big", 5, 500, "Leak", 2, 200),
+                      rows("Big", 5, 500, "Leak", 3, 300)};
+  /* Small grows in every interval, but is never among the stored rows. */
+  json_t *unseen[2] = {rows("Big", 5, 500, NULL, 0, 0), rows("Big", 5, 500, NULL, 0, 0)};
+  /* Late was left out of the first snapshot's rows: it counts 0 there. */
+  json_t *late[2] = {rows("Big", 5, 500, NULL, 0, 0), rows("Big", 5, 500, "Late", 10, 100)};
+  /* Gap grows in every interval, but was left out of the middle rows. */
+  json_t *gap[3] = {rows("Gap", 1, 100, NULL, 0, 0), rows("Big", 5, 500, NULL, 0, 0), rows("Gap", 3, 110, NULL, 0, 0)};
+  json_t *out;
+  int i;
+  (void)state;
+  gsu_assert_ok(gs_fleet_suspects(agree, 3, 20, &out));
+  assert_int_equal(json_array_size(out), 1);
+  assert_string_equal(json_string_value(json_array_get(out, 0)), "Leak");
+  json_decref(out);
+  gsu_assert_ok(gs_fleet_suspects(unseen, 2, 20, &out));
+  assert_int_equal(json_array_size(out), 0);          /* trend would find Small */
+  json_decref(out);
+  gsu_assert_ok(gs_fleet_suspects(late, 2, 20, &out));
+  assert_int_equal(json_array_size(out), 1);          /* from 0: a suspect whatever it really had */
+  assert_string_equal(json_string_value(json_array_get(out, 0)), "Late");
+  json_decref(out);
+  gsu_assert_ok(gs_fleet_suspects(gap, 3, 20, &out));
+  assert_int_equal(json_array_size(out), 0);          /* 1 -> 0 -> 3: not every interval; +10% only */
+  json_decref(out);
+  for (i = 0; i < 3; i++) json_decref(agree[i]);
+  for (i = 0; i < 2; i++) { json_decref(unseen[i]); json_decref(late[i]); }
+  for (i = 0; i < 3; i++) json_decref(gap[i]);
+}
+
 static void generations(void **state) {
   char dir[] = "/tmp/gs-gens-XXXXXX", dump[64], gens[64];
   json_t *o = NULL, *g;
@@ -80,6 +120,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(slope),
     cmocka_unit_test(suspects),
+    cmocka_unit_test(suspects_as_trend),
     cmocka_unit_test(generations),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,9 @@
 // more" adds the next page of the roots; "Paths" of a row ends at that
 // object. The second view of the snapshot is answered from the tree file
 // cached in the store. The type histogram's retained column equals
-// `gcsnap dominators --by-type`. Screenshots in GS_OUT.
+// `gcsnap dominators --by-type`. Then a snapshot of a million objects:
+// while its tree is computed, /progress and the page say how much of its
+// file the analysis has read. Screenshots in GS_OUT.
 
 const fs = require('fs');
 const path = require('path');
@@ -118,6 +120,43 @@ h.run('domtree', async (t) => {
     'retained by type equals gcsnap dominators --by-type');
   const bad = await fetch(`${col.url}/api/snapshots/${snap}/dominators?parent=ffffffffff`);
   t.equal(bad.status, 422, 'an object not in the tree is refused');
+
+  // A snapshot large enough that its tree takes a while: the page shows how
+  // much of the file the analysis has read while it runs (every value the
+  // progress line takes is recorded as it changes).
+  await h.startAgent(col, 'mock-big', 'mock:objects=1000000,types=200,seed=4');
+  const big = await fetch(`${col.url}/api/devices/mock-big/capture?wait=1`, { method: 'POST' });
+  const bigSnap = (await big.json()).snapshot_id;
+  t.ok(big.ok && bigSnap > 0, 'a snapshot of a million objects is stored');
+  await page.evaluate(() => {
+    window.seenProgress = [];
+    new MutationObserver((ms) => ms.forEach((m) => window.seenProgress.push([m.target.getAttribute('data-percent'),
+      m.target.textContent]))).observe(document.body, { subtree: true, attributes: true, attributeFilter: ['data-percent'] });
+  });
+  const during = [];
+  let drawn = false;
+  const watching = (async () => {
+    for (let i = 0; i < 1200 && !drawn; i++) {
+      const p = await h.getJson(`${col.url}/api/snapshots/${bigSnap}/progress`);
+      during.push(...p.analyses.filter((a) => a.kind === 'domtree'));
+      await h.sleep(50);
+    }
+  })();
+  await page.goto(`${col.url}/#/snapshot/${bigSnap}`);
+  t.ok(await h.until(page, () => document.querySelector('table.domtree[data-state=ready]'), null, 60000),
+    'the large snapshot\'s tree is drawn');
+  drawn = true;
+  await watching;
+  const running = during.filter((a) => a.state === 'running');
+  t.ok(running.length > 0 && running.every((a) => a.files === 1 && a.reads >= 1 && a.bytes_read <= a.file_bytes &&
+    Math.abs(a.percent - Math.min(100, a.bytes_read * 100 / a.file_bytes)) < 1e-6),
+  '/progress reports the bytes read of the stored file while the tree is computed', JSON.stringify(running.slice(0, 3)));
+  const seen = await page.evaluate(() => window.seenProgress);
+  t.ok(seen.some(([pct, text]) => pct !== '' && Number(pct) >= 0 && Number(pct) <= 100 &&
+    (Number(pct) < 100 ? text.includes(`reading the snapshot: ${pct}%`) : text.includes('snapshot read (100%)'))),
+  'the page showed the percentage read while the tree was computed', JSON.stringify(seen.slice(0, 5)));
+  t.equal((await h.getJson(`${col.url}/api/snapshots/${bigSnap}/progress`)).analyses, [], 'nothing runs once it is done');
+  t.equal((await fetch(`${col.url}/api/snapshots/99999/progress`)).status, 404, 'no progress of an unknown snapshot');
   t.equal(errors, [], 'no console error or exception');
   t.equal(foreign, [], 'no request to anything but the collector');
 });

@@ -33,6 +33,7 @@ h.run('fleet', async (t) => {
   }
   // What gcsnap trend says of each device's four files.
   const trendSuspects = {};
+  const lastRows = {};             // each device's stored summaries' type rows, oldest first
   let leakyTrend = null;
   for (const id of Object.keys(DEVICES)) {
     const snaps = (await h.getJson(`${col.url}/api/snapshots?device=${id}`)).snapshots.reverse();
@@ -42,9 +43,10 @@ h.run('fleet', async (t) => {
       fs.writeFileSync(file, Buffer.from(await (await fetch(`${col.url}/api/snapshots/${s.id}/download?format=gclog`)).arrayBuffer()));
       files.push(file);
     }
-    const trend = h.gcsnapJson('trend', '--json', '--top', '10', ...files);
-    trendSuspects[id] = trend.suspects.map((s) => s.type);
-    if (id === 'leaky') leakyTrend = trend;
+    trendSuspects[id] = h.gcsnapJson('trend', '--json', '--top', '0', ...files).suspects.map((s) => s.type);
+    if (id === 'leaky') leakyTrend = h.gcsnapJson('trend', '--json', '--top', '10', ...files);
+    lastRows[id] = [];
+    for (const s of snaps) lastRows[id].push((await h.getJson(`${col.url}/api/snapshots/${s.id}`)).summary.by_type.map((r) => r.type));
   }
   t.ok(trendSuspects.leaky.includes('Contoso.Contacts.UI.ContactDetailsPage') && trendSuspects.steady.length === 0 &&
     trendSuspects.mock.length === 0, 'gcsnap trend: the leaking demo has suspects, the others none',
@@ -70,8 +72,16 @@ h.run('fleet', async (t) => {
   t.ok(shown.every((r) => r.spark === 1), 'each device has a sparkline');
   const api = await h.getJson(`${col.url}/api/fleet`);
   const leaky = api.rows.find((r) => r.device_id === 'leaky');
-  t.equal(leaky.suspects, trendSuspects.leaky.filter((s) => leaky.suspects.includes(s)),
-    'its suspects are trend\'s, in trend\'s order');
+  // The documented condition for the fleet to equal trend: trend's suspects
+  // are among the last snapshot's stored rows, and those rows are among
+  // every earlier snapshot's. It holds for the demo, and then the lists are
+  // equal, not only the flags.
+  for (const id of Object.keys(DEVICES)) {
+    const rowsOf = lastRows[id], last = rowsOf[rowsOf.length - 1];
+    t.ok(trendSuspects[id].every((s) => last.includes(s)) && rowsOf.every((r) => last.every((x) => r.includes(x))),
+      `${id}: the stored rows decide as trend does`, JSON.stringify(rowsOf));
+    t.equal(api.rows.find((r) => r.device_id === id).suspects, trendSuspects[id], `${id}: the suspects are gcsnap trend's, in its order`);
+  }
   t.ok(leaky.suspects.includes('Contoso.Contacts.UI.ContactDetailsPage'), 'the leaking page type is a suspect');
   await h.screenshot(page, 'fleet');
 
@@ -125,10 +135,16 @@ h.run('fleet', async (t) => {
   const oldApi = await h.getJson(`${col.url}/api/devices/leaky/trend?last=4&top=10&long_lived=1`);
   const brief = (x) => x.suspects.map((s) => [s.type, s.counts, s.bytes]);
   t.equal(brief(oldApi), brief(oldCli), 'long_lived=1 equals gcsnap trend --old-only');
+  // --device fetches each snapshot's ranges with it, so --old-only works there too.
+  const oldDevice = h.gcsnapJson('trend', '--old-only', '--device', 'leaky', '--last', '4', '--collector', col.url,
+    '--json', '--top', '10');
+  t.equal(brief(oldDevice), brief(oldCli), 'gcsnap trend --device --old-only, from the fetched ranges');
   const diffCli = h.gcsnapJson('diff', '--old-only', '--json', '--top', '0', stored[0], stored[3]);
   const ids = (await h.getJson(`${col.url}/api/snapshots?device=leaky`)).snapshots.map((x) => x.id);
   const diffApi = await h.getJson(`${col.url}/api/diff?old=${ids[3]}&new=${ids[0]}&top=0&long_lived=1`);
   t.equal(diffApi.types, diffCli.types, 'diff long_lived=1 equals gcsnap diff --old-only');
+  t.ok(diffCli.generations && diffCli.generations.length === 5, 'diff of two stored snapshots by generation');
+  t.equal(diffApi.generations, diffCli.generations, '/api/diff by generation equals gcsnap diff --json');
   await page.selectOption('select[aria-label="Snapshots to compare"]', '4');
   await page.check('input[aria-label="Long-lived objects only"]');
   t.ok(await h.until(page, (want) => document.querySelector('table.suspects[data-state=ready]') &&
@@ -149,6 +165,24 @@ h.run('fleet', async (t) => {
     tr.cells[1].textContent, tr.cells[2].textContent]));
   t.equal(genRows, gens.generations.map((g) => [g.generation, fmt(g.objects), fmt(g.bytes)]), 'as the API counts them');
   await h.screenshot(page, 'snapshot-generations', page.locator('table.gens'));
+  // The histogram's columns by generation: those with objects shown, each
+  // type's bytes as the API places them, adding up to its Bytes cell.
+  const every = await h.getJson(`${col.url}/api/snapshots/${lastId}/generations?top=0`);
+  const withObjects = every.generations.filter((g) => g.objects > 0).map((g) => g.generation);
+  t.ok(await h.until(page, () => document.querySelector('table.types[data-state=ready] td.gen[data-type]:not([hidden])')),
+    'the histogram shows bytes by generation');
+  const shownCols = await page.$$eval('table.types thead th.gen', (ths) => ths.filter((th) => !th.hidden).map((th) => th.getAttribute('data-gen')));
+  t.equal(shownCols, withObjects, 'a column for each generation with objects');
+  const histo = await page.$$eval('table.types tbody tr', (trs) => trs.map((tr) => ({
+    type: tr.cells[0].textContent, bytes: tr.cells[2].textContent,
+    gens: Array.from(tr.querySelectorAll('td.gen:not([hidden])')).map((td) => [td.getAttribute('data-gen'), td.textContent]) })));
+  const place = (g, type) => { const x = every.generations.find((y) => y.generation === g).types.find((y) => y.type === type); return x ? fmt(x.bytes) : ''; };
+  t.ok(histo.length > 0 && histo.every((r) => r.gens.every(([g, v]) => v === place(g, r.type))),
+    'each type\'s bytes by generation as the API places them', JSON.stringify(histo.slice(0, 3)));
+  const num = (v) => Number(v.replace(/,/g, '')) || 0;
+  t.ok(histo.every((r) => r.gens.reduce((a, [, v]) => a + num(v), 0) === num(r.bytes)),
+    'a type\'s generations add up to its bytes');
+  await h.screenshot(page, 'snapshot-histogram-generations', page.locator('table.types'));
   t.equal(errors, [], 'no console error or exception');
   t.equal(foreign, [], 'no request to anything but the collector');
 });

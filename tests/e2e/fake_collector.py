@@ -86,6 +86,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, dict(SNAPSHOT, summary={"objects": 1}))
         if p == "/api/snapshots/2/download":
             fmt = q.get("format", ["zst"])[0]
+            if fmt == "gens":
+                return self.reply(404, {"error": "not_found", "message": "snapshot 2 has no generation ranges"})
             return self.reply(200, SNAPSHOT_TEXT if fmt == "gclog" else ZST_BYTES,
                               "application/octet-stream")
         if p == "/api/snapshots/3":

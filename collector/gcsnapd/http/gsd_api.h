@@ -24,7 +24,7 @@ int gsd_api_snapshot(gsd_server *srv, h2o_req_t *req, const char *id_text);
  * answered 404 or 500. */
 char *gsd_api_snapshot_file(gsd_server *srv, h2o_req_t *req, const char *id_text);
 
-/* GET /api/snapshots/ID/download?format=zst|gclog (gsd_api_download.c). */
+/* GET /api/snapshots/ID/download?format=zst|gclog|gens (gsd_api_download.c). */
 int gsd_api_download(gsd_server *srv, h2o_req_t *req, const char *id_text);
 /* Before a stored file is served or analysed: its size is the catalog
  * row's. Else the file is logged and marked damaged, req is answered 500
@@ -72,8 +72,11 @@ int gsd_api_domtree(gsd_server *srv, h2o_req_t *req, const char *id_text);
 int gsd_api_fleet(gsd_server *srv, h2o_req_t *req);
 
 /* GET /api/snapshots/ID/generations[?top=N]: objects, bytes and top types
- * by generation, from the ranges kept beside the snapshot (gsd_gens.c). */
+ * by generation, from the ranges kept beside the snapshot (gs_genfile.h). */
 int gsd_api_generations(gsd_server *srv, h2o_req_t *req, const char *id_text);
+/* GET /api/snapshots/ID/progress: the analyses running or waiting on the
+ * snapshot, with how much of its file each has read (gsd_api_analyses.c). */
+int gsd_api_progress(gsd_server *srv, h2o_req_t *req, const char *id_text);
 
 /* GET /api/snapshots/ID/types (gsd_types.c). */
 int gsd_api_types(gsd_server *srv, h2o_req_t *req, const char *id_text);

@@ -1,7 +1,8 @@
 /* gsd_api_analyses.c - the analyses of stored snapshots through the API:
  * GET /api/snapshots/ID/dominators and .../paths, GET /api/diff and GET
  * /api/devices/ID/trend. Each checks its parameters, finds the files and
- * hands them to the analysis runner (gsd_analysis.c). */
+ * hands them to the analysis runner (gsd_analysis.c). And what the runner
+ * is doing with a snapshot: GET /api/snapshots/ID/progress. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,4 +163,14 @@ int gsd_api_trend(gsd_server *srv, h2o_req_t *req, const char *device_id) {
                              "long_lived=1 needs them for every snapshot", rc + 1, (int)found);
   }
   return gsd_analysis_run(srv, req, a);
+}
+
+int gsd_api_progress(gsd_server *srv, h2o_req_t *req, const char *id_text) {
+  char *path = gsd_api_snapshot_file(srv, req, id_text);
+  json_t *o, *a;
+  if (!path) return 0;
+  a = gsd_analysis_progress(path);
+  free(path);
+  o = a ? json_pack("{s:o}", "analyses", a) : NULL;
+  return gsd_respond_json(req, 200, o);
 }

@@ -1,7 +1,9 @@
 /* gsd_api_download.c - GET /api/snapshots/ID/download: the stored file as
  * it is (.gclog.zst) or decompressed (.gclog) a chunk at a time, under a
  * file name safe for any system, checked against its catalog row as it
- * streams; and the size check every route makes before it uses a file. */
+ * streams, or its generation ranges (format=gens, the side file beside it,
+ * gs_genfile.h); and the size check every route makes before it uses a
+ * file. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "gs_check.h"
 #include "gs_error.h"
 #include "gs_file.h"
+#include "gs_genfile.h"
 #include "gs_json.h"
 #include "gsd_api.h"
 #include "gsd_log.h"
@@ -18,6 +21,7 @@
 #include "gsd_respond.h"
 
 #define DOWNLOAD_CHUNK (64u << 10)
+#define GENS_MAX_BYTES (1u << 20)   /* far above GS_GENFILE_MAX ranges */
 
 /* ---- store files --------------------------------------------------------- */
 
@@ -156,14 +160,30 @@ static int send_file(gsd_server *srv, h2o_req_t *req, int64_t id, char *path, co
   return 0;
 }
 
+/* The side file of the snapshot at path, as it is (the answer copies it);
+ * 404 when it has none. */
+static int send_gens(h2o_req_t *req, const char *path, const char *id_text) {
+  char *side = gs_genfile_path(path), *body = malloc(GENS_MAX_BYTES + 1);
+  FILE *f = side && body ? fopen(side, "rb") : NULL;
+  size_t n = f ? fread(body, 1, GENS_MAX_BYTES + 1, f) : 0;
+  int rc, missing = side && body && !f, failed = !f || ferror(f) || n > GENS_MAX_BYTES;
+  if (f) fclose(f);
+  if (missing) rc = gsd_respond_error(req, 404, "not_found", "snapshot %s has no generation ranges", id_text);
+  else if (failed) rc = gsd_respond_error(req, 500, "internal", "cannot read the generation ranges of snapshot %s", id_text);
+  else rc = gsd_respond_text(req, 200, body, n);
+  free(side);
+  free(body);
+  return rc;
+}
+
 int gsd_api_download(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   char format[16] = "zst", disposition[400], *path = NULL, *dev;
   const char *device;
   int has_format = gsd_query_get(req, "format", format, sizeof format), plain, rc;
   json_t *o;
   int64_t id;
-  if (has_format < 0 || (strcmp(format, "zst") && strcmp(format, "gclog")))
-    return gsd_respond_error(req, 400, "bad_request", "format must be gclog or zst");
+  if (has_format < 0 || (strcmp(format, "zst") && strcmp(format, "gclog") && strcmp(format, "gens")))
+    return gsd_respond_error(req, 400, "bad_request", "format must be gclog, zst or gens");
   plain = strcmp(format, "gclog") == 0;
   if (gsd_request_id(id_text, &id)) return gsd_respond_error(req, 404, "not_found", "no snapshot %s", id_text);
   rc = gsd_store_get_snapshot(srv->store, id, 0, &o, &path);
@@ -174,6 +194,12 @@ int gsd_api_download(gsd_server *srv, h2o_req_t *req, const char *id_text) {
     if (!path) return gsd_respond_error(req, 404, "not_found", "snapshot %s failed: nothing is stored", id_text);
     free(path);
     return 0;
+  }
+  if (!strcmp(format, "gens")) {
+    rc = send_gens(req, path, id_text);
+    json_decref(o);
+    free(path);
+    return rc;
   }
   device = json_string_value(json_object_get(o, "device_id"));
   dev = gsd_store_escape_device(device ? device : "");

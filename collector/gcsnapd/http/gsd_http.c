@@ -131,6 +131,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
     return gsd_api_paths(srv, req, seg[2]);
   if (n == 4 && !strcmp(seg[1], "snapshots") && !strcmp(seg[3], "generations") && get)
     return gsd_api_generations(srv, req, seg[2]);
+  if (n == 4 && !strcmp(seg[1], "snapshots") && !strcmp(seg[3], "progress") && get)
+    return gsd_api_progress(srv, req, seg[2]);
   if (n == 4 && !strcmp(seg[1], "snapshots") && !strcmp(seg[3], "types") && get)
     return gsd_api_types(srv, req, seg[2]);
   if (n == 2 && !strcmp(seg[1], "diff") && get) return gsd_api_diff(srv, req);

@@ -1,0 +1,93 @@
+/* gs_genfile.c - the side file of generation ranges (gs_genfile.h),
+ * written by hand: the agent has no JSON library, and the format is small
+ * and fixed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_error.h"
+#include "gs_genfile.h"
+#include "gs_port.h"
+
+typedef struct range { uint64_t section, start, used, reserved; unsigned generation; } range;
+
+struct gs_genfile {
+  range r[GS_GENFILE_MAX];
+  size_t n;
+  uint64_t dropped;
+};
+
+char *gs_genfile_path(const char *dump) {
+  char *p = malloc(strlen(dump) + sizeof ".gens.json");
+  if (p) sprintf(p, "%s.gens.json", dump);
+  return p;
+}
+
+int gs_genfile_add(gs_genfile **g, uint64_t section, unsigned generation, uint64_t start,
+                   uint64_t used, uint64_t reserved) {
+  range *x;
+  if (!*g && !(*g = calloc(1, sizeof **g))) return GS_ENOMEM;
+  if ((*g)->n == GS_GENFILE_MAX) { (*g)->dropped++; return GS_OK; }
+  x = &(*g)->r[(*g)->n++];
+  x->section = section;
+  x->generation = generation;
+  x->start = start;
+  x->used = used;
+  x->reserved = reserved;
+  return GS_OK;
+}
+
+static int put_ranges(const gs_genfile *g, gs_port_file *f) {
+  char line[160];
+  size_t i;
+  int err, n = snprintf(line, sizeof line, "{\"format\":\"gcsnap-generations/1\",\"dropped\":%llu,\"ranges\":[",
+                        (unsigned long long)g->dropped);
+  if ((err = gs_port_file_write(f, line, (size_t)n))) return err;
+  for (i = 0; i < g->n; i++) {
+    const range *x = &g->r[i];
+    n = snprintf(line, sizeof line, "%s{\"section\":%llu,\"generation\":%u,\"start\":\"%llx\",\"used\":%llu,\"reserved\":%llu}",
+                 i ? "," : "", (unsigned long long)x->section, x->generation, (unsigned long long)x->start,
+                 (unsigned long long)x->used, (unsigned long long)x->reserved);
+    if ((err = gs_port_file_write(f, line, (size_t)n))) return err;
+  }
+  return gs_port_file_write(f, "]}\n", 3);
+}
+
+/* g into tmp, made durable before it takes the side file's name; tmp is
+ * removed on failure, unless it was there before (not ours). */
+static int write_temp(const gs_genfile *g, const char *tmp) {
+  gs_port_file *f;
+  int err = gs_port_file_create(&f, tmp), closed;
+  if (err) return err;
+  err = put_ranges(g, f);
+  if (!err) err = gs_port_file_sync(f);
+  closed = gs_port_file_close(f);
+  if (!err) err = closed;
+  if (err) gs_port_remove(tmp);
+  return err;
+}
+
+static int replace(const gs_genfile *g, const char *path, char *tmp, size_t cap) {
+  int err;
+  snprintf(tmp, cap, "%s.tmp.%lu", path, gs_port_pid());
+  if ((err = write_temp(g, tmp))) return err;
+  if ((err = gs_port_rename(tmp, path))) gs_port_remove(tmp);
+  return err;
+}
+
+int gs_genfile_write(const gs_genfile *g, const char *dump, char *err, size_t errcap) {
+  char *path = gs_genfile_path(dump), *tmp = path ? malloc(strlen(path) + 32) : NULL;
+  int rc = GS_OK;
+  if (!path || !tmp) {
+    snprintf(err, errcap, "out of memory");
+    rc = GS_ENOMEM;
+  } else if (g && (rc = replace(g, path, tmp, strlen(path) + 32))) {
+    snprintf(err, errcap, "cannot write '%s': %s", path, gs_port_error_text());
+  } else if (!g && gs_port_path_kind_of(path) == GS_PORT_REGULAR && (rc = gs_port_remove(path))) {
+    snprintf(err, errcap, "cannot remove '%s': %s", path, gs_port_error_text());
+  }
+  free(path);
+  free(tmp);
+  return rc;
+}
+
+void gs_genfile_free(gs_genfile *g) { free(g); }
