@@ -38,7 +38,8 @@ typedef struct batch {
   char *names;
   size_t names_len, names_cap;
   uint64_t lines;                /* lines of the block */
-  uint64_t end_offset;
+  uint64_t start_offset, end_offset;
+  int exact;                     /* no bytes dropped before the block */
   int end_err;                   /* after the entries: 0 (more follow), EOF or an error */
 } batch;
 
@@ -62,6 +63,7 @@ typedef struct ahead {
   char *carry;                   /* start of the next block: a partial line */
   size_t carry_len, carry_cap;
   int skip_line;                 /* drop input up to the next newline */
+  int dropped;                   /* bytes were dropped: offsets are off */
   int src_end;                   /* 0, or GS_EOF or an error once the source is done */
   uint64_t offset;               /* stream offset of the next block */
   /* the caller */
@@ -139,7 +141,7 @@ static int take_block(ahead *a, worker *w, size_t *len) {
      * report it, drop the rest as it comes. */
     if (!status && !nl && *len > a->r->max_line) {
       *len = a->r->max_line + 1;
-      a->skip_line = 1;
+      a->skip_line = a->dropped = 1;
       return 0;
     }
   }
@@ -219,6 +221,7 @@ static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
     b->n++;
   }
   b->lines = w->sub.line;
+  b->start_offset = offset;
   b->end_offset = offset + len;
   return GS_OK;
 }
@@ -239,6 +242,7 @@ static void worker_main(void *arg) {
     gs_sem_wait(w->turn);
     if (a->stop) return;
     offset = a->offset;
+    b->exact = !a->dropped;
     status = take_block(a, w, &len);
     a->offset += len;
     gs_sem_post(next->turn);
@@ -361,3 +365,11 @@ int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
 const gs_diag *gs_reader_ahead_diag_(const gs_reader *r) { return &r->ahead->diag; }
 
 uint64_t gs_reader_ahead_offset_(const gs_reader *r) { return r->ahead->cur_offset; }
+
+int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m) {
+  const ahead *a = r->ahead;
+  if (!a->cur || !a->cur->exact) return GS_EINVAL;
+  m->offset = a->cur->start_offset;
+  m->line = a->line_base;
+  return GS_OK;
+}
