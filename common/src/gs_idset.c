@@ -283,26 +283,26 @@ int gs_idset_members(gs_idset *s, uint64_t *out) {
   return GS_OK;
 }
 
-/* Whether the members of a word of chunk ch of a are all in b: a word at a
- * time when b has the same chunk, else one member at a time. */
-static int word_within(gs_idset *a, const gs_idset_chunk *ch, size_t w, gs_idset *b) {
+/* Members of word w of chunk ch of a that are not in b: a word at a time
+ * when b has the same chunk, else one member at a time. */
+static size_t word_outside(gs_idset *a, const gs_idset_chunk *ch, size_t w, gs_idset *b) {
   uint64_t bits = ch->bits[w];
   const gs_idset_chunk *same = !b->hashed && b->shift == a->shift ? find_chunk(b, ch->key) : NULL;
-  if (same) return !(bits & ~same->bits[w]);
-  for (; bits; bits &= bits - 1)
-    if (!gs_idset_has(b, id_of(a, ch->key, w, lowest_bit(bits)))) return 0;
-  return 1;
+  size_t n = 0;
+  if (same) return gs_idset_popcount_(bits & ~same->bits[w]);
+  for (; bits; bits &= bits - 1) n += !gs_idset_has(b, id_of(a, ch->key, w, lowest_bit(bits)));
+  return n;
 }
 
-int gs_idset_within(gs_idset *a, gs_idset *b) {
-  size_t c, w;
+size_t gs_idset_count_outside(gs_idset *a, gs_idset *b) {
+  size_t c, w, n = 0;
   if (a->hashed) {
     for (c = 0; c <= a->ids.mask; c++)
-      if (a->ids.slots[c].bits && !gs_idset_has(b, a->ids.slots[c].key)) return 0;
-    return 1;
+      n += a->ids.slots[c].bits && !gs_idset_has(b, a->ids.slots[c].key);
+    return n;
   }
   for (c = 0; c < a->nchunks; c++)
     for (w = 0; w < CHUNK_WORDS; w++)
-      if (a->chunks[c].bits[w] && !word_within(a, &a->chunks[c], w, b)) return 0;
-  return 1;
+      if (a->chunks[c].bits[w]) n += word_outside(a, &a->chunks[c], w, b);
+  return n;
 }

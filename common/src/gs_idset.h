@@ -77,8 +77,8 @@ int gs_idset_seal(gs_idset *s);
 static inline int gs_idset_rank(gs_idset *s, uint64_t id, uint32_t *rank);
 /* Writes the members in ascending order to out (count entries). */
 int gs_idset_members(gs_idset *s, uint64_t *out);
-/* Returns 1 when every member of a is a member of b, else 0. */
-int gs_idset_within(gs_idset *a, gs_idset *b);
+/* The number of members of a that are not members of b. */
+size_t gs_idset_count_outside(gs_idset *a, gs_idset *b);
 
 /* ---- inline fast paths ----------------------------------------------- */
 

@@ -417,9 +417,10 @@ static void emit_late(gs_validator *v, const late_diag *d) {
     emit(v, d->code, d->line, "type %llx is never defined", id);
 }
 
-/* Later mode: reads the section again, up to the line that closed it, and
- * checks its references against all its objects. */
-static int reread(gs_validator *v, uint64_t close_line) {
+/* Later mode: reads the section again, up to the line that closed it or
+ * until the first mention of each of the missing IDs was found, and checks
+ * its references against all its objects. */
+static int reread(gs_validator *v, uint64_t close_line, size_t missing) {
   gs_reader *r;
   gs_record rec;
   int err = gs_reader_reopen(v->source, &v->mark, &r);
@@ -433,7 +434,8 @@ static int reread(gs_validator *v, uint64_t close_line) {
     if (rec.kind != GS_REC_OBJECT || rec.line <= v->section_line) continue;
     prefetch_refs(v, rec.refs, rec.nrefs);
     for (i = 0; i < rec.nrefs && !err; i++) err = check_reference(v, rec.refs[i], rec.line);
-    if (err) break;
+    /* Without merging, the list holds each ID once. */
+    if (err || (!v->merge && v->nrefs >= missing)) break;
   }
   gs_reader_free(r);
   return err == GS_EOF ? GS_OK : err;
@@ -442,10 +444,11 @@ static int reread(gs_validator *v, uint64_t close_line) {
 /* Later mode: the section's dangling references into v->refs, as checking
  * them as they came would have left them. */
 static int later_refs(gs_validator *v, uint64_t close_line) {
-  if (!v->overflow && gs_idset_within(&v->forward, &v->defined)) return GS_OK;
+  size_t missing = v->overflow ? SIZE_MAX : gs_idset_count_outside(&v->forward, &v->defined);
+  if (!missing) return GS_OK;
   gs_idset_clear(&v->forward);
   v->later = 0;
-  return reread(v, close_line);
+  return reread(v, close_line, missing);
 }
 
 /* Reports what the whole section was needed for, in line order: three
