@@ -141,9 +141,9 @@ static void each_edge(dom_work *w, void (*add)(dom_work *, uint32_t, uint32_t)) 
   }
 }
 
-/* The list offsets live in the vertices' ancestor fields, unused until
- * the semi-dominators: a count, then the start as each list's cursor,
- * which the filling leaves at its end. */
+/* The list offsets live in the vertices' ancestor fields, zeroed when
+ * allocated and unused until the semi-dominators: a count, then the start
+ * as each list's cursor, which the filling leaves at its end. */
 static void count_pred(dom_work *w, uint32_t from, uint32_t to) {
   (void)from;
   w->vx[to].ancestor++;
@@ -155,7 +155,6 @@ static void put_pred(dom_work *w, uint32_t from, uint32_t to) {
 
 static int build_predecessors(dom_work *w) {
   uint32_t i, total = 0;
-  for (i = 0; i < w->count; i++) w->vx[i].ancestor = 0;
   each_edge(w, count_pred);
   for (i = 0; i < w->count; i++) {
     uint32_t c = w->vx[i].ancestor;
@@ -256,7 +255,7 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   w.g = g;
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
-      !(w.vx = malloc(n * sizeof *w.vx)))
+      !(w.vx = calloc(n, sizeof *w.vx)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
