@@ -103,9 +103,8 @@ typedef int (*gs_read_at_fn)(void *ctx, uint64_t offset, void *buf, size_t cap, 
  * files by descriptor can already; call before the first record. */
 void gs_reader_set_read_at(gs_reader *r, gs_read_at_fn fn, void *ctx);
 
-/* A place to read the input again from: a line boundary at or before the
- * line after the record gs_reader_next() returned last, with the number of
- * lines before it. */
+/* A place to read the input again from: the end of the line of the record
+ * gs_reader_next() returned last, with the number of lines up to it. */
 typedef struct gs_reader_mark { uint64_t offset, line; } gs_reader_mark;
 /* Sets *m and returns GS_OK when the input can be read again from there,
  * else GS_EINVAL. */

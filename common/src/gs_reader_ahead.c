@@ -26,6 +26,7 @@ typedef struct entry {
   gs_record rec;
   int result;                    /* GS_OK or GS_EFORMAT */
   size_t refs_at, name_at, diag;
+  size_t end;                    /* bytes of the block up to the end of its line */
 } entry;
 
 typedef struct batch {
@@ -210,6 +211,7 @@ static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
     e = &b->entries[b->n];
     err = gs_reader_read_next_(&w->sub, &e->rec);
     if (err == GS_EOF) break;
+    e->end = w->sub.pos;
     if (err == GS_EFORMAT) {
       if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags, 16)) return GS_ENOMEM;
       b->diags[b->ndiags] = w->sub.diag;
@@ -368,8 +370,10 @@ uint64_t gs_reader_ahead_offset_(const gs_reader *r) { return r->ahead->cur_offs
 
 int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m) {
   const ahead *a = r->ahead;
-  if (!a->cur || !a->cur->exact) return GS_EINVAL;
-  m->offset = a->cur->start_offset;
-  m->line = a->line_base;
+  const entry *e;
+  if (!a->cur || !a->cur_i || !a->cur->exact) return GS_EINVAL;
+  e = &a->cur->entries[a->cur_i - 1];
+  m->offset = a->cur->start_offset + e->end;
+  m->line = a->line_base + e->rec.line;
   return GS_OK;
 }

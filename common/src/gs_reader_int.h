@@ -47,8 +47,8 @@ int gs_reader_read_next_(gs_reader *r, gs_record *rec);
 int gs_reader_ahead_next_(gs_reader *r, gs_record *rec);
 const gs_diag *gs_reader_ahead_diag_(const gs_reader *r);
 uint64_t gs_reader_ahead_offset_(const gs_reader *r);
-/* The start of the block the last record came from; GS_EINVAL when bytes
- * were dropped before it, which leaves its offset unknown. */
+/* The end of the last record's line; GS_EINVAL when bytes were dropped
+ * before its block, which leaves its offset unknown. */
 int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m);
 /* Stops the workers, if any, once they have parsed the block they are on. */
 void gs_reader_ahead_stop_(gs_reader *r);

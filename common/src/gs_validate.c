@@ -43,6 +43,7 @@
 #define EXPECTED_OBJECT_BYTES 64
 #define PRUNE_AHEAD     64     /* pending references looked up ahead while pruning */
 #define PREFETCH_AHEAD  32     /* references noted ahead in later mode */
+#define REREAD_AHEAD_BYTES (1u << 20) /* sections read again on the parsing threads */
 
 typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
 typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
@@ -425,8 +426,13 @@ static int reread(gs_validator *v, uint64_t close_line, size_t missing) {
   gs_record rec;
   int err = gs_reader_reopen(v->source, &v->mark, &r);
   if (err) return err;
-  /* The first pass's workers wait on full slots: the processors are free. */
-  if ((err = gs_reader_start_thread(r))) { gs_reader_free(r); return err; }
+  /* The first pass's workers wait on full slots: the processors are free.
+   * A small section is not worth starting threads for. */
+  if (gs_reader_offset(v->source) - v->mark.offset >= REREAD_AHEAD_BYTES &&
+      (err = gs_reader_start_thread(r))) {
+    gs_reader_free(r);
+    return err;
+  }
   while ((err = gs_reader_next(r, &rec)) != GS_EOF) {
     size_t i;
     if (err == GS_EFORMAT) continue;
