@@ -89,12 +89,16 @@ int gs_reader_new_file(gs_reader **out, FILE *f) {
 }
 
 int gs_reader_new_fd(gs_reader **out, int fd) {
+  size_t got;
   int err = gs_reader_new(out, read_fd, NULL);
   if (err) return err;
   (*out)->fd = fd;
   (*out)->ctx = &(*out)->fd;
   (*out)->size_hint = gs_port_fd_size(fd);
-  if ((*out)->size_hint) gs_reader_set_read_at(*out, read_fd_at, (*out)->ctx);
+  /* A regular file can be read again where the platform reads at an
+   * offset, as far as its end (a 32-bit off_t may not reach it). */
+  if ((*out)->size_hint && read_fd_at((*out)->ctx, (*out)->size_hint, &got, 0, &got) == GS_OK)
+    gs_reader_set_read_at(*out, read_fd_at, (*out)->ctx);
   return GS_OK;
 }
 
