@@ -34,7 +34,8 @@
 typedef struct dom_vertex {
   uint32_t semi;         /* during the search: position in the successor list */
   uint32_t best;         /* least semi-dominator on the compressed path above */
-  uint32_t ancestor;     /* link-eval forest */
+  uint32_t ancestor;     /* link-eval forest; until the vertex is linked, the
+                          * end of its predecessors in preds */
   uint32_t parent;       /* preorder number of the DFS parent */
 } dom_vertex;
 
@@ -45,8 +46,7 @@ typedef struct dom_work {
   uint32_t *vertex;      /* preorder number -> node */
   dom_vertex *vx;        /* by preorder number */
   uint32_t *idom;        /* also the stack of compress() */
-  uint32_t *pred_off;    /* predecessors by preorder number (CSR) */
-  uint32_t *preds;
+  uint32_t *preds;       /* predecessors by preorder number, back to back */
 } dom_work;
 
 /* Successors of a node: the references of an object; for the virtual root,
@@ -107,7 +107,8 @@ static void number_vertices(dom_work *w) {
   }
 }
 
-/* Turns per-list counts in off[1..n] into list starts in off[0..n]. */
+/* Turns per-list counts in off[1..n] into list starts in off[0..n]
+ * (gs_dom_retained_by_type's children). */
 static void counts_to_offsets(uint32_t *off, uint32_t n) {
   uint32_t i;
   off[0] = 0;
@@ -140,22 +141,28 @@ static void each_edge(dom_work *w, void (*add)(dom_work *, uint32_t, uint32_t)) 
   }
 }
 
+/* The list offsets live in the vertices' ancestor fields, zeroed when
+ * allocated and unused until the semi-dominators: a count, then the start
+ * as each list's cursor, which the filling leaves at its end. */
 static void count_pred(dom_work *w, uint32_t from, uint32_t to) {
   (void)from;
-  w->pred_off[to + 1]++;
+  w->vx[to].ancestor++;
 }
 
 static void put_pred(dom_work *w, uint32_t from, uint32_t to) {
-  w->preds[w->pred_off[to]++] = from;
+  w->preds[w->vx[to].ancestor++] = from;
 }
 
 static int build_predecessors(dom_work *w) {
-  if (!(w->pred_off = calloc((size_t)w->count + 1, sizeof *w->pred_off))) return GS_ENOMEM;
+  uint32_t i, total = 0;
   each_edge(w, count_pred);
-  counts_to_offsets(w->pred_off, w->count);
-  if (!(w->preds = malloc(((size_t)w->pred_off[w->count] + 1) * sizeof *w->preds))) return GS_ENOMEM;
+  for (i = 0; i < w->count; i++) {
+    uint32_t c = w->vx[i].ancestor;
+    w->vx[i].ancestor = total;
+    total += c;
+  }
+  if (!(w->preds = malloc(((size_t)total + 1) * sizeof *w->preds))) return GS_ENOMEM;
   each_edge(w, put_pred);
-  cursors_to_offsets(w->pred_off, w->count);
   return GS_OK;
 }
 
@@ -188,17 +195,18 @@ static uint32_t eval(dom_work *w, uint32_t v, uint32_t i) {
   return w->vx[v].best;
 }
 
+/* Only linked vertices (numbered after the one processed) are read as
+ * ancestors, so each vertex's fields are set when it is processed; its
+ * predecessors end where its ancestor field says and start where the
+ * previous vertex's does. */
 static void semi_dominators(dom_work *w) {
   dom_vertex *vx = w->vx;
   uint32_t i, k;
-  for (i = 0; i < w->count; i++) {
-    vx[i].semi = vx[i].best = i;
-    vx[i].ancestor = NONE;
-  }
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
   for (i = w->count; i-- > 1;) {
-    for (k = w->pred_off[i + 1]; k-- > w->pred_off[i];) {
+    vx[i].semi = i;
+    for (k = vx[i].ancestor; k-- > vx[i - 1].ancestor;) {
       uint32_t s;
       if (k >= AHEAD) PREFETCH(&vx[w->preds[k - AHEAD]]);
       s = eval(w, w->preds[k], i);
@@ -236,7 +244,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
 }
 
 static void work_free(dom_work *w) {
-  free(w->dfn); free(w->vertex); free(w->vx); free(w->idom); free(w->pred_off); free(w->preds);
+  free(w->dfn); free(w->vertex); free(w->vx); free(w->idom); free(w->preds);
 }
 
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
@@ -247,7 +255,7 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   w.g = g;
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
-      !(w.vx = malloc(n * sizeof *w.vx)))
+      !(w.vx = calloc(n, sizeof *w.vx)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
@@ -258,9 +266,9 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   semi_dominators(&w);
   immediate_dominators(&w);
   /* What semi-NCA needed is no longer: free it before the results grow. */
-  free(w.vx); free(w.pred_off); free(w.preds);
+  free(w.vx); free(w.preds);
   w.vx = NULL;
-  w.pred_off = w.preds = NULL;
+  w.preds = NULL;
   if (!(d->idom = malloc(n * sizeof *d->idom)) || !(d->retained = calloc(n, sizeof *d->retained)))
     goto nomem;
   fill_result(&w, d);

@@ -235,9 +235,26 @@ void gs_file_close(gs_file *f) {
   free(f);
 }
 
+/* The text of a plain dump is the file itself, so the validator can read a
+ * section again (for the lines of its dangling references). */
+static int file_read_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_t *got) {
+  gs_file *f = ctx;
+  if (sizeof(off_t) < 8 && offset > 0x7fffffffu) return GS_EINVAL;
+  for (;;) {
+    ssize_t n = pread(f->fd, buf, cap, (off_t)offset);
+    if (n >= 0) { *got = (size_t)n; return GS_OK; }
+    if (errno != EINTR) return GS_EIO;
+  }
+}
+
 int gs_file_new_reader(gs_file *f, gs_reader **r) {
+  size_t got;
   int err = gs_reader_new(r, gs_file_read, f);
   if (err) return err;
+  /* As far as its end: a 32-bit off_t may not reach it. */
+  if (f->size && !f->zstd && gsf_source_format(f->src) == GSF_RECORDS &&
+      file_read_at(f, f->size, &got, 0, &got) == GS_OK)
+    gs_reader_set_read_at(*r, file_read_at, f);
   /* The hint sizes the consumers' tables. For zstd the text is larger than
    * the file, but an underestimate only costs a few table doublings. */
   gs_reader_set_size_hint(*r, f->size);

@@ -20,6 +20,11 @@ int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got);
 /* Size of the file behind fd in bytes, or 0 when unknown (pipes). */
 unsigned long long gs_port_fd_size(int fd);
 
+/* Reads up to cap bytes at offset of the file behind fd without moving its
+ * position, so another reader of fd is undisturbed. Returns 0, GS_EIO, or
+ * GS_EINVAL where the platform cannot (Windows CE). */
+int gs_port_pread_fd(int fd, void *buf, size_t cap, uint64_t offset, size_t *got);
+
 /* ---- memory ---- */
 
 /* Zeroed memory for large tables that are touched at random: backed by huge

@@ -96,4 +96,21 @@ int gs_reader_start_thread(gs_reader *r);
 /* Bytes consumed so far, for progress reports. */
 uint64_t gs_reader_offset(const gs_reader *r);
 
+/* Reads up to cap bytes of the input from offset on (0 is its first byte),
+ * like gs_read_fn otherwise; safe to call while the reader reads. */
+typedef int (*gs_read_at_fn)(void *ctx, uint64_t offset, void *buf, size_t cap, size_t *got);
+/* Lets r read its input again (see gs_reader_reopen). Buffers and regular
+ * files by descriptor can already; call before the first record. */
+void gs_reader_set_read_at(gs_reader *r, gs_read_at_fn fn, void *ctx);
+
+/* A place to read the input again from: the end of the line of the record
+ * gs_reader_next() returned last, with the number of lines up to it. */
+typedef struct gs_reader_mark { uint64_t offset, line; } gs_reader_mark;
+/* Sets *m and returns GS_OK when the input can be read again from there,
+ * else GS_EINVAL. */
+int gs_reader_mark_here(const gs_reader *r, gs_reader_mark *m);
+/* A reader of r's input from m on, with r's settings and line numbers; it
+ * must not outlive r. Returns GS_OK or GS_ENOMEM. */
+int gs_reader_reopen(const gs_reader *r, const gs_reader_mark *m, gs_reader **out);
+
 #endif

@@ -44,8 +44,11 @@ const gs_validate_counts *gs_validator_counts(const gs_validator *v);
  * old block of the one that grows as well), for callers that bound memory. */
 size_t gs_validator_memory(const gs_validator *v);
 
-/* Reads r to its end through a validator. Returns GS_OK (see counts for the
- * verdict), or GS_EIO / GS_ENOMEM. */
+/* Reads r to its end through a validator. Where r can read its input again
+ * (gs_reader_mark_here), references only set bits as they come, and a
+ * section with dangling ones is read a second time for their lines; the
+ * diagnostics are the same. Returns GS_OK (see counts for the verdict), or
+ * GS_EIO / GS_ENOMEM. */
 int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx,
                        gs_validate_counts *counts);
 

@@ -2,7 +2,7 @@
  *
  * Heap walks visit objects in address order and most references stay within
  * a segment, so the chunk used last is kept at hand and the chunk table is
- * consulted only when a lookup crosses into another 16 MB of addresses. */
+ * consulted only when a lookup crosses into another chunk of addresses. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_array.h"
@@ -12,7 +12,7 @@
 #define CHUNK_BITS_LOG2 GS_IDSET_CHUNK_BITS_LOG2
 #define CHUNK_WORDS GS_IDSET_CHUNK_WORDS
 #define WORD_MASK (CHUNK_WORDS - 1)
-#define ADDRESS_SHIFT 2                         /* IDs start as 4-byte aligned */
+#define ADDRESS_SHIFT 3                         /* IDs start as 8-byte aligned */
 /* A chunk's bitmap is 512 KB; past 32 MB of them, each must hold enough
  * members to beat a hash table's 23 bytes per ID. */
 #define FREE_CHUNKS 64
@@ -28,7 +28,7 @@ static unsigned lowest_bit(uint64_t x) {
 #endif
 }
 
-/* One bit per 2^shift IDs: shift 2 for addresses, 0 for IDs that are
+/* One bit per 2^shift IDs: shift 3 or 2 for addresses, 0 for IDs that are
  * counters or indices. */
 static uint64_t key_of(const gs_idset *s, uint64_t id) { return id >> (s->shift + CHUNK_BITS_LOG2); }
 static size_t word_of(const gs_idset *s, uint64_t id) { return (size_t)(id >> (s->shift + 6)) & WORD_MASK; }
@@ -92,8 +92,8 @@ static int add_all(gs_idset *s, const uint64_t *ids, size_t n) {
   return GS_OK;
 }
 
-/* Re-adds every member with one bit per ID, or into a hash table when the
- * set is already at one bit per ID. */
+/* Re-adds every member with one bit per 4-byte slot, per ID, or into a
+ * hash table when the set is already at one bit per ID. */
 static int rebuild(gs_idset *s) {
   size_t n = s->count;
   uint64_t *ids = malloc((n ? n : 1) * sizeof *ids);
@@ -103,7 +103,7 @@ static int rebuild(gs_idset *s) {
   free_chunks(s);
   s->count = 0;
   if (s->shift > 0) {
-    s->shift = 0;
+    s->shift = s->shift > 2 ? 2 : 0;
   } else {
     if (gs_idmap_init(&s->ids, n + 1)) { free(ids); return GS_ENOMEM; }
     s->hashed = 1;
@@ -281,4 +281,28 @@ int gs_idset_members(gs_idset *s, uint64_t *out) {
       for (; bits; bits &= bits - 1) out[n++] = id_of(s, s->chunks[c].key, w, lowest_bit(bits));
     }
   return GS_OK;
+}
+
+/* Members of word w of chunk ch of a that are not in b: a word at a time
+ * when b has the same chunk, else one member at a time. */
+static size_t word_outside(gs_idset *a, const gs_idset_chunk *ch, size_t w, gs_idset *b) {
+  uint64_t bits = ch->bits[w];
+  const gs_idset_chunk *same = !b->hashed && b->shift == a->shift ? find_chunk(b, ch->key) : NULL;
+  size_t n = 0;
+  if (same) return gs_idset_popcount_(bits & ~same->bits[w]);
+  for (; bits; bits &= bits - 1) n += !gs_idset_has(b, id_of(a, ch->key, w, lowest_bit(bits)));
+  return n;
+}
+
+size_t gs_idset_count_outside(gs_idset *a, gs_idset *b) {
+  size_t c, w, n = 0;
+  if (a->hashed) {
+    for (c = 0; c <= a->ids.mask; c++)
+      n += a->ids.slots[c].bits && !gs_idset_has(b, a->ids.slots[c].key);
+    return n;
+  }
+  for (c = 0; c < a->nchunks; c++)
+    for (w = 0; w < CHUNK_WORDS; w++)
+      if (a->chunks[c].bits[w]) n += word_outside(a, &a->chunks[c], w, b);
+  return n;
 }

@@ -1,12 +1,14 @@
 /* gs_idset.h - set of 64-bit object IDs, small and fast for heap addresses.
  *
- * Object IDs are addresses (4-byte aligned, packed into a few segments) or
- * small counters. The set keeps one bit per 4-byte slot, in chunks of 16 MB
- * of address space found through a tiny table, so a membership test is two
- * memory accesses into about 1/32 of the heap's address range: ten million
- * objects take about 13 MB, which mostly stays in the processor cache. The
- * first unaligned ID switches to one bit per ID value; IDs too sparse for
- * chunks to pay off switch to a hash table, slower but just as exact.
+ * Object IDs are addresses (8- or 4-byte aligned, packed into a few
+ * segments) or small counters. The set keeps one bit per 8-byte slot, in
+ * chunks of 32 MB of address space found through a tiny table, so a
+ * membership test is two memory accesses into about 1/64 of the heap's
+ * address range: ten million objects take about 7 MB, which mostly stays
+ * in the processor cache. The first ID aligned on 4 bytes only switches to
+ * a bit per 4-byte slot, the first unaligned one to one bit per ID value;
+ * IDs too sparse for chunks to pay off switch to a hash table, slower but
+ * just as exact.
  *
  * Once sealed, the set answers rank queries: the number of members below an
  * ID, which numbers the members 0..count-1 in ID order. Internal. */
@@ -75,6 +77,8 @@ int gs_idset_seal(gs_idset *s);
 static inline int gs_idset_rank(gs_idset *s, uint64_t id, uint32_t *rank);
 /* Writes the members in ascending order to out (count entries). */
 int gs_idset_members(gs_idset *s, uint64_t *out);
+/* The number of members of a that are not members of b. */
+size_t gs_idset_count_outside(gs_idset *a, gs_idset *b);
 
 /* ---- inline fast paths ----------------------------------------------- */
 

@@ -80,27 +80,43 @@ static int read_fd(void *ctx, void *buf, size_t cap, size_t *got) {
   return gs_port_read_fd(*(int *)ctx, buf, cap, got);
 }
 
+static int read_fd_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_t *got) {
+  return gs_port_pread_fd(*(int *)ctx, buf, cap, offset, got);
+}
+
 int gs_reader_new_file(gs_reader **out, FILE *f) {
   return gs_reader_new(out, read_file, f);
 }
 
 int gs_reader_new_fd(gs_reader **out, int fd) {
+  size_t got;
   int err = gs_reader_new(out, read_fd, NULL);
   if (err) return err;
   (*out)->fd = fd;
   (*out)->ctx = &(*out)->fd;
   (*out)->size_hint = gs_port_fd_size(fd);
+  /* A regular file can be read again where the platform reads at an
+   * offset, as far as its end (a 32-bit off_t may not reach it). */
+  if ((*out)->size_hint && read_fd_at((*out)->ctx, (*out)->size_hint, &got, 0, &got) == GS_OK)
+    gs_reader_set_read_at(*out, read_fd_at, (*out)->ctx);
   return GS_OK;
 }
 
 typedef struct buffer_source { const char *data; size_t len, pos; } buffer_source;
 
+static int read_buffer_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_t *got) {
+  const buffer_source *b = ctx;
+  size_t at = offset < b->len ? (size_t)offset : b->len;
+  size_t n = b->len - at < cap ? b->len - at : cap;
+  memcpy(buf, b->data + at, n);
+  *got = n;
+  return GS_OK;
+}
+
 static int read_buffer(void *ctx, void *buf, size_t cap, size_t *got) {
   buffer_source *b = ctx;
-  size_t n = b->len - b->pos < cap ? b->len - b->pos : cap;
-  memcpy(buf, b->data + b->pos, n);
-  b->pos += n;
-  *got = n;
+  read_buffer_at(b, b->pos, buf, cap, got);
+  b->pos += *got;
   return GS_OK;
 }
 
@@ -118,6 +134,48 @@ int gs_reader_new_buffer(gs_reader **out, const void *data, size_t len) {
   if (err) { free(b); return err; }
   (*out)->size_hint = len;
   (*out)->owned_ctx = b;
+  gs_reader_set_read_at(*out, read_buffer_at, b);
+  return GS_OK;
+}
+
+/* ---- reading again --------------------------------------------------- */
+
+void gs_reader_set_read_at(gs_reader *r, gs_read_at_fn fn, void *ctx) {
+  r->read_at = fn;
+  r->read_at_ctx = ctx;
+}
+
+typedef struct again { gs_read_at_fn fn; void *ctx; uint64_t offset; } again;
+
+static int read_again(void *ctx, void *buf, size_t cap, size_t *got) {
+  again *a = ctx;
+  int err = a->fn(a->ctx, a->offset, buf, cap, got);
+  if (!err) a->offset += *got;
+  return err;
+}
+
+int gs_reader_mark_here(const gs_reader *r, gs_reader_mark *m) {
+  if (!r->read_at) return GS_EINVAL;
+  if (r->ahead) return gs_reader_ahead_mark_(r, m);
+  m->offset = r->base + r->pos;
+  m->line = r->line;
+  return GS_OK;
+}
+
+int gs_reader_reopen(const gs_reader *r, const gs_reader_mark *m, gs_reader **out) {
+  again *a = malloc(sizeof *a);
+  int err;
+  if (!a) return GS_ENOMEM;
+  a->fn = r->read_at;
+  a->ctx = r->read_at_ctx;
+  a->offset = m->offset;
+  if ((err = gs_reader_new(out, read_again, a))) { free(a); return err; }
+  (*out)->owned_ctx = a;
+  gs_reader_set_read_at(*out, r->read_at, r->read_at_ctx);
+  (*out)->base = m->offset;
+  (*out)->line = m->line;
+  (*out)->max_line = r->max_line;
+  (*out)->fast = r->fast;
   return GS_OK;
 }
 

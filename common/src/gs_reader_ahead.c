@@ -26,6 +26,7 @@ typedef struct entry {
   gs_record rec;
   int result;                    /* GS_OK or GS_EFORMAT */
   size_t refs_at, name_at, diag;
+  size_t end;                    /* bytes of the block up to the end of its line */
 } entry;
 
 typedef struct batch {
@@ -38,7 +39,8 @@ typedef struct batch {
   char *names;
   size_t names_len, names_cap;
   uint64_t lines;                /* lines of the block */
-  uint64_t end_offset;
+  uint64_t start_offset, end_offset;
+  int exact;                     /* no bytes dropped before the block */
   int end_err;                   /* after the entries: 0 (more follow), EOF or an error */
 } batch;
 
@@ -62,6 +64,7 @@ typedef struct ahead {
   char *carry;                   /* start of the next block: a partial line */
   size_t carry_len, carry_cap;
   int skip_line;                 /* drop input up to the next newline */
+  int dropped;                   /* bytes were dropped: offsets are off */
   int src_end;                   /* 0, or GS_EOF or an error once the source is done */
   uint64_t offset;               /* stream offset of the next block */
   /* the caller */
@@ -139,7 +142,7 @@ static int take_block(ahead *a, worker *w, size_t *len) {
      * report it, drop the rest as it comes. */
     if (!status && !nl && *len > a->r->max_line) {
       *len = a->r->max_line + 1;
-      a->skip_line = 1;
+      a->skip_line = a->dropped = 1;
       return 0;
     }
   }
@@ -208,6 +211,7 @@ static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
     e = &b->entries[b->n];
     err = gs_reader_read_next_(&w->sub, &e->rec);
     if (err == GS_EOF) break;
+    e->end = w->sub.pos;
     if (err == GS_EFORMAT) {
       if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags, 16)) return GS_ENOMEM;
       b->diags[b->ndiags] = w->sub.diag;
@@ -219,6 +223,7 @@ static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
     b->n++;
   }
   b->lines = w->sub.line;
+  b->start_offset = offset;
   b->end_offset = offset + len;
   return GS_OK;
 }
@@ -239,6 +244,7 @@ static void worker_main(void *arg) {
     gs_sem_wait(w->turn);
     if (a->stop) return;
     offset = a->offset;
+    b->exact = !a->dropped;
     status = take_block(a, w, &len);
     a->offset += len;
     gs_sem_post(next->turn);
@@ -361,3 +367,13 @@ int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
 const gs_diag *gs_reader_ahead_diag_(const gs_reader *r) { return &r->ahead->diag; }
 
 uint64_t gs_reader_ahead_offset_(const gs_reader *r) { return r->ahead->cur_offset; }
+
+int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m) {
+  const ahead *a = r->ahead;
+  const entry *e;
+  if (!a->cur || !a->cur_i || !a->cur->exact) return GS_EINVAL;
+  e = &a->cur->entries[a->cur_i - 1];
+  m->offset = a->cur->start_offset + e->end;
+  m->line = a->line_base + e->rec.line;
+  return GS_OK;
+}

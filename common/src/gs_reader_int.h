@@ -32,6 +32,8 @@ struct gs_reader {
   uint64_t base;        /* stream offset of buf[0] */
   size_t max_line;
   uint64_t size_hint;
+  gs_read_at_fn read_at; /* reads the source again, when it can */
+  void *read_at_ctx;
   uint64_t *refs;
   size_t refs_cap;
   gs_diag diag;
@@ -45,6 +47,9 @@ int gs_reader_read_next_(gs_reader *r, gs_record *rec);
 int gs_reader_ahead_next_(gs_reader *r, gs_record *rec);
 const gs_diag *gs_reader_ahead_diag_(const gs_reader *r);
 uint64_t gs_reader_ahead_offset_(const gs_reader *r);
+/* The end of the last record's line; GS_EINVAL when bytes were dropped
+ * before its block, which leaves its offset unknown. */
+int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m);
 /* Stops the workers, if any, once they have parsed the block they are on. */
 void gs_reader_ahead_stop_(gs_reader *r);
 

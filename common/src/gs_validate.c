@@ -16,7 +16,14 @@
  * A second ID set spots an ID already in the list. When IDs are too sparse
  * for its bitmaps to pay off (dangling references to random addresses), it
  * is dropped and repeats are merged by sorting the list when it fills up,
- * which keeps the same bound at some cost in time. */
+ * which keeps the same bound at some cost in time.
+ *
+ * When the input can be read again (gs_validate_reader over a buffer or a
+ * file), a section's references only set bits in that second set as they
+ * come, which costs no list and no lookup of the object. At the section's
+ * end, a referenced ID that is not defined means the section has dangling
+ * references: it is then read again from its start, checking references as
+ * above but against all its objects, which gives the same list. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +42,8 @@
 #define EXPECTED_RECORD_BYTES 40
 #define EXPECTED_OBJECT_BYTES 64
 #define PRUNE_AHEAD     64     /* pending references looked up ahead while pruning */
+#define PREFETCH_AHEAD  32     /* references noted ahead in later mode */
+#define REREAD_AHEAD_BYTES (1u << 20) /* sections read again on the parsing threads */
 
 typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
 typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
@@ -51,8 +60,13 @@ struct gs_validator {
   char *section_name;
   size_t section_name_len;
   gs_idset defined;           /* objects of this section */
-  gs_idset forward;           /* IDs referenced before (or without) their object */
+  gs_idset forward;           /* IDs referenced before (or without) their object;
+                               * later mode: every ID referenced */
   int merge;                  /* forward was too sparse: repeats merged by sorting */
+  gs_reader *source;          /* the input, when gs_validate_reader reads it */
+  int later;                  /* this section's references are checked at its end */
+  int overflow;               /* later, and forward was too sparse: check them all */
+  gs_reader_mark mark;        /* later: where the section can be read again */
   first_ref *refs;            /* first such reference to each still pending */
   size_t nrefs, refs_cap;
   gs_idmap types;             /* value: index into type_infos */
@@ -243,6 +257,35 @@ static void add_bytes(gs_validator *v, const gs_record *rec) {
        (unsigned long long)GS_MAX_BYTES);
 }
 
+/* Later mode: only notes that the IDs are referenced. Each lands anywhere
+ * in the bitmaps and costs little else, so the next ones are asked for
+ * well ahead. */
+static int note_references(gs_validator *v, const uint64_t *refs, size_t n) {
+  size_t i;
+  for (i = 0; i < n && !v->overflow; i++) {
+    int added;
+    if (i + PREFETCH_AHEAD < n) gs_idset_prefetch(&v->forward, refs[i + PREFETCH_AHEAD]);
+    added = gs_idset_add(&v->forward, refs[i]);
+    if (added == GS_ELIMIT) {
+      gs_idset_clear(&v->forward);
+      v->overflow = 1;
+    } else if (added < 0) {
+      return added;
+    }
+  }
+  return GS_OK;
+}
+
+/* References land anywhere in the bitmaps: asks for them all first (in
+ * both sets, since the forward one is needed as often as not). */
+static void prefetch_refs(gs_validator *v, const uint64_t *refs, size_t n) {
+  size_t i;
+  for (i = 0; i < n && !v->later; i++) {
+    gs_idset_prefetch(&v->defined, refs[i]);
+    gs_idset_prefetch(&v->forward, refs[i]);
+  }
+}
+
 static int check_object(gs_validator *v, const gs_record *rec) {
   size_t i;
   int err = use_type(v, rec->type, rec->line);
@@ -251,12 +294,9 @@ static int check_object(gs_validator *v, const gs_record *rec) {
   if (!err)
     emit(v, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined more than once in this section",
          (unsigned long long)rec->id);
-  /* References land anywhere in the bitmaps: ask for them all first (in
-   * both sets, since the forward one is needed as often as not). */
-  for (i = 0; i < rec->nrefs; i++) {
-    gs_idset_prefetch(&v->defined, rec->refs[i]);
-    gs_idset_prefetch(&v->forward, rec->refs[i]);
-  }
+  /* Later mode: the caller notes the references. */
+  if (v->later) return GS_OK;
+  prefetch_refs(v, rec->refs, rec->nrefs);
   for (i = 0; i < rec->nrefs; i++)
     if ((err = check_reference(v, rec->refs[i], rec->line))) return err;
   return GS_OK;
@@ -378,11 +418,53 @@ static void emit_late(gs_validator *v, const late_diag *d) {
     emit(v, d->code, d->line, "type %llx is never defined", id);
 }
 
+/* Later mode: reads the section again, up to the line that closed it or
+ * until the first mention of each of the missing IDs was found, and checks
+ * its references against all its objects. */
+static int reread(gs_validator *v, uint64_t close_line, size_t missing) {
+  gs_reader *r;
+  gs_record rec;
+  int err = gs_reader_reopen(v->source, &v->mark, &r);
+  if (err) return err;
+  /* The first pass's workers wait on full slots: the processors are free.
+   * A small section is not worth starting threads for. */
+  if (gs_reader_offset(v->source) - v->mark.offset >= REREAD_AHEAD_BYTES &&
+      (err = gs_reader_start_thread(r))) {
+    gs_reader_free(r);
+    return err;
+  }
+  while ((err = gs_reader_next(r, &rec)) != GS_EOF) {
+    size_t i;
+    if (err == GS_EFORMAT) continue;
+    if (err || rec.line >= close_line) break;
+    if (rec.kind != GS_REC_OBJECT || rec.line <= v->section_line) continue;
+    prefetch_refs(v, rec.refs, rec.nrefs);
+    for (i = 0; i < rec.nrefs && !err; i++) err = check_reference(v, rec.refs[i], rec.line);
+    /* Without merging, the list holds each ID once. */
+    if (err || (!v->merge && v->nrefs >= missing)) break;
+  }
+  gs_reader_free(r);
+  return err == GS_EOF ? GS_OK : err;
+}
+
+/* Later mode: the section's dangling references into v->refs, as checking
+ * them as they came would have left them. */
+static int later_refs(gs_validator *v, uint64_t close_line) {
+  size_t missing = v->overflow ? SIZE_MAX : gs_idset_count_outside(&v->forward, &v->defined);
+  if (!missing) return GS_OK;
+  gs_idset_clear(&v->forward);
+  v->later = 0;
+  return reread(v, close_line, missing);
+}
+
 /* Reports what the whole section was needed for, in line order: three
- * lists already in that order are merged, so no copy of them is made. */
-static int close_section(gs_validator *v) {
+ * lists already in that order are merged, so no copy of them is made. The
+ * section ends before close_line. */
+static int close_section(gs_validator *v, uint64_t close_line) {
   late_diag *types, cand[3];
   size_t ntypes, at[3] = {0, 0, 0};
+  int err;
+  if (v->later && (err = later_refs(v, close_line))) return err;
   if (undefined_types(v, &types, &ntypes)) return GS_ENOMEM;
   order_refs(v);
   for (;;) {
@@ -409,7 +491,7 @@ static int close_section(gs_validator *v) {
   v->merge = 0;
   gs_idmap_clear(&v->types);
   v->ntypes = v->names_len = v->nroots = v->nrefs = 0;
-  v->in_section = 0;
+  v->in_section = v->later = 0;
   return GS_OK;
 }
 
@@ -419,7 +501,7 @@ static int open_section(gs_validator *v, const gs_record *rec) {
     emit(v, GS_D_NESTED_SECTION, rec->line,
          "AppDomain record inside the section opened at line %lu (no 'c' record before it)",
          (unsigned long)v->section_line);
-    if ((err = close_section(v))) return err;
+    if ((err = close_section(v, rec->line))) return err;
   }
   if (rec->id != 2)
     emit(v, GS_D_VERSION, rec->line, "format version %llx (this reader knows version 2)",
@@ -431,6 +513,8 @@ static int open_section(gs_validator *v, const gs_record *rec) {
   v->section_name_len = rec->name_len;
   v->section_line = rec->line;
   v->in_section = v->ever_section = 1;
+  v->later = v->source && gs_reader_mark_here(v->source, &v->mark) == GS_OK;
+  v->overflow = 0;
   v->counts.sections++;
   return GS_OK;
 }
@@ -441,7 +525,7 @@ static int end_section(gs_validator *v, const gs_record *rec) {
     emit(v, GS_D_SECTION_NAME, rec->line, "end record names '%.*s' but the section at line %lu is '%.60s'",
          (int)(rec->name_len > 60 ? 60 : rec->name_len), rec->name,
          (unsigned long)v->section_line, v->section_name);
-  return close_section(v);
+  return close_section(v, rec->line);
 }
 
 /* ---- entry points ---------------------------------------------------- */
@@ -463,15 +547,18 @@ static int dispatch(gs_validator *v, const gs_record *rec) {
 }
 
 int gs_validator_record(gs_validator *v, const gs_record *rec) {
+  int err;
   v->counts.records++;
-  return dispatch(v, rec);
+  err = dispatch(v, rec);
+  if (!err && v->later && rec->kind == GS_REC_OBJECT) err = note_references(v, rec->refs, rec->nrefs);
+  return err;
 }
 
 int gs_validator_finish(gs_validator *v) {
   if (v->in_section) {
     emit(v, GS_D_UNTERMINATED, v->section_line,
          "input ends inside the section '%.60s' opened here (no 'c' record)", v->section_name);
-    return close_section(v);
+    return close_section(v, UINT64_MAX);
   }
   if (!v->ever_section)
     emit(v, GS_D_NO_SECTION, 0, "no AppDomain section ('a' record) in the input");
@@ -495,11 +582,12 @@ static int flush_group(gs_validator *v, group *g) {
   size_t i;
   int err = GS_OK;
   for (i = 0; i < g->n; i++) gs_idmap_prefetch(&v->types, g->recs[i].type);
-  for (i = 0; i < g->nrefs; i++) {
-    gs_idset_prefetch(&v->defined, g->refs[i]);
-    gs_idset_prefetch(&v->forward, g->refs[i]);
+  prefetch_refs(v, g->refs, g->nrefs);
+  for (i = 0; i < g->n && !err; i++) {
+    v->counts.records++;
+    err = dispatch(v, &g->recs[i]);
   }
-  for (i = 0; i < g->n && !err; i++) err = gs_validator_record(v, &g->recs[i]);
+  if (!err && v->later) err = note_references(v, g->refs, g->nrefs);
   g->n = g->nrefs = 0;
   return err;
 }
@@ -532,6 +620,7 @@ int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_count
    * references ahead of their objects may touch from the start. */
   gs_idset_bitmaps_only(&v->forward, (size_t)(gs_reader_size_hint(r) / EXPECTED_RECORD_BYTES *
                                               EXPECTED_OBJECT_BYTES >> 24));
+  v->source = r;
   g->n = g->nrefs = 0;
   for (;;) {
     err = gs_reader_next(r, &rec);

@@ -9,7 +9,8 @@
 # and a naive validator, gcsnap-bench-naive) and each phase of gcsnap-bench
 # and `gcsnap dominators` in its own process, and does the same for the real
 # heaps it can get: wpfapp.gclog when the shared folder is present, and V8,
-# JVM and Mono heaps once gcsnap can convert them.
+# JVM and Mono heaps (made once, of at most 2 million objects), read by
+# gcsnap convert or captured by the agent's mono source.
 # README.md beside this script explains every figure.
 set -eu
 
@@ -242,30 +243,80 @@ not_available() {
 converts_from() { "$gcsnap" convert --help 2>&1 | grep -q -- "$1"; }
 
 real_heaps() {
-  v8=$work/v8-heap.heapsnapshot
   if ! command -v node >/dev/null; then not_available v8 "node is not installed"
   elif ! converts_from .heapsnapshot; then not_available v8 "gcsnap convert cannot read .heapsnapshot yet"
-  else
-    [ -s "$v8" ] || node -e "const a = []; for (let i = 0; i < 2000000; i++) a.push({i, next: a[i >> 1]});
-      require('v8').writeHeapSnapshot('$v8')" >/dev/null
-    "$gcsnap" convert "$v8" "$work/v8-heap.gclog" && run_input v8 "$work/v8-heap.gclog"
+  elif v8_heap && converted v8-heap.heapsnapshot; then run_input v8 "$work/v8-heap.gclog"
+  else not_available v8 "making or converting the heap failed (see above)"
   fi
   if ! command -v jcmd >/dev/null || ! command -v javac >/dev/null; then not_available jvm "no JDK (javac, jcmd)"
   elif ! converts_from .hprof; then not_available jvm "gcsnap convert cannot read .hprof yet"
-  else
-    jvm_heap && "$gcsnap" convert "$work/jvm-heap.hprof" "$work/jvm-heap.gclog" &&
-      run_input jvm "$work/jvm-heap.gclog"
+  elif jvm_heap && converted jvm-heap.hprof; then run_input jvm "$work/jvm-heap.gclog"
+  else not_available jvm "making or converting the heap failed (see above)"
   fi
   if ! command -v mono >/dev/null; then not_available mono "mono is not installed"
-  elif ! "$agent" --help 2>&1 | grep -q '^  mono\['; then not_available mono "gcsnap-agent has no mono source yet"
-  else
-    "$agent" --source "mono:objects=$objects" --out "$work/mono-heap.gclog" && run_input mono "$work/mono-heap.gclog"
+  elif [ ! -f "$build/lib/libmono-profiler-gcsnap.so" ] || [ ! -f "$build/mono-apps/Churn.exe" ]; then
+    not_available mono "$build has no Mono profiler module or Churn.exe (configure with Mono installed)"
+  elif mono_heap; then run_input mono "$work/mono-heap.gclog"
+  else not_available mono "capturing the heap failed (see above)"
   fi
+}
+
+# converted FILE: $work/FILE converted by gcsnap convert to the .gclog
+# beside it, unless that was made from the same FILE already.
+converted() {
+  out=$work/${1%.*}.gclog
+  [ -s "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$(cat "$work/$1.stamp")" ] && return 0
+  rm -f "$out.stamp"
+  note "converting $work/$1"
+  "$gcsnap" convert "$work/$1" "$out" && cp "$work/$1.stamp" "$out.stamp"
+}
+
+# v8_heap: a Node program holding a few million objects, written by
+# v8.writeHeapSnapshot.
+v8_heap() {
+  v8=$work/v8-heap.heapsnapshot
+  [ -s "$v8" ] && [ "$(cat "$v8.stamp" 2>/dev/null)" = "$(real_objects)" ] && return 0
+  rm -f "$v8" "$v8.stamp"
+  note "making a V8 heap snapshot of $(real_objects) objects"
+  node -e "const a = []; for (let i = 0; i < $(real_objects); i++) a.push({i, next: a[i >> 1]});
+    require('v8').writeHeapSnapshot('$v8')" >/dev/null && real_objects > "$v8.stamp"
+}
+
+# real_objects: objects of the real heaps, a few million at most so that
+# making them once stays short.
+real_objects() { if [ "$objects" -lt 2000000 ]; then echo "$objects"; else echo 2000000; fi; }
+
+# mono_heap: Churn.exe holding a few million objects on Mono with the
+# gcsnap profiler module, captured by gcsnap-agent's mono source.
+mono_heap() {
+  out=$work/mono-heap.gclog
+  [ -s "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$(real_objects)" ] && return 0
+  rm -f "$out" "$out.stamp" "$work/mono.sock" "$work/mono.in"
+  # Churn.exe exits at the end of its standard input: a pipe held open here.
+  mkfifo "$work/mono.in"
+  LD_LIBRARY_PATH=$build/lib mono --profile="gcsnap:socket=$work/mono.sock,ids=address" \
+    "$build/mono-apps/Churn.exe" "$(real_objects)" < "$work/mono.in" > "$work/mono.out" &
+  mpid=$!
+  exec 9> "$work/mono.in"
+  i=0 ok=0
+  while ! grep -q ready "$work/mono.out" 2>/dev/null; do
+    i=$((i + 1))
+    if [ "$i" -ge 600 ] || ! kill -0 "$mpid" 2>/dev/null; then break; fi
+    sleep 0.2
+  done
+  grep -q ready "$work/mono.out" 2>/dev/null &&
+    "$agent" --source "mono:$work/mono.sock" --clock 0 --out "$out" && ok=1
+  exec 9>&-
+  wait "$mpid" 2>/dev/null || true
+  rm -f "$work/mono.in"
+  [ "$ok" = 1 ] && real_objects > "$out.stamp"
 }
 
 # jvm_heap: a JVM holding a few million objects, dumped by jcmd GC.heap_dump.
 jvm_heap() {
-  [ -s "$work/jvm-heap.hprof" ] && return 0
+  [ -s "$work/jvm-heap.hprof" ] && [ "$(cat "$work/jvm-heap.hprof.stamp" 2>/dev/null)" = "$(real_objects)" ] &&
+    return 0
+  rm -f "$work/jvm-heap.hprof" "$work/jvm-heap.hprof.stamp"
   mkdir -p "$work/jvm"
   cat > "$work/jvm/Fill.java" <<'JAVA'
 public class Fill {
@@ -281,7 +332,7 @@ public class Fill {
 }
 JAVA
   javac -d "$work/jvm" "$work/jvm/Fill.java" || return 1
-  java -cp "$work/jvm" Fill 2000000 > "$work/jvm/out.txt" &
+  java -cp "$work/jvm" Fill "$(real_objects)" > "$work/jvm/out.txt" &
   jpid=$!
   i=0
   while ! grep -q ready "$work/jvm/out.txt" 2>/dev/null; do
@@ -292,7 +343,7 @@ JAVA
   jcmd "$jpid" GC.heap_dump "$work/jvm-heap.hprof" >/dev/null
   kill "$jpid"
   wait "$jpid" 2>/dev/null || true
-  [ -s "$work/jvm-heap.hprof" ]
+  [ -s "$work/jvm-heap.hprof" ] && real_objects > "$work/jvm-heap.hprof.stamp"
 }
 
 for shape in $shapes; do

@@ -1,7 +1,7 @@
 /* test_idset.c - the ID set behind validation and graph loading: membership,
- * duplicates, rank and member order in each of its three representations
- * (address bitmaps, one bit per ID value, hash table), and the switches
- * between them while a set fills. */
+ * duplicates, rank and member order in each of its representations (address
+ * bitmaps at 8 then 4 bytes a bit, one bit per ID value, hash table), and
+ * the switches between them while a set fills. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -85,8 +85,22 @@ static void addresses_use_bitmaps(void **state) {
     uint64_t segment = i % 3 == 0 ? UINT64_C(0x7ff000000000) : i % 3 == 1 ? 0x02000000 : UINT64_C(0x180000000);
     ids[i] = segment + 24 * (i / 3) + 8 * (i % 2);
   }
-  check_set(ids, n, 0, 2);
+  check_set(ids, n, 0, 3);
   shuffle(ids, n, 5);
+  check_set(ids, n, 0, 3);
+  free(ids);
+}
+
+/* A 32-bit heap: 4-byte aligned IDs take a bit per 4 bytes, also when the
+ * first such ID comes after many 8-byte aligned ones. */
+static void four_byte_addresses(void **state) {
+  size_t n = 300000, i;
+  uint64_t *ids = malloc(n * sizeof *ids);
+  (void)state;
+  for (i = 0; i < n; i++) ids[i] = 0x02000000 + 12 * i;
+  check_set(ids, n, 0, 2);
+  for (i = 0; i < n; i++) ids[i] = 0x02000000 + 16 * i;
+  ids[n - 1] = 0x02000000 + 16 * n + 4;
   check_set(ids, n, 0, 2);
   free(ids);
 }
@@ -119,12 +133,13 @@ static void edge_ids(void **state) {
   uint64_t ids[] = {0, 4, UINT64_MAX - 3, UINT64_C(1) << 63, 0xfffffffc};
   (void)state;
   check_set(ids, 5, 0, 2);
-  check_set(ids, 0, 0, 2);
+  check_set(ids, 0, 0, 3);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(addresses_use_bitmaps),
+    cmocka_unit_test(four_byte_addresses),
     cmocka_unit_test(counters_use_one_bit_per_id),
     cmocka_unit_test(scattered_ids_use_a_hash_table),
     cmocka_unit_test(edge_ids),

@@ -208,12 +208,13 @@ static void note_diag(void *ctx, const gs_diag *d) {
                  d->message);
 }
 
-static void validate_transcript(const char *data, size_t len, int mode, gsu_buf *out) {
+static void validate_transcript(const char *data, size_t len, int mode, size_t max_line, gsu_buf *out) {
   chunked c = {data, len, 0, 7};
   gs_validate_counts counts;
   gs_reader *r;
   if (mode & MODE_CHUNKED) gsu_assert_ok(gs_reader_new(&r, chunked_read, &c));
   else gsu_assert_ok(gs_reader_new_buffer(&r, data, len));
+  gs_reader_set_max_line(r, max_line);
   gs_reader_set_fast_path(r, mode & MODE_FAST);
   if (mode & MODE_THREAD) gsu_assert_ok(gs_reader_start_thread(r));
   gsu_assert_ok(gs_validate_reader(r, note_diag, out, &counts));
@@ -255,26 +256,54 @@ static void shape_heap(gsu_buf *b, int shape, size_t n) {
   gsu_buf_printf(b, "r %llx 1 0\nc Shape 0\n", (unsigned long long)0x7f0000000000u);
 }
 
+/* Validates in every mode and compares with mode 0 (a buffer read whole,
+ * which reads a section again for its dangling references); the diagnostics
+ * must include each of want. */
+static void validation_alike(const char *what, const gsu_buf *in, size_t max_line, const char **want) {
+  gsu_buf base = {0};
+  int mode;
+  validate_transcript(in->data, in->len, 0, max_line, &base);
+  for (; *want; want++) assert_true(strstr(base.data, *want) != NULL);
+  for (mode = 1; mode < MODES; mode++) {
+    gsu_buf got = {0};
+    if ((mode & MODE_THREAD) && gsu_no_processes()) continue;
+    validate_transcript(in->data, in->len, mode, max_line, &got);
+    if (got.len != base.len || memcmp(got.data, base.data, base.len))
+      fail_msg("%s: mode %d validates differently:\n%.300s\n---\n%.300s", what, mode, base.data,
+               got.data);
+    gsu_buf_free(&got);
+  }
+  gsu_buf_free(&base);
+}
+
 static void validation_alike_on_every_shape(void **state) {
-  int shape, mode;
+  static const char *want[] = {"dangling", NULL};
+  static const char *names[] = {"back", "forward", "random"};
+  int shape;
   (void)state;
   for (shape = SHAPE_BACK; shape <= SHAPE_RANDOM; shape++) {
-    gsu_buf in = {0}, base = {0};
+    gsu_buf in = {0};
     shape_heap(&in, shape, 60000);
-    validate_transcript(in.data, in.len, 0, &base);
-    assert_true(strstr(base.data, "dangling") != NULL);
-    for (mode = 1; mode < MODES; mode++) {
-      gsu_buf got = {0};
-      if ((mode & MODE_THREAD) && gsu_no_processes()) continue;
-      validate_transcript(in.data, in.len, mode, &got);
-      if (got.len != base.len || memcmp(got.data, base.data, base.len))
-        fail_msg("shape %d: mode %d validates differently:\n%.300s\n---\n%.300s", shape, mode,
-                 base.data, got.data);
-      gsu_buf_free(&got);
-    }
+    validation_alike(names[shape], &in, GS_READER_DEFAULT_MAX_LINE, want);
     gsu_buf_free(&in);
-    gsu_buf_free(&base);
   }
+}
+
+/* Many small sections, each with dangling references, some after a line
+ * over the limit: each is read again from its own start. */
+static void many_sections_validate_alike(void **state) {
+  static const char *want[] = {"dangling", "line-too-long", NULL};
+  gsu_buf in = {0};
+  size_t i;
+  (void)state;
+  for (i = 0; i < 4000; i++) {
+    gsu_buf_printf(&in, "a 2 S%zu 0\nt 1 A\no %zx 1 8 %zx %zx\n", i, 0x1000 + 16 * i, 0x1000 + 16 * i,
+                   0x900000 + 8 * (i % 7));
+    if (i % 997 == 5) gsu_buf_printf(&in, "o 1 1 8 %0*d\n", 2000, 1);
+    gsu_buf_printf(&in, "r %zx 1 0\nc S%zu 0\n", 0x1000 + 16 * i, i);
+  }
+  validation_alike("many sections", &in, GS_READER_MIN_MAX_LINE, want);
+  gsu_buf_free(&in);
 }
 
 /* Freeing a reader whose thread is still parsing stops it cleanly. */
@@ -305,6 +334,7 @@ int main(void) {
     cmocka_unit_test(long_lines_read_alike),
     cmocka_unit_test(mixed_blocks_read_alike),
     cmocka_unit_test(validation_alike_on_every_shape),
+    cmocka_unit_test(many_sections_validate_alike),
     cmocka_unit_test(free_while_parsing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

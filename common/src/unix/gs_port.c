@@ -43,6 +43,16 @@ int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got) {
   }
 }
 
+int gs_port_pread_fd(int fd, void *buf, size_t cap, uint64_t offset, size_t *got) {
+  /* A 32-bit off_t cannot say where: better an error than other bytes. */
+  if (sizeof(off_t) < 8 && offset > 0x7fffffffu) return GS_EINVAL;
+  for (;;) {
+    ssize_t n = pread(fd, buf, cap, (off_t)offset);
+    if (n >= 0) { *got = (size_t)n; return GS_OK; }
+    if (errno != EINTR) return port_fail(GS_EIO);
+  }
+}
+
 unsigned long long gs_port_fd_size(int fd) {
   struct stat st;
   if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < 0) return 0;
