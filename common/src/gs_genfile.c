@@ -17,8 +17,12 @@ struct gs_genfile {
 };
 
 char *gs_genfile_path(const char *dump) {
-  char *p = malloc(strlen(dump) + sizeof ".gens.json");
-  if (p) sprintf(p, "%s.gens.json", dump);
+  size_t n = strlen(dump);
+  char *p = malloc(n + sizeof ".gens.json");
+  if (p) {   /* no sprintf: CE's C library lacks it */
+    memcpy(p, dump, n);
+    memcpy(p + n, ".gens.json", sizeof ".gens.json");
+  }
   return p;
 }
 
