@@ -4,7 +4,8 @@
  * gs_mono_mem.c  memory that is safe to take while the world is stopped:
  *                growable arrays and hash maps on mmap, never malloc
  * gs_mono_snap.c the capture: an induced full collection, the heap walk,
- *                roots, GC handles and stable identities, in the pause
+ *                roots and GC handles in the pause; stable identities
+ *                after it
  * gs_mono_emit.c the snapshot written to the agent as text lines, after
  *                the world restarted (type names, I/O)
  * gs_mono_prof.c the module's entry point, options, runtime callbacks and
@@ -33,22 +34,30 @@ typedef struct gsm_vec {
 void *gsm_vec_push(gsm_vec *v, size_t n);
 void gsm_vec_free(gsm_vec *v);
 
-/* An open-addressing map from nonzero 64-bit keys to 64-bit values. It
- * grows only in gsm_map_put_grow, never in put, so the pause can size it
- * first and insert without mapping memory. */
+/* An open-addressing map from nonzero 64-bit keys to 64-bit values, 16
+ * bytes a slot, at most 3/4 full. It grows only in gsm_map_put_grow and
+ * gsm_map_reserve, never in put, so a caller that must not map memory
+ * (the pause) can size it first and insert without growing. */
 typedef struct gsm_map {
   uint64_t *slots;        /* key, value pairs */
-  size_t mask, count;     /* slots - 1; keys held */
+  size_t n, count;        /* slots, keys held */
 } gsm_map;
 
 int gsm_map_init(gsm_map *m, size_t keys);     /* room for keys at half load; 0 or -1 */
 void gsm_map_free(gsm_map *m);
+/* Room for keys in all without growing, by a table half as large again
+ * when it lacks: 0 or -1. */
+int gsm_map_reserve(gsm_map *m, size_t keys);
+size_t gsm_map_bytes(const gsm_map *m);
 uint64_t gsm_map_get(const gsm_map *m, uint64_t key);   /* 0: absent */
+uint64_t *gsm_map_find(const gsm_map *m, uint64_t key); /* its value, in place; NULL */
 /* Starts loading key's slot into the cache: lookups in a row hide misses. */
 void gsm_map_prefetch(const gsm_map *m, uint64_t key);
 void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value);  /* needs room */
 int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value);  /* 0 or -1 */
 uint64_t gsm_map_del(gsm_map *m, uint64_t key);   /* its value, 0: absent */
+/* Deletes the keys whose value lacks the bit keep, and clears it in the rest. */
+void gsm_map_sweep(gsm_map *m, uint64_t keep);
 
 /* Bytes in use now and at most since the last reset: the pages the arrays
  * wrote (mapped pages never written cost nothing) and the maps' tables. */
@@ -77,6 +86,7 @@ typedef struct gsm_root {
 typedef struct gsm_snap {
   gsm_vec objs, refs, roots;
   uint64_t pause_us, mem_bytes;
+  uint64_t ids_bytes;     /* the identity map kept between captures */
   char error[160];        /* nonempty: the capture failed */
 } gsm_snap;
 

@@ -5,8 +5,9 @@
  *   t ID NAME                    a type, before the objects that use it
  *   o ID TYPE SIZE [REF...]      an object and its references
  *   r ID KIND FLAGS CONTAINER    a root (CONTAINER: a type ID, statics only)
- *   e PAUSE_US MEM_BYTES         the end: the world-stopped time, the
- *                                module's added memory
+ *   e PAUSE_US MEM_BYTES IDS_BYTES  the end: the world-stopped time, the
+ *                                module's added memory, the identity map it
+ *                                keeps between captures (0 without stable IDs)
  *   x MESSAGE                    the capture failed (instead of the rest)
  *
  * Numbers are hexadecimal. Type IDs stay the same for a class for the life
@@ -181,8 +182,9 @@ int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
     put("\n", 1);
   }
   put("e", 1);
-    put_hex(' ', s->pause_us);
+  put_hex(' ', s->pause_us);
   put_hex(' ', s->mem_bytes);
+  put_hex(' ', s->ids_bytes);
   put("\n", 1);
   flush();
   return out_failed ? -1 : 0;

@@ -9,10 +9,12 @@
  * Roots arrive as (slot, object) pairs; their reason is the registered
  * root range the slot lies in. GC handles are not reported as roots: the
  * module follows their creation and deletion and reads their targets in
- * the pause. With stable IDs, a map from address to identity follows the
- * collector's moves between captures and is rebuilt from each walk; an
- * identity whose class and size changed at its address is a new object
- * that reused a dead one's address without a move. */
+ * the pause. With stable IDs, one map from address to identity follows the
+ * collector's moves (from the first capture on) and is brought up to date
+ * in place after each walk, once the world restarted: the moves that come
+ * meanwhile wait, so the map is the heap as the walk saw it. An identity
+ * whose class and size changed at its address is a new object that
+ * reused a dead one's address without a move. */
 #include <string.h>
 #include <mono/metadata/profiler.h>
 #include "gs_mono.h"
@@ -26,23 +28,26 @@ typedef struct root_range {
 
 #define ID_BITS   40
 #define ID_MASK   (((uint64_t)1 << ID_BITS) - 1)
+#define CHECK_MASK 0x7fffffu     /* 23 bits of class and size above the ID */
+#define SEEN      ((uint64_t)1 << 63)  /* in the last walk: kept by the sweep */
 #define PREFETCH  16            /* map lookups started ahead of use */
 
 static struct {
-  int stable, max_gen;
+  int stable, max_gen, tracking;
   volatile int capturing;
   pthread_mutex_t ranges_lock, handles_lock, moves_lock;
-  int deferring;                /* moves wait in pending: ids is being read */
+  int deferring;                /* moves wait in pending: ids is the walk's heap */
   int lost_moves;               /* pending ran out of memory: forget every identity */
+  size_t walked_moves;          /* the pending moves that came before the last walk */
   gsm_vec pending;              /* old, new address pairs */
   gsm_vec ranges;               /* root_range, sorted by start */
   gsm_map handles;              /* handle + 1 -> type + 1 */
-  gsm_map ids;                  /* address -> identity | check << ID_BITS */
+  gsm_map ids;                  /* address -> identity | check << ID_BITS | SEEN */
   uint64_t next_id, stop_t0;
   gsm_snap *snap;
   MonoProfilerHandle handle;
-} S = {0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-       PTHREAD_MUTEX_INITIALIZER, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
+} S = {0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+       PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
        {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
 
 static void fail(const char *why) {
@@ -186,7 +191,7 @@ static void handle_roots(void) {
     fail("a thread was stopped while changing the GC handle table; try again");
     return;
   }
-  for (i = 0; S.handles.slots && i <= S.handles.mask; i++) {
+  for (i = 0; S.handles.slots && i < S.handles.n; i++) {
     uint64_t h = S.handles.slots[2 * i], type = S.handles.slots[2 * i + 1] - 1;
     MonoObject *o;
     if (!h || !(o = mono_gchandle_get_target((uint32_t)(h - 1)))) continue;
@@ -229,7 +234,7 @@ oom:
 
 static uint64_t check_of(const gsm_obj *o) {
   uint64_t h = (uint64_t)(uintptr_t)o->klass * 0x9e3779b97f4a7c15ULL ^ o->size;
-  return (h >> 40) & 0xffffff;
+  return (h >> 41) & CHECK_MASK;
 }
 
 static uint64_t id_of(const gsm_map *m, uint64_t addr) {
@@ -237,47 +242,15 @@ static uint64_t id_of(const gsm_map *m, uint64_t addr) {
   return v ? v & ID_MASK : addr;
 }
 
+/* An address that still holds an entry is a dead object's: overwritten. */
 static void move(uint64_t from, uint64_t to) {
   uint64_t v = gsm_map_del(&S.ids, from);
   if (v) gsm_map_put(&S.ids, to, v);
 }
 
-static void apply_pending(void) {
+static void apply_moves(size_t from, size_t to) {
   const uint64_t *pairs = (const uint64_t *)S.pending.p;
-  size_t i;
-  for (i = 0; i < S.pending.len; i++) move(pairs[2 * i], pairs[2 * i + 1]);
-  gsm_vec_free(&S.pending);
-}
-
-/* Gives every walked object its identity, in the pause. When asked, the
- * objects get their identities at once; their references and roots are
- * rewritten after the world restarted (rewrite_refs), from the map, while
- * moves wait. */
-static void assign_ids(gsm_snap *s, int rewrite) {
-  gsm_map fresh;
-  gsm_obj *o = (gsm_obj *)s->objs.p;
-  size_t i;
-  if (S.deferring) apply_pending();   /* an earlier walk of this capture */
-  if (S.lost_moves) gsm_map_free(&S.ids);  /* an identity may have moved unseen */
-  S.lost_moves = 0;
-  if (gsm_map_init(&fresh, s->objs.len)) {
-    fail("out of memory for the identity map");
-    return;
-  }
-  for (i = 0; i < s->objs.len; i++) {
-    uint64_t old, id, check = check_of(&o[i]);
-    if (i + PREFETCH < s->objs.len) {
-      gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
-      gsm_map_prefetch(&fresh, o[i + PREFETCH].id);
-    }
-    old = gsm_map_get(&S.ids, o[i].id);
-    id = old && old >> ID_BITS == check ? old & ID_MASK : ++S.next_id;
-    gsm_map_put(&fresh, o[i].id, id | check << ID_BITS);
-    if (rewrite) o[i].id = id;
-  }
-  gsm_map_free(&S.ids);
-  S.ids = fresh;
-  S.deferring = rewrite;
+  for (; from < to; from++) move(pairs[2 * from], pairs[2 * from + 1]);
 }
 
 /* Moves come from the collector with the world stopped; the capture's
@@ -288,9 +261,10 @@ static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count
   (void)p;
   pthread_mutex_lock(&S.moves_lock);
   if (S.deferring && !(q = gsm_vec_push(&S.pending, (size_t)(count / 2)))) S.lost_moves = 1;
-  for (i = 0; i + 1 < count; i += 2) {
+  for (i = 0; i + 1 < count && (S.deferring || S.ids.count); i += 2) {
     uint64_t from = (uint64_t)(uintptr_t)objects[i], to = (uint64_t)(uintptr_t)objects[i + 1];
     if (!S.deferring) {
+      if (i + 2 * PREFETCH < count) gsm_map_prefetch(&S.ids, (uint64_t)(uintptr_t)objects[i + 2 * PREFETCH]);
       move(from, to);
     } else if (q) {
       *q++ = from;
@@ -298,6 +272,47 @@ static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count
     }
   }
   pthread_mutex_unlock(&S.moves_lock);
+}
+
+/* In the pause: from now on moves wait, so that the map stays the heap the
+ * walk saw until the walked objects have their identities. */
+static void freeze_ids(void) {
+  pthread_mutex_lock(&S.moves_lock);
+  S.deferring = 1;
+  S.walked_moves = S.pending.len;
+  pthread_mutex_unlock(&S.moves_lock);
+}
+
+/* The known objects: their entries marked SEEN, their identities taken.
+ * The others are set in miss (a bit an object); their number. */
+static size_t keep_known(gsm_snap *s, uint64_t *miss, int rewrite) {
+  gsm_obj *o = (gsm_obj *)s->objs.p;
+  size_t i, misses = 0;
+  for (i = 0; i < s->objs.len; i++) {
+    uint64_t *v;
+    if (i + PREFETCH < s->objs.len) gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
+    v = gsm_map_find(&S.ids, o[i].id);
+    if (v && (*v >> ID_BITS & CHECK_MASK) == check_of(&o[i])) {
+      *v |= SEEN;
+      if (rewrite) o[i].id = *v & ID_MASK;
+    } else {
+      miss[i / 64] |= (uint64_t)1 << (i % 64);
+      misses++;
+    }
+  }
+  return misses;
+}
+
+static void add_new(gsm_snap *s, const uint64_t *miss, int rewrite) {
+  gsm_obj *o = (gsm_obj *)s->objs.p;
+  size_t i;
+  for (i = 0; i < s->objs.len; i++) {
+    uint64_t id;
+    if (!(miss[i / 64] >> (i % 64) & 1)) continue;
+    id = ++S.next_id;
+    gsm_map_put(&S.ids, o[i].id, id | check_of(&o[i]) << ID_BITS);
+    if (rewrite) o[i].id = id;
+  }
 }
 
 static void rewrite_refs(gsm_snap *s) {
@@ -309,15 +324,50 @@ static void rewrite_refs(gsm_snap *s) {
     r[i] = id_of(&S.ids, r[i]);
   }
   for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
+}
+
+/* Brings the map to the walked heap in place: the known objects keep
+ * their identities, the dead ones leave, the new ones get new identities;
+ * when asked, the snapshot's IDs become identities. -1: out of memory. */
+static int assign_ids(gsm_snap *s, int rewrite) {
+  gsm_vec miss = {NULL, 0, 0, sizeof(uint64_t), 0};
+  size_t misses;
+  uint64_t *bits = gsm_vec_push(&miss, s->objs.len / 64 + 1);
+  if (!bits) return -1;
+  misses = keep_known(s, bits, rewrite);
+  gsm_map_sweep(&S.ids, SEEN);
+  if (gsm_map_reserve(&S.ids, S.ids.count + misses)) {
+    gsm_vec_free(&miss);
+    return -1;
+  }
+  add_new(s, bits, rewrite);
+  gsm_vec_free(&miss);
+  if (rewrite) rewrite_refs(s);
+  return 0;
+}
+
+/* After the world restarted. The moves of a collection before the last
+ * walk go into the map first, those that came after it last. */
+static void settle_ids(gsm_snap *s, int rewrite) {
   pthread_mutex_lock(&S.moves_lock);
-  apply_pending();
+  apply_moves(0, S.walked_moves);
+  if (S.lost_moves) gsm_map_free(&S.ids);   /* a move went unseen */
+  S.lost_moves = 0;
+  pthread_mutex_unlock(&S.moves_lock);
+  if (!s->error[0] && assign_ids(s, rewrite)) {
+    gsm_map_free(&S.ids);
+    strcpy(s->error, "out of memory for the identity map");
+  }
+  pthread_mutex_lock(&S.moves_lock);
+  apply_moves(S.walked_moves, S.pending.len);
+  gsm_vec_free(&S.pending);
   S.deferring = 0;
+  if (S.lost_moves) gsm_map_free(&S.ids);
+  S.lost_moves = 0;
   pthread_mutex_unlock(&S.moves_lock);
 }
 
 /* ---- the collection ---- */
-
-static int rewrite_ids;
 
 static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bool serial) {
   gsm_snap *s = S.snap;
@@ -339,7 +389,7 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   s->objs.len = s->refs.len = 0;
   mono_gc_walk_heap(0, on_object, s);
   handle_roots();
-  if (S.stable && !s->error[0]) assign_ids(s, rewrite_ids);
+  if (S.stable) freeze_ids();
 }
 
 void gsm_snap_install(void *handle, int stable) {
@@ -349,7 +399,6 @@ void gsm_snap_install(void *handle, int stable) {
   mono_profiler_set_gc_root_unregister_callback(S.handle, on_root_unregister);
   mono_profiler_set_gc_handle_created_callback(S.handle, on_handle_created);
   mono_profiler_set_gc_handle_deleted_callback(S.handle, on_handle_deleted);
-  if (stable) mono_profiler_set_gc_moves_callback(S.handle, on_moves);
 }
 
 void gsm_snap_capture(gsm_snap *s, int stable_ids) {
@@ -365,9 +414,11 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   gsm_mem_reset_peak();
   t0 = gsm_mem_peak();
   S.snap = s;
-  rewrite_ids = stable_ids;
   S.max_gen = mono_gc_max_generation();
-  /* The roots and GC events cost the collector only while a capture runs. */
+  /* The roots and GC events cost the collector only while a capture runs;
+   * moves only from the first capture on, as no identity exists before. */
+  if (S.stable && !S.tracking) mono_profiler_set_gc_moves_callback(S.handle, on_moves);
+  S.tracking = S.stable;
   mono_profiler_set_gc_roots_callback(S.handle, on_roots);
   mono_profiler_set_gc_event_callback(S.handle, on_gc);
   S.capturing = 1;
@@ -376,8 +427,9 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   mono_profiler_set_gc_event_callback(S.handle, NULL);
   mono_profiler_set_gc_roots_callback(S.handle, NULL);
   S.snap = NULL;
-  if (S.deferring) rewrite_refs(s);
+  if (S.deferring) settle_ids(s, stable_ids);
   s->mem_bytes = gsm_mem_peak() - t0;
+  s->ids_bytes = gsm_map_bytes(&S.ids);
   if (!s->error[0] && !s->objs.len) strcpy(s->error, "the collection walked no object");
 }
 
