@@ -69,17 +69,21 @@ uint64_t gsm_now_us(void);
 
 /* ---- gs_mono_snap.c ---- */
 
+/* 16 bytes an object. Its references follow those of the object before
+ * it in refs, each stored as value << 1, the last one's low bit set. */
 typedef struct gsm_obj {
   uint64_t id;            /* the address, or the stable identity */
-  MonoClass *klass;
-  uint32_t size;
-  uint32_t nrefs;         /* its references: the next nrefs of refs */
+  uint32_t type;          /* gsm_class_index */
+  uint32_t size;          /* bytes, GSM_HAS_REFS when it has references */
 } gsm_obj;
+
+#define GSM_HAS_REFS 0x80000000u
+#define GSM_SIZE_MAX 0x7fffffffu
 
 typedef struct gsm_root {
   uint64_t id;
-  MonoClass *container;   /* static roots: the declaring type */
-  uint32_t kind, flags;
+  uint32_t container;     /* static roots: the declaring type's index, else 0 */
+  uint16_t kind, flags;
 } gsm_root;
 
 /* One capture's result, valid until gsm_snap_release. */
@@ -90,6 +94,12 @@ typedef struct gsm_snap {
   char error[160];        /* nonempty: the capture failed */
 } gsm_snap;
 
+/* A class's index, from 1, the same for the life of the process; the
+ * pause may ask (mappings only). 0: out of memory. */
+uint32_t gsm_class_index(MonoClass *k);
+MonoClass *gsm_class_at(uint32_t index);
+uint32_t gsm_class_count(void);
+
 /* Installs the runtime callbacks; stable: track objects across moves. */
 void gsm_snap_install(void *handle, int stable);
 /* Runs a capture from a thread attached to the runtime. stable_ids: the
@@ -99,8 +109,9 @@ void gsm_snap_release(gsm_snap *s);
 
 /* ---- gs_mono_emit.c ---- */
 
-/* Resolves type names (on a thread attached to the runtime): 0 or -1. */
-int gsm_emit_prepare(const gsm_snap *s, char *err, size_t errcap);
+/* Resolves the names of the classes met so far (on a thread attached to
+ * the runtime): 0 or -1. */
+int gsm_emit_prepare(char *err, size_t errcap);
 /* Writes the snapshot's lines to fd; 0, or -1 when the peer went away or
  * stalled. */
 int gsm_emit(int fd, const gsm_snap *s, const char *domain);

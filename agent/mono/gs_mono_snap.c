@@ -15,6 +15,7 @@
  * meanwhile wait, so the map is the heap as the walk saw it. An identity
  * whose class and size changed at its address is a new object that
  * reused a dead one's address without a move. */
+#include <assert.h>
 #include <string.h>
 #include <mono/metadata/profiler.h>
 #include "gs_mono.h"
@@ -129,15 +130,15 @@ static const root_range *range_of(uintptr_t slot) {
   return r && slot - r->start < r->size ? r : NULL;
 }
 
-static gsm_root *push_root(uint64_t obj, uint32_t kind, uint32_t flags, MonoClass *container) {
+static gsm_root *push_root(uint64_t obj, uint32_t kind, uint32_t flags, uint32_t container) {
   gsm_root *r = gsm_vec_push(&S.snap->roots, 1);
   if (!r) {
     fail("out of memory for roots");
     return NULL;
   }
   r->id = obj;
-  r->kind = kind;
-  r->flags = flags;
+  r->kind = (uint16_t)kind;
+  r->flags = (uint16_t)flags;
   r->container = container;
   return r;
 }
@@ -153,10 +154,10 @@ static void on_roots(MonoProfiler *p, uint64_t count, const mono_byte *const *ad
   locked = pthread_mutex_trylock(&S.ranges_lock) == 0;
   for (i = 0; i < count; i++) {
     const root_range *r = range_of((uintptr_t)addresses[i]);
-    MonoClass *container = NULL;
+    uint32_t container = 0;
     if (!objects[i]) continue;
     if (r && r->source == MONO_ROOT_SOURCE_GC_HANDLE) continue;  /* from the handle table */
-    if (r && r->kind == 4 && r->key) container = mono_vtable_class((MonoVTable *)r->key);
+    if (r && r->kind == 4 && r->key) container = gsm_class_index(mono_vtable_class((MonoVTable *)r->key));
     if (!push_root((uint64_t)(uintptr_t)objects[i], r ? r->kind : 0, r ? r->flags : 0,
                    container))
       break;
@@ -197,33 +198,73 @@ static void handle_roots(void) {
     if (!h || !(o = mono_gchandle_get_target((uint32_t)(h - 1)))) continue;
     if (!push_root((uint64_t)(uintptr_t)o, 3,
                    type == MONO_GC_HANDLE_PINNED ? 1 : type <= MONO_GC_HANDLE_WEAK_TRACK_RESURRECTION ? 2 : 0,
-                   NULL))
+                   0))
       break;
   }
   pthread_mutex_unlock(&S.handles_lock);
 }
 
+/* ---- classes ---- */
+
+static gsm_vec classes = {NULL, 0, 0, sizeof(MonoClass *), 0};
+static gsm_map class_index;       /* class -> its index */
+static MonoClass *last_class;     /* the walk meets runs of one class */
+static uint32_t last_index;
+
+uint32_t gsm_class_index(MonoClass *k) {
+  uint64_t v;
+  if (k == last_class && k) return last_index;
+  if (!(v = gsm_map_get(&class_index, (uint64_t)(uintptr_t)k))) {
+    MonoClass **slot = gsm_vec_push(&classes, 1);
+    if (!slot) return 0;
+    *slot = k;
+    v = classes.len;
+    if (gsm_map_put_grow(&class_index, (uint64_t)(uintptr_t)k, v)) {
+      classes.len--;
+      return 0;
+    }
+  }
+  last_class = k;
+  last_index = (uint32_t)v;
+  return last_index;
+}
+
+MonoClass *gsm_class_at(uint32_t index) {
+  assert(index >= 1 && index <= classes.len);
+  return ((MonoClass **)classes.p)[index - 1];
+}
+
+uint32_t gsm_class_count(void) { return (uint32_t)classes.len; }
+
 /* ---- the walk ---- */
+
+/* The object before this one has all its references: mark the last. */
+static void close_refs(gsm_snap *s) {
+  const gsm_obj *last = s->objs.len ? (const gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
+  if (last && (last->size & GSM_HAS_REFS)) ((uint64_t *)s->refs.p)[s->refs.len - 1] |= 1;
+}
 
 static int on_object(MonoObject *obj, MonoClass *klass, uintptr_t size, uintptr_t num,
                      MonoObject **refs, uintptr_t *offsets, void *data) {
   gsm_snap *s = data;
   gsm_obj *last = s->objs.len ? (gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
   uint64_t *r;
-  uintptr_t i;
+  uintptr_t i, bytes;
   (void)offsets;
   /* An object with many references comes in several calls, the later
    * ones with size 0. */
   if (!(size == 0 && last && last->id == (uint64_t)(uintptr_t)obj)) {
+    close_refs(s);
     if (!(last = gsm_vec_push(&s->objs, 1))) goto oom;
+    bytes = mono_object_get_size(obj);
     last->id = (uint64_t)(uintptr_t)obj;
-    last->klass = klass;
-    last->size = (uint32_t)mono_object_get_size(obj);
-    last->nrefs = 0;
+    last->size = bytes > GSM_SIZE_MAX ? GSM_SIZE_MAX : (uint32_t)bytes;
+    if (!(last->type = gsm_class_index(klass))) goto oom;
   }
-  if (num && !(r = gsm_vec_push(&s->refs, num))) goto oom;
-  for (i = 0; i < num; i++) r[i] = (uint64_t)(uintptr_t)refs[i];
-  last->nrefs += (uint32_t)num;
+  if (!num) return 0;
+  if (!(r = gsm_vec_push(&s->refs, num))) goto oom;
+  for (i = 0; i < num; i++) r[i] = (uint64_t)(uintptr_t)refs[i] << 1;
+  last->size |= GSM_HAS_REFS;
   return 0;
 oom:
   fail("out of memory for the heap walk");
@@ -233,7 +274,7 @@ oom:
 /* ---- stable identities ---- */
 
 static uint64_t check_of(const gsm_obj *o) {
-  uint64_t h = (uint64_t)(uintptr_t)o->klass * 0x9e3779b97f4a7c15ULL ^ o->size;
+  uint64_t h = ((uint64_t)o->type << 32 | (o->size & GSM_SIZE_MAX)) * 0x9e3779b97f4a7c15ULL;
   return (h >> 41) & CHECK_MASK;
 }
 
@@ -264,7 +305,6 @@ static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count
   for (i = 0; i + 1 < count && (S.deferring || S.ids.count); i += 2) {
     uint64_t from = (uint64_t)(uintptr_t)objects[i], to = (uint64_t)(uintptr_t)objects[i + 1];
     if (!S.deferring) {
-      if (i + 2 * PREFETCH < count) gsm_map_prefetch(&S.ids, (uint64_t)(uintptr_t)objects[i + 2 * PREFETCH]);
       move(from, to);
     } else if (q) {
       *q++ = from;
@@ -320,8 +360,8 @@ static void rewrite_refs(gsm_snap *s) {
   gsm_root *rt = (gsm_root *)s->roots.p;
   size_t i;
   for (i = 0; i < s->refs.len; i++) {
-    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH]);
-    r[i] = id_of(&S.ids, r[i]);
+    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH] >> 1);
+    r[i] = id_of(&S.ids, r[i] >> 1) << 1 | (r[i] & 1);
   }
   for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
 }
@@ -388,6 +428,7 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
   s->objs.len = s->refs.len = 0;
   mono_gc_walk_heap(0, on_object, s);
+  close_refs(s);
   handle_roots();
   if (S.stable) freeze_ids();
 }
