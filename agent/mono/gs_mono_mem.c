@@ -101,7 +101,8 @@ static int map_rehash(gsm_map *m, size_t n) {
   size_t i;
   bigger.n = n < MAP_MIN ? MAP_MIN : n;
   bigger.count = 0;
-  if (bigger.n >= (size_t)1 << 32 || !(bigger.slots = map_bytes(bigger.n * 16))) return -1;
+  /* slot_of multiplies 32 bits of hash by n in 64 bits. */
+  if ((bigger.n >> 16 >> 16) != 0 || !(bigger.slots = map_bytes(bigger.n * 16))) return -1;
   for (i = 0; m->slots && i < m->n; i++)
     if (m->slots[2 * i]) gsm_map_put(&bigger, m->slots[2 * i], m->slots[2 * i + 1]);
   gsm_map_free(m);
