@@ -8,6 +8,8 @@
 #include <time.h>
 #include "gs_mono.h"
 
+#define HUGE_MIN ((size_t)4 << 20)   /* mappings from this size take huge pages */
+
 static size_t mem_now, mem_peak;
 
 static void count(size_t more) {
@@ -24,7 +26,7 @@ static void *map_raw(size_t bytes) {
  * and an array filled in the pause takes one fault where it took 512. */
 static void advise_huge(void *p, size_t bytes) {
 #ifdef MADV_HUGEPAGE
-  if (bytes >= (size_t)4 << 20) madvise(p, bytes, MADV_HUGEPAGE);
+  if (bytes >= HUGE_MIN) madvise(p, bytes, MADV_HUGEPAGE);
 #else
   (void)p;
   (void)bytes;
@@ -73,7 +75,9 @@ void *gsm_vec_push(gsm_vec *v, size_t n) {
   }
   v->len += n;
   if (v->len * v->elem > v->touched) {
-    size_t pages = (v->len * v->elem + 4095) & ~(size_t)4095;
+    /* A huge page is all there once a byte of it was written. */
+    size_t page = v->cap * v->elem >= HUGE_MIN ? (size_t)2 << 20 : 4096;
+    size_t pages = (v->len * v->elem + page - 1) & ~(page - 1);
     count(pages - v->touched);
     v->touched = pages;
   }
