@@ -209,7 +209,7 @@ def main():
                 r["stored_s"]))
         print("targets: stopped <= 50 ms/1M (address), <= 100 ms/1M (stable); module <= 40 B/object")
         print()
-        print("idle cost: %d allocations, %d objects held, fastest of %d rounds" % (
+        print("idle cost: %d allocations, %d objects held, least processor time of %d rounds" % (
             idle_allocs, idle_objects, idle_rounds))
         print("%22s %10s %10s %8s" % ("module", "cpu", "wall", "x none"))
         for r in idle:
