@@ -144,7 +144,7 @@ static void emit_types(const gsm_snap *s) {
 
 int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
-  const uint64_t *ref = (const uint64_t *)s->refs.p;
+  const uint64_t *ref = (const uint64_t *)s->refs.p, *end = ref + s->refs.len;
   const gsm_root *r = (const gsm_root *)s->roots.p;
   size_t i;
   out_fd = fd;
@@ -160,7 +160,7 @@ int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
     if (o[i].size & GSM_HAS_REFS) {
       uint64_t v;
       do put_hex(' ', (v = *ref++) >> 1);
-      while (!(v & 1));
+      while (!(v & 1) && ref < end);
     }
     put("\n", 1);
   }

@@ -157,7 +157,8 @@ static void on_roots(MonoProfiler *p, uint64_t count, const mono_byte *const *ad
     uint32_t container = 0;
     if (!objects[i]) continue;
     if (r && r->source == MONO_ROOT_SOURCE_GC_HANDLE) continue;  /* from the handle table */
-    if (r && r->kind == 4 && r->key) container = gsm_class_index(mono_vtable_class((MonoVTable *)r->key));
+    if (r && r->kind == 4 && r->key)
+      container = gsm_class_index(mono_vtable_class((MonoVTable *)r->key));
     if (!push_root((uint64_t)(uintptr_t)objects[i], r ? r->kind : 0, r ? r->flags : 0,
                    container))
       break;
