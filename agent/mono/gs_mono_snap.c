@@ -36,6 +36,7 @@ typedef struct root_range {
 static struct {
   int stable, max_gen, tracking;
   volatile int capturing;
+  int full_stop;                /* the world is stopped for a full collection */
   pthread_mutex_t ranges_lock, handles_lock, moves_lock;
   int deferring;                /* moves wait in pending: ids is the walk's heap */
   int lost_moves;               /* pending ran out of memory: forget every identity */
@@ -47,7 +48,7 @@ static struct {
   uint64_t next_id, stop_t0;
   gsm_snap *snap;
   MonoProfilerHandle handle;
-} S = {0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+} S = {0, 0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
        PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
        {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
 
@@ -148,7 +149,7 @@ static void on_roots(MonoProfiler *p, uint64_t count, const mono_byte *const *ad
   uint64_t i;
   int locked;
   (void)p;
-  if (!S.capturing) return;
+  if (!S.capturing || !S.full_stop) return;
   /* Registration happens under the GC lock, which the collector holds now;
    * the lock is only tried so that a broken promise cannot hang the pause. */
   locked = pthread_mutex_trylock(&S.ranges_lock) == 0;
@@ -441,17 +442,21 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   (void)p;
   (void)serial;
   if (!S.capturing) return;
-  if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) S.stop_t0 = gsm_now_us();
+  /* Only the roots of the stop that ends with the walk: a program that
+   * runs on during a concurrent collection has nursery collections of its
+   * own meanwhile, whose roots may name objects that moved or died. */
+  if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) {
+    S.stop_t0 = gsm_now_us();
+    S.full_stop = (int)gen == S.max_gen;
+    if (S.full_stop) s->roots.len = 0;
+  }
   if (ev == MONO_GC_EVENT_POST_START_WORLD && S.stop_t0) {
     s->pause_us += gsm_now_us() - S.stop_t0;
     S.stop_t0 = 0;
   }
   if ((int)gen != S.max_gen) return;
   /* A forced collection may first finish a concurrent one: the last wins. */
-  if (ev == MONO_GC_EVENT_START) {
-    s->roots.len = 0;
-    s->error[0] = 0;
-  }
+  if (ev == MONO_GC_EVENT_START) s->error[0] = 0;
   if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
   s->objs.len = s->refs.len = 0;
   mono_gc_walk_heap(0, on_object, s);
