@@ -4,7 +4,8 @@
  * gs_mono_mem.c  memory that is safe to take while the world is stopped:
  *                growable arrays and hash maps on mmap, never malloc
  * gs_mono_snap.c the capture: an induced full collection, the heap walk,
- *                roots, GC handles and stable identities, in the pause
+ *                roots and GC handles in the pause; stable identities
+ *                after it
  * gs_mono_emit.c the snapshot written to the agent as text lines, after
  *                the world restarted (type names, I/O)
  * gs_mono_prof.c the module's entry point, options, runtime callbacks and
@@ -33,22 +34,30 @@ typedef struct gsm_vec {
 void *gsm_vec_push(gsm_vec *v, size_t n);
 void gsm_vec_free(gsm_vec *v);
 
-/* An open-addressing map from nonzero 64-bit keys to 64-bit values. It
- * grows only in gsm_map_put_grow, never in put, so the pause can size it
- * first and insert without mapping memory. */
+/* An open-addressing map from nonzero 64-bit keys to 64-bit values, 16
+ * bytes a slot, at most 3/4 full. It grows only in gsm_map_put_grow and
+ * gsm_map_reserve, never in put, so a caller that must not map memory
+ * (the pause) can size it first and insert without growing. */
 typedef struct gsm_map {
   uint64_t *slots;        /* key, value pairs */
-  size_t mask, count;     /* slots - 1; keys held */
+  size_t n, count;        /* slots, keys held */
 } gsm_map;
 
 int gsm_map_init(gsm_map *m, size_t keys);     /* room for keys at half load; 0 or -1 */
 void gsm_map_free(gsm_map *m);
+/* Room for keys in all without growing, by a table half as large again
+ * when it lacks: 0 or -1. */
+int gsm_map_reserve(gsm_map *m, size_t keys);
+size_t gsm_map_bytes(const gsm_map *m);
 uint64_t gsm_map_get(const gsm_map *m, uint64_t key);   /* 0: absent */
+uint64_t *gsm_map_find(const gsm_map *m, uint64_t key); /* its value, in place; NULL */
 /* Starts loading key's slot into the cache: lookups in a row hide misses. */
 void gsm_map_prefetch(const gsm_map *m, uint64_t key);
 void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value);  /* needs room */
 int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value);  /* 0 or -1 */
 uint64_t gsm_map_del(gsm_map *m, uint64_t key);   /* its value, 0: absent */
+/* Deletes the keys whose value lacks the bit keep, and clears it in the rest. */
+void gsm_map_sweep(gsm_map *m, uint64_t keep);
 
 /* Bytes in use now and at most since the last reset: the pages the arrays
  * wrote (mapped pages never written cost nothing) and the maps' tables. */
@@ -60,25 +69,36 @@ uint64_t gsm_now_us(void);
 
 /* ---- gs_mono_snap.c ---- */
 
+/* 16 bytes an object. Its references follow those of the object before
+ * it in refs, each stored as value << 1, the last one's low bit set. */
 typedef struct gsm_obj {
   uint64_t id;            /* the address, or the stable identity */
-  MonoClass *klass;
-  uint32_t size;
-  uint32_t nrefs;         /* its references: the next nrefs of refs */
+  uint32_t type;          /* gsm_class_index */
+  uint32_t size;          /* bytes, GSM_HAS_REFS when it has references */
 } gsm_obj;
+
+#define GSM_HAS_REFS 0x80000000u
+#define GSM_SIZE_MAX 0x7fffffffu
 
 typedef struct gsm_root {
   uint64_t id;
-  MonoClass *container;   /* static roots: the declaring type */
-  uint32_t kind, flags;
+  uint32_t container;     /* static roots: the declaring type's index, else 0 */
+  uint16_t kind, flags;
 } gsm_root;
 
 /* One capture's result, valid until gsm_snap_release. */
 typedef struct gsm_snap {
   gsm_vec objs, refs, roots;
   uint64_t pause_us, mem_bytes;
+  uint64_t ids_bytes;     /* the identity map kept between captures */
   char error[160];        /* nonempty: the capture failed */
 } gsm_snap;
+
+/* A class's index, from 1, the same for the life of the process; the
+ * pause may ask (mappings only). 0: out of memory. */
+uint32_t gsm_class_index(MonoClass *k);
+MonoClass *gsm_class_at(uint32_t index);
+uint32_t gsm_class_count(void);
 
 /* Installs the runtime callbacks; stable: track objects across moves. */
 void gsm_snap_install(void *handle, int stable);
@@ -89,8 +109,9 @@ void gsm_snap_release(gsm_snap *s);
 
 /* ---- gs_mono_emit.c ---- */
 
-/* Resolves type names (on a thread attached to the runtime): 0 or -1. */
-int gsm_emit_prepare(const gsm_snap *s, char *err, size_t errcap);
+/* Resolves the names of the classes met so far (on a thread attached to
+ * the runtime): 0 or -1. */
+int gsm_emit_prepare(char *err, size_t errcap);
 /* Writes the snapshot's lines to fd; 0, or -1 when the peer went away or
  * stalled. */
 int gsm_emit(int fd, const gsm_snap *s, const char *domain);

@@ -5,8 +5,9 @@
  *   t ID NAME                    a type, before the objects that use it
  *   o ID TYPE SIZE [REF...]      an object and its references
  *   r ID KIND FLAGS CONTAINER    a root (CONTAINER: a type ID, statics only)
- *   e PAUSE_US MEM_BYTES         the end: the world-stopped time, the
- *                                module's added memory
+ *   e PAUSE_US MEM_BYTES IDS_BYTES  the end: the world-stopped time, the
+ *                                module's added memory, the identity map it
+ *                                keeps between captures (0 without stable IDs)
  *   x MESSAGE                    the capture failed (instead of the rest)
  *
  * Numbers are hexadecimal. Type IDs stay the same for a class for the life
@@ -22,13 +23,8 @@
 #include <mono/utils/mono-publib.h>
 #include "gs_mono.h"
 
-static gsm_map types;           /* class -> type ID */
-static char **names;            /* by type ID */
-static size_t ntypes, names_cap;
-
-static uint64_t type_of(MonoClass *k) {
-  return gsm_map_get(&types, (uint64_t)(uintptr_t)k);
-}
+static char **names;            /* by class index; NULL: not resolved yet */
+static size_t names_cap;
 
 /* Mono joins a nested type to its declaring type with '.'; .NET with '+'. */
 static void mark_nesting(MonoClass *k, char *name) {
@@ -42,39 +38,32 @@ static void mark_nesting(MonoClass *k, char *name) {
   }
 }
 
-static int add_type(MonoClass *k) {
-  char *name, *copy, *c;
-  if (!k || type_of(k)) return 0;
-  if (ntypes + 1 >= names_cap) {
-    size_t cap = names_cap ? names_cap * 2 : 256;
-    char **grown = realloc(names, cap * sizeof *names);
-    if (!grown) return -1;
-    names = grown;
-    names_cap = cap;
-  }
-  name = mono_type_get_name(mono_class_get_type(k));
+static char *name_of(MonoClass *k) {
+  char *name = mono_type_get_name(mono_class_get_type(k)), *copy, *c;
   copy = strdup(name ? name : "?");
   if (name) mono_free(name);
-  if (!copy || gsm_map_put_grow(&types, (uint64_t)(uintptr_t)k, ntypes + 1)) {
-    free(copy);
-    return -1;
-  }
+  if (!copy) return NULL;
   mark_nesting(k, copy);
   for (c = copy; *c; c++)
     if (*c == '\n' || *c == '\r') *c = ' ';
-  names[++ntypes] = copy;
-  return 0;
+  return copy;
 }
 
-int gsm_emit_prepare(const gsm_snap *s, char *err, size_t errcap) {
-  const gsm_obj *o = (const gsm_obj *)s->objs.p;
-  const gsm_root *r = (const gsm_root *)s->roots.p;
-  size_t i;
-  int rc = 0;
-  for (i = 0; !rc && i < s->objs.len; i++) rc = add_type(o[i].klass);
-  for (i = 0; !rc && i < s->roots.len; i++) rc = add_type(r[i].container);
-  if (rc) strncpy(err, "out of memory for type names", errcap - 1);
-  return rc;
+int gsm_emit_prepare(char *err, size_t errcap) {
+  size_t count = gsm_class_count(), i;
+  if (count + 1 > names_cap) {
+    char **grown = realloc(names, (count + 1) * sizeof *names);
+    if (!grown) goto oom;
+    memset(grown + names_cap, 0, (count + 1 - names_cap) * sizeof *names);
+    names = grown;
+    names_cap = count + 1;
+  }
+  for (i = 1; i <= count; i++)
+    if (!names[i] && !(names[i] = name_of(gsm_class_at((uint32_t)i)))) goto oom;
+  return 0;
+oom:
+  strncpy(err, "out of memory for type names", errcap - 1);
+  return -1;
 }
 
 /* ---- output ---- */
@@ -138,11 +127,10 @@ static void put_line(char tag, const char *text) {
 static void emit_types(const gsm_snap *s) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
   const gsm_root *r = (const gsm_root *)s->roots.p;
+  size_t ntypes = gsm_class_count(), i;
   unsigned char *seen = calloc(ntypes + 1, 1);
-  size_t i;
   for (i = 0; i < s->objs.len + s->roots.len; i++) {
-    MonoClass *k = i < s->objs.len ? o[i].klass : r[i - s->objs.len].container;
-    uint64_t t = k ? type_of(k) : 0;
+    uint32_t t = i < s->objs.len ? o[i].type : r[i - s->objs.len].container;
     if (!t || (seen && seen[t])) continue;
     if (seen) seen[t] = 1;
     put("t", 1);
@@ -156,9 +144,9 @@ static void emit_types(const gsm_snap *s) {
 
 int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
-  const uint64_t *ref = (const uint64_t *)s->refs.p;
+  const uint64_t *ref = (const uint64_t *)s->refs.p, *end = ref + s->refs.len;
   const gsm_root *r = (const gsm_root *)s->roots.p;
-  size_t i, j;
+  size_t i;
   out_fd = fd;
   out_failed = 0;
   used = 0;
@@ -167,9 +155,13 @@ int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
   for (i = 0; i < s->objs.len && !out_failed; i++) {
     put("o", 1);
     put_hex(' ', o[i].id);
-    put_hex(' ', type_of(o[i].klass));
-    put_hex(' ', o[i].size);
-    for (j = 0; j < o[i].nrefs; j++) put_hex(' ', *ref++);
+    put_hex(' ', o[i].type);
+    put_hex(' ', o[i].size & GSM_SIZE_MAX);
+    if (o[i].size & GSM_HAS_REFS) {
+      uint64_t v;
+      do put_hex(' ', (v = *ref++) >> 1);
+      while (!(v & 1) && ref < end);
+    }
     put("\n", 1);
   }
   for (i = 0; i < s->roots.len && !out_failed; i++) {
@@ -177,12 +169,13 @@ int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
     put_hex(' ', r[i].id);
     put_hex(' ', r[i].kind);
     put_hex(' ', r[i].flags);
-    put_hex(' ', r[i].container ? type_of(r[i].container) : 0);
+    put_hex(' ', r[i].container);
     put("\n", 1);
   }
   put("e", 1);
-    put_hex(' ', s->pause_us);
+  put_hex(' ', s->pause_us);
   put_hex(' ', s->mem_bytes);
+  put_hex(' ', s->ids_bytes);
   put("\n", 1);
   flush();
   return out_failed ? -1 : 0;

@@ -2,10 +2,13 @@
  * stopped. A suspended thread may hold malloc's lock, so everything the
  * pause touches lives in anonymous mappings, grown with mremap: system
  * calls, no user-space lock. */
+#include <assert.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include "gs_mono.h"
+
+#define HUGE_MIN ((size_t)4 << 20)   /* mappings from this size take huge pages */
 
 static size_t mem_now, mem_peak;
 
@@ -19,14 +22,22 @@ static void *map_raw(size_t bytes) {
   return p == MAP_FAILED ? NULL : p;
 }
 
-/* A map's table: its slots are written anywhere, so all of it counts.
- * Lookups land at random: huge pages spare them most TLB misses. */
+/* Huge pages for large mappings: a map's random lookups miss the TLB less,
+ * and an array filled in the pause takes one fault where it took 512. */
+static void advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  if (bytes >= HUGE_MIN) madvise(p, bytes, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
+/* A map's table: its slots are written anywhere, so all of it counts. */
 static void *map_bytes(size_t bytes) {
   void *p = map_raw(bytes);
   if (!p) return NULL;
-#ifdef MADV_HUGEPAGE
-  if (bytes >= (size_t)4 << 20) madvise(p, bytes, MADV_HUGEPAGE);
-#endif
+  advise_huge(p, bytes);
   count(bytes);
   return p;
 }
@@ -60,10 +71,13 @@ void *gsm_vec_push(gsm_vec *v, size_t n) {
     }
     v->p = p;
     v->cap = cap;
+    advise_huge(p, bytes);
   }
   v->len += n;
   if (v->len * v->elem > v->touched) {
-    size_t pages = (v->len * v->elem + 4095) & ~(size_t)4095;
+    /* A huge page is all there once a byte of it was written. */
+    size_t page = v->cap * v->elem >= HUGE_MIN ? (size_t)2 << 20 : 4096;
+    size_t pages = (v->len * v->elem + page - 1) & ~(page - 1);
     count(pages - v->touched);
     v->touched = pages;
   }
@@ -77,44 +91,78 @@ void gsm_vec_free(gsm_vec *v) {
   v->len = v->cap = v->touched = 0;
 }
 
-/* ---- the map: linear probing, deletion by backward shift ---- */
+/* ---- the map: linear probing, deletion by backward shift ----
+ * A table of any number of slots (a key's home by multiply-shift, not by
+ * a mask), so that a large map grows by half rather than doubling. */
+
+#define MAP_MIN 1024
 
 static size_t slot_of(const gsm_map *m, uint64_t key) {
   key ^= key >> 33;
   key *= 0xff51afd7ed558ccdULL;
   key ^= key >> 33;
-  return (size_t)key & m->mask;
+  return (size_t)(((key & 0xffffffffu) * m->n) >> 32);
+}
+
+static size_t next_slot(const gsm_map *m, size_t i) {
+  return i + 1 == m->n ? 0 : i + 1;
+}
+
+/* A table of n slots; an old table's keys move into it. */
+static int map_rehash(gsm_map *m, size_t n) {
+  gsm_map bigger;
+  size_t i;
+  bigger.n = n < MAP_MIN ? MAP_MIN : n;
+  bigger.count = 0;
+  /* slot_of multiplies 32 bits of hash by n in 64 bits. */
+  if ((bigger.n >> 16 >> 16) != 0 || !(bigger.slots = map_bytes(bigger.n * 16))) return -1;
+  for (i = 0; m->slots && i < m->n; i++)
+    if (m->slots[2 * i]) gsm_map_put(&bigger, m->slots[2 * i], m->slots[2 * i + 1]);
+  gsm_map_free(m);
+  *m = bigger;
+  return 0;
 }
 
 int gsm_map_init(gsm_map *m, size_t keys) {
-  size_t n = 1024;
-  while (n < keys * 2) n *= 2;
-  m->count = 0;
-  m->mask = n - 1;
-  return (m->slots = map_bytes(n * 16)) ? 0 : -1;
+  m->slots = NULL;
+  m->n = m->count = 0;
+  return map_rehash(m, keys * 2);
 }
 
 void gsm_map_free(gsm_map *m) {
-  if (m->slots) unmap_bytes(m->slots, (m->mask + 1) * 16);
+  if (m->slots) unmap_bytes(m->slots, m->n * 16);
   m->slots = NULL;
-  m->mask = m->count = 0;
+  m->n = m->count = 0;
 }
+
+int gsm_map_reserve(gsm_map *m, size_t keys) {
+  if (m->slots && keys * 4 <= m->n * 3) return 0;
+  return map_rehash(m, keys + keys / 2);
+}
+
+size_t gsm_map_bytes(const gsm_map *m) { return m->n * 16; }
 
 void gsm_map_prefetch(const gsm_map *m, uint64_t key) {
   if (m->slots) __builtin_prefetch(&m->slots[2 * slot_of(m, key)]);
 }
 
-uint64_t gsm_map_get(const gsm_map *m, uint64_t key) {
+uint64_t *gsm_map_find(const gsm_map *m, uint64_t key) {
   size_t i;
-  if (!m->slots) return 0;
-  for (i = slot_of(m, key); m->slots[2 * i]; i = (i + 1) & m->mask)
-    if (m->slots[2 * i] == key) return m->slots[2 * i + 1];
-  return 0;
+  if (!m->slots) return NULL;
+  for (i = slot_of(m, key); m->slots[2 * i]; i = next_slot(m, i))
+    if (m->slots[2 * i] == key) return &m->slots[2 * i + 1];
+  return NULL;
+}
+
+uint64_t gsm_map_get(const gsm_map *m, uint64_t key) {
+  const uint64_t *v = gsm_map_find(m, key);
+  return v ? *v : 0;
 }
 
 void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value) {
   size_t i;
-  for (i = slot_of(m, key); m->slots[2 * i]; i = (i + 1) & m->mask)
+  assert(key && m->count < m->n);
+  for (i = slot_of(m, key); m->slots[2 * i]; i = next_slot(m, i))
     if (m->slots[2 * i] == key) {
       m->slots[2 * i + 1] = value;
       return;
@@ -125,31 +173,20 @@ void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value) {
 }
 
 int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value) {
-  if (!m->slots && gsm_map_init(m, 512)) return -1;
-  if ((m->count + 1) * 2 > m->mask + 1) {
-    gsm_map bigger;
-    size_t i;
-    if (gsm_map_init(&bigger, m->count + 1)) return -1;
-    for (i = 0; i <= m->mask; i++)
-      if (m->slots[2 * i]) gsm_map_put(&bigger, m->slots[2 * i], m->slots[2 * i + 1]);
-    gsm_map_free(m);
-    *m = bigger;
-  }
+  if ((!m->slots || (m->count + 1) * 4 > m->n * 3) && map_rehash(m, (m->count + 1) * 2))
+    return -1;
   gsm_map_put(m, key, value);
   return 0;
 }
 
-uint64_t gsm_map_del(gsm_map *m, uint64_t key) {
-  size_t i, j;
-  uint64_t value;
-  if (!m->slots) return 0;
-  for (i = slot_of(m, key); m->slots[2 * i] != key; i = (i + 1) & m->mask)
-    if (!m->slots[2 * i]) return 0;
-  value = m->slots[2 * i + 1];
-  /* Shift back the entries of the run after i that may sit in i. */
-  for (j = (i + 1) & m->mask; m->slots[2 * j]; j = (j + 1) & m->mask) {
+/* Empties slot i, shifting back the entries of its run that may sit there. */
+static void del_at(gsm_map *m, size_t i) {
+  size_t j;
+  for (j = next_slot(m, i); m->slots[2 * j]; j = next_slot(m, j)) {
     size_t home = slot_of(m, m->slots[2 * j]);
-    if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+    size_t from_home = j >= home ? j - home : j + m->n - home;
+    size_t from_i = j >= i ? j - i : j + m->n - i;
+    if (from_home >= from_i) {
       m->slots[2 * i] = m->slots[2 * j];
       m->slots[2 * i + 1] = m->slots[2 * j + 1];
       i = j;
@@ -157,5 +194,29 @@ uint64_t gsm_map_del(gsm_map *m, uint64_t key) {
   }
   m->slots[2 * i] = m->slots[2 * i + 1] = 0;
   m->count--;
+}
+
+uint64_t gsm_map_del(gsm_map *m, uint64_t key) {
+  size_t i;
+  uint64_t value;
+  if (!m->slots) return 0;
+  for (i = slot_of(m, key); m->slots[2 * i] != key; i = next_slot(m, i))
+    if (!m->slots[2 * i]) return 0;
+  value = m->slots[2 * i + 1];
+  del_at(m, i);
   return value;
+}
+
+/* One pass from just after an empty slot: no run crosses it, so a shift
+ * only ever brings in entries the pass has not reached yet. */
+void gsm_map_sweep(gsm_map *m, uint64_t keep) {
+  size_t start, k, i;
+  if (!m->slots) return;
+  for (start = 0; start < m->n && m->slots[2 * start]; start++) {}
+  assert(start < m->n);
+  for (k = 0, i = start; k < m->n; k++) {
+    i = next_slot(m, i);
+    while (m->slots[2 * i] && !(m->slots[2 * i + 1] & keep)) del_at(m, i);
+    m->slots[2 * i + 1] &= ~keep;
+  }
 }

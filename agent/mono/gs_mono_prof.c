@@ -144,7 +144,7 @@ static void serve_capture(int fd, int stable_ids) {
     attached = 1;
   }
   gsm_snap_capture(&snap, stable_ids);
-  if (!snap.error[0] && gsm_emit_prepare(&snap, err, sizeof err) == 0) {
+  if (!snap.error[0] && gsm_emit_prepare(err, sizeof err) == 0) {
     name = mono_domain_get_friendly_name(mono_get_root_domain());
     snprintf(domain, sizeof domain, "%s", name && *name ? name : "?");
     domain[strcspn(domain, "\r\n")] = 0;     /* one line */

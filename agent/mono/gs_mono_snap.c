@@ -9,10 +9,13 @@
  * Roots arrive as (slot, object) pairs; their reason is the registered
  * root range the slot lies in. GC handles are not reported as roots: the
  * module follows their creation and deletion and reads their targets in
- * the pause. With stable IDs, a map from address to identity follows the
- * collector's moves between captures and is rebuilt from each walk; an
- * identity whose class and size changed at its address is a new object
- * that reused a dead one's address without a move. */
+ * the pause. With stable IDs, one map from address to identity follows the
+ * collector's moves (from the first capture on) and is brought up to date
+ * in place after each walk, once the world restarted: the moves that come
+ * meanwhile wait, so the map is the heap as the walk saw it. An identity
+ * whose class and size changed at its address is a new object that
+ * reused a dead one's address without a move. */
+#include <assert.h>
 #include <string.h>
 #include <mono/metadata/profiler.h>
 #include "gs_mono.h"
@@ -26,23 +29,27 @@ typedef struct root_range {
 
 #define ID_BITS   40
 #define ID_MASK   (((uint64_t)1 << ID_BITS) - 1)
+#define CHECK_MASK 0x7fffffu     /* 23 bits of class and size above the ID */
+#define SEEN      ((uint64_t)1 << 63)  /* in the last walk: kept by the sweep */
 #define PREFETCH  16            /* map lookups started ahead of use */
 
 static struct {
-  int stable, max_gen;
+  int stable, max_gen, tracking;
   volatile int capturing;
+  int full_stop;                /* the world is stopped for a full collection */
   pthread_mutex_t ranges_lock, handles_lock, moves_lock;
-  int deferring;                /* moves wait in pending: ids is being read */
+  int deferring;                /* moves wait in pending: ids is the walk's heap */
   int lost_moves;               /* pending ran out of memory: forget every identity */
+  size_t walked_moves;          /* the pending moves that came before the last walk */
   gsm_vec pending;              /* old, new address pairs */
   gsm_vec ranges;               /* root_range, sorted by start */
   gsm_map handles;              /* handle + 1 -> type + 1 */
-  gsm_map ids;                  /* address -> identity | check << ID_BITS */
+  gsm_map ids;                  /* address -> identity | check << ID_BITS | SEEN */
   uint64_t next_id, stop_t0;
   gsm_snap *snap;
   MonoProfilerHandle handle;
-} S = {0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-       PTHREAD_MUTEX_INITIALIZER, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
+} S = {0, 0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+       PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
        {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
 
 static void fail(const char *why) {
@@ -124,15 +131,15 @@ static const root_range *range_of(uintptr_t slot) {
   return r && slot - r->start < r->size ? r : NULL;
 }
 
-static gsm_root *push_root(uint64_t obj, uint32_t kind, uint32_t flags, MonoClass *container) {
+static gsm_root *push_root(uint64_t obj, uint32_t kind, uint32_t flags, uint32_t container) {
   gsm_root *r = gsm_vec_push(&S.snap->roots, 1);
   if (!r) {
     fail("out of memory for roots");
     return NULL;
   }
   r->id = obj;
-  r->kind = kind;
-  r->flags = flags;
+  r->kind = (uint16_t)kind;
+  r->flags = (uint16_t)flags;
   r->container = container;
   return r;
 }
@@ -142,16 +149,17 @@ static void on_roots(MonoProfiler *p, uint64_t count, const mono_byte *const *ad
   uint64_t i;
   int locked;
   (void)p;
-  if (!S.capturing) return;
+  if (!S.capturing || !S.full_stop) return;
   /* Registration happens under the GC lock, which the collector holds now;
    * the lock is only tried so that a broken promise cannot hang the pause. */
   locked = pthread_mutex_trylock(&S.ranges_lock) == 0;
   for (i = 0; i < count; i++) {
     const root_range *r = range_of((uintptr_t)addresses[i]);
-    MonoClass *container = NULL;
+    uint32_t container = 0;
     if (!objects[i]) continue;
     if (r && r->source == MONO_ROOT_SOURCE_GC_HANDLE) continue;  /* from the handle table */
-    if (r && r->kind == 4 && r->key) container = mono_vtable_class((MonoVTable *)r->key);
+    if (r && r->kind == 4 && r->key)
+      container = gsm_class_index(mono_vtable_class((MonoVTable *)r->key));
     if (!push_root((uint64_t)(uintptr_t)objects[i], r ? r->kind : 0, r ? r->flags : 0,
                    container))
       break;
@@ -186,39 +194,79 @@ static void handle_roots(void) {
     fail("a thread was stopped while changing the GC handle table; try again");
     return;
   }
-  for (i = 0; S.handles.slots && i <= S.handles.mask; i++) {
+  for (i = 0; S.handles.slots && i < S.handles.n; i++) {
     uint64_t h = S.handles.slots[2 * i], type = S.handles.slots[2 * i + 1] - 1;
     MonoObject *o;
     if (!h || !(o = mono_gchandle_get_target((uint32_t)(h - 1)))) continue;
     if (!push_root((uint64_t)(uintptr_t)o, 3,
                    type == MONO_GC_HANDLE_PINNED ? 1 : type <= MONO_GC_HANDLE_WEAK_TRACK_RESURRECTION ? 2 : 0,
-                   NULL))
+                   0))
       break;
   }
   pthread_mutex_unlock(&S.handles_lock);
 }
 
+/* ---- classes ---- */
+
+static gsm_vec classes = {NULL, 0, 0, sizeof(MonoClass *), 0};
+static gsm_map class_index;       /* class -> its index */
+static MonoClass *last_class;     /* the walk meets runs of one class */
+static uint32_t last_index;
+
+uint32_t gsm_class_index(MonoClass *k) {
+  uint64_t v;
+  if (k == last_class && k) return last_index;
+  if (!(v = gsm_map_get(&class_index, (uint64_t)(uintptr_t)k))) {
+    MonoClass **slot = gsm_vec_push(&classes, 1);
+    if (!slot) return 0;
+    *slot = k;
+    v = classes.len;
+    if (gsm_map_put_grow(&class_index, (uint64_t)(uintptr_t)k, v)) {
+      classes.len--;
+      return 0;
+    }
+  }
+  last_class = k;
+  last_index = (uint32_t)v;
+  return last_index;
+}
+
+MonoClass *gsm_class_at(uint32_t index) {
+  assert(index >= 1 && index <= classes.len);
+  return ((MonoClass **)classes.p)[index - 1];
+}
+
+uint32_t gsm_class_count(void) { return (uint32_t)classes.len; }
+
 /* ---- the walk ---- */
+
+/* The object before this one has all its references: mark the last. */
+static void close_refs(gsm_snap *s) {
+  const gsm_obj *last = s->objs.len ? (const gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
+  if (last && (last->size & GSM_HAS_REFS)) ((uint64_t *)s->refs.p)[s->refs.len - 1] |= 1;
+}
 
 static int on_object(MonoObject *obj, MonoClass *klass, uintptr_t size, uintptr_t num,
                      MonoObject **refs, uintptr_t *offsets, void *data) {
   gsm_snap *s = data;
   gsm_obj *last = s->objs.len ? (gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
   uint64_t *r;
-  uintptr_t i;
+  uintptr_t i, bytes;
   (void)offsets;
   /* An object with many references comes in several calls, the later
    * ones with size 0. */
   if (!(size == 0 && last && last->id == (uint64_t)(uintptr_t)obj)) {
+    close_refs(s);
     if (!(last = gsm_vec_push(&s->objs, 1))) goto oom;
+    bytes = mono_object_get_size(obj);
     last->id = (uint64_t)(uintptr_t)obj;
-    last->klass = klass;
-    last->size = (uint32_t)mono_object_get_size(obj);
-    last->nrefs = 0;
+    last->size = bytes > GSM_SIZE_MAX ? GSM_SIZE_MAX : (uint32_t)bytes;
+    if (!(last->type = gsm_class_index(klass))) goto oom;
   }
-  if (num && !(r = gsm_vec_push(&s->refs, num))) goto oom;
-  for (i = 0; i < num; i++) r[i] = (uint64_t)(uintptr_t)refs[i];
-  last->nrefs += (uint32_t)num;
+  if (!num) return 0;
+  if (!(r = gsm_vec_push(&s->refs, num))) goto oom;
+  for (i = 0; i < num; i++) r[i] = (uint64_t)(uintptr_t)refs[i] << 1;
+  last->size |= GSM_HAS_REFS;
   return 0;
 oom:
   fail("out of memory for the heap walk");
@@ -228,8 +276,8 @@ oom:
 /* ---- stable identities ---- */
 
 static uint64_t check_of(const gsm_obj *o) {
-  uint64_t h = (uint64_t)(uintptr_t)o->klass * 0x9e3779b97f4a7c15ULL ^ o->size;
-  return (h >> 40) & 0xffffff;
+  uint64_t h = ((uint64_t)o->type << 32 | (o->size & GSM_SIZE_MAX)) * 0x9e3779b97f4a7c15ULL;
+  return (h >> 41) & CHECK_MASK;
 }
 
 static uint64_t id_of(const gsm_map *m, uint64_t addr) {
@@ -237,47 +285,38 @@ static uint64_t id_of(const gsm_map *m, uint64_t addr) {
   return v ? v & ID_MASK : addr;
 }
 
+/* Which 64 KiB stretches of memory may hold a tracked object: a bit each,
+ * by hash, 8 KiB in all so that it stays in the cache. Most moves are
+ * promotions out of the nursery, where no tracked object lives: the bit
+ * spares them a miss in the map. It covers every key of the map. */
+#define FILTER_BITS 65536u
+static uint64_t filter[FILTER_BITS / 64];
+
+static uint32_t filter_bit(uint64_t addr) {
+  return (uint32_t)(((addr >> 16) * 0x9e3779b97f4a7c15ULL) >> 48);
+}
+
+static int filter_has(uint64_t addr) {
+  uint32_t b = filter_bit(addr);
+  return (int)(filter[b / 64] >> (b % 64) & 1);
+}
+
+static void filter_add(uint64_t addr) {
+  uint32_t b = filter_bit(addr);
+  filter[b / 64] |= (uint64_t)1 << (b % 64);
+}
+
+/* An address that still holds an entry is a dead object's: overwritten. */
 static void move(uint64_t from, uint64_t to) {
-  uint64_t v = gsm_map_del(&S.ids, from);
-  if (v) gsm_map_put(&S.ids, to, v);
+  uint64_t v;
+  if (!filter_has(from) || !(v = gsm_map_del(&S.ids, from))) return;
+  gsm_map_put(&S.ids, to, v);
+  filter_add(to);
 }
 
-static void apply_pending(void) {
+static void apply_moves(size_t from, size_t to) {
   const uint64_t *pairs = (const uint64_t *)S.pending.p;
-  size_t i;
-  for (i = 0; i < S.pending.len; i++) move(pairs[2 * i], pairs[2 * i + 1]);
-  gsm_vec_free(&S.pending);
-}
-
-/* Gives every walked object its identity, in the pause. When asked, the
- * objects get their identities at once; their references and roots are
- * rewritten after the world restarted (rewrite_refs), from the map, while
- * moves wait. */
-static void assign_ids(gsm_snap *s, int rewrite) {
-  gsm_map fresh;
-  gsm_obj *o = (gsm_obj *)s->objs.p;
-  size_t i;
-  if (S.deferring) apply_pending();   /* an earlier walk of this capture */
-  if (S.lost_moves) gsm_map_free(&S.ids);  /* an identity may have moved unseen */
-  S.lost_moves = 0;
-  if (gsm_map_init(&fresh, s->objs.len)) {
-    fail("out of memory for the identity map");
-    return;
-  }
-  for (i = 0; i < s->objs.len; i++) {
-    uint64_t old, id, check = check_of(&o[i]);
-    if (i + PREFETCH < s->objs.len) {
-      gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
-      gsm_map_prefetch(&fresh, o[i + PREFETCH].id);
-    }
-    old = gsm_map_get(&S.ids, o[i].id);
-    id = old && old >> ID_BITS == check ? old & ID_MASK : ++S.next_id;
-    gsm_map_put(&fresh, o[i].id, id | check << ID_BITS);
-    if (rewrite) o[i].id = id;
-  }
-  gsm_map_free(&S.ids);
-  S.ids = fresh;
-  S.deferring = rewrite;
+  for (; from < to; from++) move(pairs[2 * from], pairs[2 * from + 1]);
 }
 
 /* Moves come from the collector with the world stopped; the capture's
@@ -288,7 +327,7 @@ static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count
   (void)p;
   pthread_mutex_lock(&S.moves_lock);
   if (S.deferring && !(q = gsm_vec_push(&S.pending, (size_t)(count / 2)))) S.lost_moves = 1;
-  for (i = 0; i + 1 < count; i += 2) {
+  for (i = 0; i + 1 < count && (S.deferring || S.ids.count); i += 2) {
     uint64_t from = (uint64_t)(uintptr_t)objects[i], to = (uint64_t)(uintptr_t)objects[i + 1];
     if (!S.deferring) {
       move(from, to);
@@ -300,46 +339,130 @@ static void on_moves(MonoProfiler *p, MonoObject *const *objects, uint64_t count
   pthread_mutex_unlock(&S.moves_lock);
 }
 
+/* In the pause: from now on moves wait, so that the map stays the heap the
+ * walk saw until the walked objects have their identities. */
+static void freeze_ids(void) {
+  pthread_mutex_lock(&S.moves_lock);
+  S.deferring = 1;
+  S.walked_moves = S.pending.len;
+  pthread_mutex_unlock(&S.moves_lock);
+}
+
+/* The known objects: their entries marked SEEN, their identities taken.
+ * The others are set in miss (a bit an object); their number. The filter
+ * then holds the walked objects alone, as the map will. */
+static size_t keep_known(gsm_snap *s, uint64_t *miss, int rewrite) {
+  gsm_obj *o = (gsm_obj *)s->objs.p;
+  size_t i, misses = 0;
+  memset(filter, 0, sizeof filter);
+  for (i = 0; i < s->objs.len; i++) {
+    uint64_t *v;
+    if (i + PREFETCH < s->objs.len) gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
+    filter_add(o[i].id);
+    v = gsm_map_find(&S.ids, o[i].id);
+    if (v && (*v >> ID_BITS & CHECK_MASK) == check_of(&o[i])) {
+      *v |= SEEN;
+      if (rewrite) o[i].id = *v & ID_MASK;
+    } else {
+      miss[i / 64] |= (uint64_t)1 << (i % 64);
+      misses++;
+    }
+  }
+  return misses;
+}
+
+static void add_new(gsm_snap *s, const uint64_t *miss, int rewrite) {
+  gsm_obj *o = (gsm_obj *)s->objs.p;
+  size_t i;
+  for (i = 0; i < s->objs.len; i++) {
+    uint64_t id;
+    if (!(miss[i / 64] >> (i % 64) & 1)) continue;
+    id = ++S.next_id;
+    gsm_map_put(&S.ids, o[i].id, id | check_of(&o[i]) << ID_BITS);
+    if (rewrite) o[i].id = id;
+  }
+}
+
 static void rewrite_refs(gsm_snap *s) {
   uint64_t *r = (uint64_t *)s->refs.p;
   gsm_root *rt = (gsm_root *)s->roots.p;
   size_t i;
   for (i = 0; i < s->refs.len; i++) {
-    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH]);
-    r[i] = id_of(&S.ids, r[i]);
+    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH] >> 1);
+    r[i] = id_of(&S.ids, r[i] >> 1) << 1 | (r[i] & 1);
   }
   for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
+}
+
+/* Brings the map to the walked heap in place: the known objects keep
+ * their identities, the dead ones leave, the new ones get new identities;
+ * when asked, the snapshot's IDs become identities. -1: out of memory. */
+static int assign_ids(gsm_snap *s, int rewrite) {
+  gsm_vec miss = {NULL, 0, 0, sizeof(uint64_t), 0};
+  size_t misses;
+  uint64_t *bits = gsm_vec_push(&miss, s->objs.len / 64 + 1);
+  if (!bits) return -1;
+  misses = keep_known(s, bits, rewrite);
+  gsm_map_sweep(&S.ids, SEEN);
+  if (gsm_map_reserve(&S.ids, S.ids.count + misses)) {
+    gsm_vec_free(&miss);
+    return -1;
+  }
+  add_new(s, bits, rewrite);
+  gsm_vec_free(&miss);
+  if (rewrite) rewrite_refs(s);
+  return 0;
+}
+
+/* After the world restarted. The moves of a collection before the last
+ * walk go into the map first, those that came after it last. */
+static void settle_ids(gsm_snap *s, int rewrite) {
   pthread_mutex_lock(&S.moves_lock);
-  apply_pending();
+  apply_moves(0, S.walked_moves);
+  if (S.lost_moves) gsm_map_free(&S.ids);   /* a move went unseen */
+  S.lost_moves = 0;
+  pthread_mutex_unlock(&S.moves_lock);
+  if (!s->error[0] && assign_ids(s, rewrite)) {
+    gsm_map_free(&S.ids);
+    strcpy(s->error, "out of memory for the identity map");
+  }
+  pthread_mutex_lock(&S.moves_lock);
+  apply_moves(S.walked_moves, S.pending.len);
+  gsm_vec_free(&S.pending);
   S.deferring = 0;
+  if (S.lost_moves) gsm_map_free(&S.ids);
+  S.lost_moves = 0;
   pthread_mutex_unlock(&S.moves_lock);
 }
 
 /* ---- the collection ---- */
-
-static int rewrite_ids;
 
 static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bool serial) {
   gsm_snap *s = S.snap;
   (void)p;
   (void)serial;
   if (!S.capturing) return;
-  if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) S.stop_t0 = gsm_now_us();
+  /* Only the roots of the stop that ends with the walk: a program that
+   * runs on during a concurrent collection has nursery collections of its
+   * own meanwhile, whose roots may name objects that moved or died. */
+  if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) {
+    S.stop_t0 = gsm_now_us();
+    S.full_stop = (int)gen == S.max_gen;
+    if (S.full_stop) s->roots.len = 0;
+  }
   if (ev == MONO_GC_EVENT_POST_START_WORLD && S.stop_t0) {
     s->pause_us += gsm_now_us() - S.stop_t0;
     S.stop_t0 = 0;
   }
   if ((int)gen != S.max_gen) return;
   /* A forced collection may first finish a concurrent one: the last wins. */
-  if (ev == MONO_GC_EVENT_START) {
-    s->roots.len = 0;
-    s->error[0] = 0;
-  }
+  if (ev == MONO_GC_EVENT_START) s->error[0] = 0;
   if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
   s->objs.len = s->refs.len = 0;
   mono_gc_walk_heap(0, on_object, s);
+  close_refs(s);
   handle_roots();
-  if (S.stable && !s->error[0]) assign_ids(s, rewrite_ids);
+  if (S.stable) freeze_ids();
 }
 
 void gsm_snap_install(void *handle, int stable) {
@@ -349,7 +472,6 @@ void gsm_snap_install(void *handle, int stable) {
   mono_profiler_set_gc_root_unregister_callback(S.handle, on_root_unregister);
   mono_profiler_set_gc_handle_created_callback(S.handle, on_handle_created);
   mono_profiler_set_gc_handle_deleted_callback(S.handle, on_handle_deleted);
-  if (stable) mono_profiler_set_gc_moves_callback(S.handle, on_moves);
 }
 
 void gsm_snap_capture(gsm_snap *s, int stable_ids) {
@@ -365,9 +487,11 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   gsm_mem_reset_peak();
   t0 = gsm_mem_peak();
   S.snap = s;
-  rewrite_ids = stable_ids;
   S.max_gen = mono_gc_max_generation();
-  /* The roots and GC events cost the collector only while a capture runs. */
+  /* The roots and GC events cost the collector only while a capture runs;
+   * moves only from the first capture on, as no identity exists before. */
+  if (S.stable && !S.tracking) mono_profiler_set_gc_moves_callback(S.handle, on_moves);
+  S.tracking = S.stable;
   mono_profiler_set_gc_roots_callback(S.handle, on_roots);
   mono_profiler_set_gc_event_callback(S.handle, on_gc);
   S.capturing = 1;
@@ -376,8 +500,9 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   mono_profiler_set_gc_event_callback(S.handle, NULL);
   mono_profiler_set_gc_roots_callback(S.handle, NULL);
   S.snap = NULL;
-  if (S.deferring) rewrite_refs(s);
+  if (S.deferring) settle_ids(s, stable_ids);
   s->mem_bytes = gsm_mem_peak() - t0;
+  s->ids_bytes = gsm_map_bytes(&S.ids);
   if (!s->error[0] && !s->objs.len) strcpy(s->error, "the collection walked no object");
 }
 

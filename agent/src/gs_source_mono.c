@@ -158,8 +158,8 @@ static int snapshot_line(mono_source *s, const char *line, const gs_heap_visitor
     return v->type(v->ctx, a, p, strlen(p));
   case 'o': return object_line(s, p, v);
   case 'r': return root_line(p, v);
-  case 'e':
-    if (hex(&p, &a) || hex(&p, &b) || *p) return -1;
+  case 'e':   /* the world-stopped time, the module's memory and identity map */
+    if (hex(&p, &a) || hex(&p, &b) || (*p && hex(&p, &b)) || *p) return -1;
     s->base.pause_us = a;
     return v->section_end(v->ctx) ? GS_EIO : 1;
   case 'x': return fail(s, GS_EIO, "the module could not capture", p);

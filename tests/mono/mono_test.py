@@ -6,7 +6,8 @@ usage: mono_test.py SUITE BIN_DIR LIB_DIR APPS_DIR WORK_DIR
 Suites: roots (every root kind, exact counts, strict validation), statics
 (weak handles keep nothing alive; statics found through their container),
 ids (stable IDs across real compaction, checked by each object's place in
-an array), faults (agent gone or stalled, program killed, no
+an array), ids_busy (the same while the program collects all through the
+captures, so that objects move while the module settles their IDs), faults (agent gone or stalled, program killed, no
 collector), own (--trigger and --every with --spool on a running program).
 Exit 0 pass, 1 fail, 77 skipped (no mono or the programs not built).
 """
@@ -178,19 +179,23 @@ def test_statics():
           (full["unreachable_objects"], d["unreachable_objects"]))
 
 
-def test_ids():
-    app = App("Ids.exe")
+def test_ids(busy=False):
+    """busy: the program allocates and collects all through the second
+    phase, so that collections move objects while captures run; three
+    captures there must all agree with the first phase."""
+    app = App("Ids.exe", ["busy"] if busy else [])
     app.wait_line("ready 1")
     caps = {}
     for phase in (1, 2):
         if phase == 2:
             app.say()
             app.wait_line("ready 2")
-        for mode in ("address", "stable"):
-            out = os.path.join(WORK, "ids-%s-%d.gclog" % (mode, phase))
+        for mode in ("address", "stable") + (("stable", "stable") if busy and phase == 2 else ()):
+            n = sum(1 for k in caps if k[:2] == (mode, phase))
+            out = os.path.join(WORK, "ids-%s-%d-%d.gclog" % (mode, phase, n))
             capture(app, out, *(["--stable-ids"] if mode == "stable" else []))
             validate(out)
-            caps[mode, phase] = load(out)[1]
+            caps[mode, phase, n] = load(out)[1]
     app.finish()
 
     def tracked(objs):
@@ -198,16 +203,19 @@ def test_ids():
         check(len(arr) == 1, "one Tracked[] array")
         return arr[0][2]
 
-    a1, a2 = tracked(caps["address", 1]), tracked(caps["address", 2])
+    a1, a2 = tracked(caps["address", 1, 0]), tracked(caps["address", 2, 0])
     moved = sum(1 for x, y in zip(a1, a2) if x != y)
     # SGen evacuates the sparsest blocks only: about 100 of the 2000 move.
     check(len(a1) == 2000 and moved >= 50, "2000 Tracked objects; the collector moved %d of them" % moved)
-    s1, s2 = tracked(caps["stable", 1]), tracked(caps["stable", 2])
-    kept = sum(1 for x, y in zip(s1, s2) if x == y)
-    check(kept == 2000, "stable IDs: %d of 2000 survivors kept their ID, by their place in the array" % kept)
-    fresh = [i for i, o in caps["stable", 2].items() if o[0] == "Fresh"]
-    check(len(fresh) == 100 and not set(fresh) & set(caps["stable", 1]),
-          "the 100 new objects have IDs no object of the first snapshot had")
+    s1 = tracked(caps["stable", 1, 0])
+    for key in sorted(k for k in caps if k[:2] == ("stable", 2)):
+        s2 = tracked(caps[key])
+        kept = sum(1 for x, y in zip(s1, s2) if x == y)
+        check(kept == 2000, "stable IDs (capture %d of phase 2): %d of 2000 survivors kept their ID, "
+              "by their place in the array" % (key[2] + 1, kept))
+        fresh = [i for i, o in caps[key].items() if o[0] == "Fresh"]
+        check(len(fresh) == 100 and not set(fresh) & set(caps["stable", 1, 0]),
+              "the 100 new objects have IDs no object of the first snapshot had")
 
 
 def raw_capture(app):
@@ -337,8 +345,8 @@ def main():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
     try:
-        {"roots": test_roots, "statics": test_statics, "ids": test_ids, "faults": test_faults,
-         "own": test_own}[suite]()
+        {"roots": test_roots, "statics": test_statics, "ids": test_ids,
+         "ids_busy": lambda: test_ids(busy=True), "faults": test_faults, "own": test_own}[suite]()
     finally:
         for p in procs:
             if p.poll() is None:

@@ -5,7 +5,11 @@
 // the test reads an object's place in that array as its payload. Fresh
 // objects are allocated after the first capture. The program prints
 // "ready 1", waits for a line, churns, prints "ready 2", waits and exits.
+// With "busy" a thread of its own then allocates and collects without a
+// pause until the end, so that collections move objects while the module
+// captures.
 using System;
+using System.Threading;
 
 class Tracked { public long Payload; public long Pad; }
 class Filler { public long A; public long B; }
@@ -18,6 +22,8 @@ static class Registry {
 }
 
 static class Program {
+  static volatile bool done;
+
   // On a thread of its own, so that no stale slot of the main thread's
   // stack (scanned conservatively) keeps the fillers alive later.
   static void Fill() {
@@ -27,18 +33,32 @@ static class Program {
     }
   }
 
-  static int Main() {
-    var t = new System.Threading.Thread(Fill);
+  // Arrays of another size than Tracked and Filler: they must not fill the
+  // holes the dead fillers leave, or no block would be sparse enough to move.
+  static void Busy() {
+    var ring = new long[4096][];
+    for (long i = 0; !done; i++) {
+      ring[i & 4095] = new long[8];
+      if ((i & 0x3ffff) == 0) GC.Collect();
+    }
+  }
+
+  static int Main(string[] args) {
+    var t = new Thread(Fill);
     t.Start();
     t.Join();
     Console.WriteLine("ready 1");
     Console.ReadLine();
+    Thread busy = null;
+    if (args.Length > 0 && args[0] == "busy") { busy = new Thread(Busy); busy.Start(); }
     Registry.Fillers = null;
     for (int i = 0; i < 3; i++) GC.Collect();
     Registry.New = new Fresh[100];
     for (int i = 0; i < Registry.New.Length; i++) Registry.New[i] = new Fresh { Payload = i };
     Console.WriteLine("ready 2");
     Console.ReadLine();
+    done = true;
+    if (busy != null) busy.Join();
     return 0;
   }
 }
