@@ -81,6 +81,10 @@ int gsd_session_describe(const gsd_session *s, json_t *device);
 
 /* ---- captures (gsd_capture.c) ---- */
 
+/* Ended captures a collector can tell about: in its list, and in a shared
+ * catalog's (per collector asked). */
+#define GSD_CAPTURES_KEPT 1000
+
 /* Asks the device for a capture. Returns GS_OK with *cap, or an error with
  * *code: "not_found", "not_connected", "busy", "disk_full" (the store has
  * less free space than --min-free-bytes; gsd_store_error() says how much)
@@ -93,7 +97,7 @@ gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id);
  * (gsd_forward.c). */
 void gsd_forward_poll(gsd_server *srv);
 /* The stream for cap started, as snapshot snapshot_id of the catalog. */
-void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id);
+void gsd_capture_streaming(gsd_server *srv, gsd_capture *cap, int64_t snapshot_id);
 /* cap ended; reason NULL when stored. Answers the HTTP waiters. */
 void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason);
 json_t *gsd_capture_json(const gsd_capture *cap);
