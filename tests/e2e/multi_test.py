@@ -16,7 +16,7 @@ three; c1 is killed with SIGKILL in the middle of a forwarded capture of
 the large heap: its devices move to c2 and c3 and their schedules go on
 there, the cut snapshot is failed with a reason and its file is gone,
 nothing stays "receiving". Then: every period of every scheduled device
-was asked once (none twice; only the periods of c1's devices around the
+was asked once (each request names its run) (none twice; only the periods of c1's devices around the
 kill may be missing), every capture asked was stored once (only c1's last
 ones may be cut), every spooled snapshot is stored once or still waiting
 in its spool, and the catalog's complete rows and the shared folder's
@@ -46,8 +46,8 @@ SPOOLED = re.compile(r"agent: spooled snapshot (\d+) ")
 # machine (sanitizers) the agents capture faster than three collectors take.
 DROPPED = re.compile(r"dropped the oldest, snapshot (\d+) ")
 SPOOL_NAME = re.compile(r"^(\d{20})\.gcspool$")
-REQUESTED = re.compile(r"^(\S+)Z info  schedule (\d+): capture of (\S+) requested \(request (\d+)\)",
-                       re.M)
+REQUESTED = re.compile(r"^(\S+)Z info  schedule (\d+): capture of (\S+) requested"
+                       r" \(request (\d+), the run due at (\S+)Z\)", re.M)
 PG_URL = sys.argv.pop() if sys.argv[-1].startswith("postgresql://") else None
 
 
@@ -148,16 +148,20 @@ def fnv1a(s):
     return h
 
 
+def utc_ms(stamp):
+    when = datetime.datetime.fromisoformat(stamp).replace(tzinfo=datetime.timezone.utc)
+    return round(when.timestamp() * 1000)
+
+
 def schedule_requests(env, sid):
-    """[(ms, device, request ID, collector)] of the captures schedule sid
-    asked for, from the three collectors' logs."""
+    """[(ms, device, request ID, collector, the run's due ms)] of the
+    captures schedule sid asked for, from the three collectors' logs."""
     out = []
     for name in NAMES:
         with open(env.path(name + ".log"), errors="replace") as f:
-            for stamp, schedule, dev, rid in REQUESTED.findall(f.read()):
-                when = datetime.datetime.fromisoformat(stamp).replace(tzinfo=datetime.timezone.utc)
+            for stamp, schedule, dev, rid, due in REQUESTED.findall(f.read()):
                 if int(schedule) == sid:
-                    out.append((int(when.timestamp() * 1000), dev, int(rid), name))
+                    out.append((utc_ms(stamp), dev, int(rid), name, utc_ms(due)))
     return out
 
 
@@ -166,16 +170,19 @@ def check_periods(env, requests, sched, moved, t_kill, t_back, t_rm):
     first after the collectors read the schedule (they read it again every
     2 s) to the last that ended before it was removed, across the kill.
     Periods are the schedule's grid (gsd_schedule.c: created_ms +
-    fnv1a(device) % every, no jitter); a request belongs to the period it
-    was made in. Only the periods of the moved devices (c1's at the kill)
-    between the kill and their return may be missing: c1 may have claimed
-    one and died before asking."""
+    fnv1a(device) % every, no jitter); each request names the run it is
+    for. Only the periods of the moved devices (c1's at the kill) between
+    the kill and their return may be missing: c1 may have claimed one and
+    died before asking."""
     c = env.c
     _, created, every = sched
-    asked = {}
-    for ms, dev, rid, name in requests:
-        k = (ms - created - fnv1a(dev) % every) // every
+    asked, off_grid = {}, []
+    for ms, dev, rid, name, due in requests:
+        k, rest = divmod(due - created - fnv1a(dev) % every, every)
+        if rest:
+            off_grid.append((dev, rid, due))
         asked.setdefault((dev, k), []).append((rid, name))
+    c.equal(off_grid, [], "every request is for a run on the schedule's grid")
     twice = {"%s#%d" % key: v for key, v in asked.items() if len(v) > 1}
     missing, excused, periods = [], 0, 0
     for i in range(AGENTS):
@@ -195,7 +202,7 @@ def check_periods(env, requests, sched, moved, t_kill, t_back, t_rm):
     c.equal(twice, {}, "no period of a device was asked twice, across the kill")
     c.equal(missing, [], "every period of every device was asked (%d periods, %d of the moved "
             "devices around the kill missing)" % (periods, excused))
-    after = {dev for ms, dev, rid, name in requests if ms > t_back and name != "c1"}
+    after = {dev for ms, dev, rid, name, due in requests if ms > t_back and name != "c1"}
     c.equal(sorted(set(moved) - after), [], "c1's devices are captured by the schedule on c2 or c3")
     L.log("schedule: %d requests, %d periods checked, %d excused around the kill" %
           (len(requests), periods, excused))
@@ -211,7 +218,7 @@ def check_requests(env, requests, t_kill):
                                          " FROM snapshots WHERE request_id > 0"):
         rows.setdefault(int(rid), []).append((status, col, reason))
     lost, cut = [], 0
-    for ms, dev, rid, name in requests:
+    for ms, dev, rid, name, due in requests:
         got = rows.get(rid, [])
         if [r[:2] for r in got] == [("complete", name)]:
             continue
