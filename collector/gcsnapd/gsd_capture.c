@@ -5,8 +5,11 @@
  * became of it. A device has at most one capture in flight: a second
  * request is refused (409 busy), not queued, so that nobody waits behind a
  * capture they did not see start. The list keeps the last MAX_KEPT ended
- * captures. On a shared catalog each state is kept in the catalog too, so
- * that any collector can answer GET /api/captures/ID. */
+ * captures. On a shared catalog the state of each capture asked through
+ * the API is kept in the catalog too, so that any collector can answer
+ * GET /api/captures/ID; those of schedules and of captures run for
+ * another collector are not (nobody holds their IDs but the log), which
+ * spares the catalog three writes a capture under a fleet's schedules. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +21,11 @@
 
 static const char *const state_names[] = {"requested", "streaming", "stored", "failed"};
 
-/* The catalog's copy of cap's state; without it, only this collector
- * can tell it, which is logged, not fatal. */
+/* The catalog's copy of a shared capture's state; without it, only this
+ * collector can tell it, which is logged, not fatal. */
 static void record(gsd_server *srv, const gsd_capture *cap) {
   const char *reason = cap->state == GSD_CAPTURE_FAILED ? cap->reason : NULL;
+  if (!cap->shared) return;
   if (gsd_store_capture_state(srv->store, cap->request_id, cap->device_id,
                               state_names[cap->state], cap->snapshot_id, reason) != GS_OK)
     gsd_log_warn("capture request %llu: %s", (unsigned long long)cap->request_id,
@@ -64,7 +68,6 @@ static void keep_capture(gsd_server *srv, gsd_capture *cap) {
   srv->captures = cap;
   srv->ncaptures++;
   prune(srv);
-  record(srv, cap);
 }
 
 /* A device whose session another collector on the catalog holds: the
@@ -123,6 +126,11 @@ int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
   keep_capture(srv, cap);
   *out = cap;
   return GS_OK;
+}
+
+void gsd_capture_share(gsd_server *srv, gsd_capture *cap) {
+  cap->shared = 1;
+  record(srv, cap);
 }
 
 gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id) {

@@ -38,6 +38,7 @@ typedef struct gsd_capture {
   int64_t schedule_id;           /* the schedule that asked; 0 for the API */
   int64_t forward_id;            /* its row when forwarded between collectors; 0: none */
   int forward_asker;             /* forwarded to the device's collector, by us */
+  int shared;                    /* its state is kept in a shared catalog */
   struct gsd_capture *next;      /* newest first */
 } gsd_capture;
 
@@ -91,6 +92,9 @@ int gsd_session_describe(const gsd_session *s, json_t *device);
  * or "internal". */
 int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
                       gsd_capture **cap, const char **code);
+/* Keeps cap's state in a shared catalog from now on, so that every
+ * collector can tell it (a capture asked through the API). */
+void gsd_capture_share(gsd_server *srv, gsd_capture *cap);
 gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id);
 /* On a shared catalog: runs the captures other collectors forwarded to
  * this one, and ends those this one forwarded that were answered

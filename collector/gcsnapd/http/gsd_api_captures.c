@@ -148,6 +148,7 @@ int gsd_api_capture(gsd_server *srv, gsd_waiters *ws, h2o_req_t *req, const char
       return gsd_respond_error(req, 507, "disk_full", "%s", gsd_store_error(srv->store));
     return gsd_respond_error(req, 500, "internal", "cannot send the capture request");
   }
+  gsd_capture_share(srv, cap);
   if (wait) return wait_for(ws, req, cap, secs);
   o = request_body(cap->request_id, "device_id", gs_json_cstring(device_id));
   return gsd_respond_json(req, 202, o);
