@@ -3,9 +3,9 @@
  * that does not hold the device's session becomes a capture_requests row
  * for the holder, which claims it (FOR UPDATE SKIP LOCKED, so a row is
  * run once), captures, and answers in the row; the asker takes the answer
- * and deletes the row. Both sides poll (gcsnapd/gsd_forward.c). Each
- * capture's state is kept in the captures table too, so that any
- * collector can tell it. On a SQLite catalog no other collector holds or
+ * and deletes the row. Both sides poll (gcsnapd/gsd_forward.c). The
+ * state of each capture asked through a collector's API is kept in the
+ * captures table, so that any collector can tell it. On a SQLite catalog no other collector holds or
  * asks anything: these find nothing and keep nothing. */
 #include <assert.h>
 #include <stdio.h>

@@ -165,7 +165,8 @@ int gsd_api_capture_status(gsd_server *srv, h2o_req_t *req, const char *id_text)
     return gsd_respond_json(req, 200, gsd_capture_json(cap));
   rc = gsd_store_capture_get(srv->store, id, &o);
   if (rc == GS_OK) return gsd_respond_json(req, 200, o);
-  if (rc != GS_EOF) return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
+  if (rc != GS_EOF)
+    return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
   return gsd_respond_error(req, 404, "not_found", "no capture request %s", id_text);
 }
 
