@@ -437,7 +437,7 @@ def suite_several(env):
     check_spoolers(env, spoolers)
 
     cols["c1"] = start_collector(env, store, "c1")
-    c.ok(True, "c1 starts again with its identity once it is gone")
+    c.equal(cols["c1"].api("/api/health")[0], 200, "c1 starts again with its identity once it is gone")
     for col in cols.values():
         col.stop()
     check_store(env, store, "after the stop: ")
