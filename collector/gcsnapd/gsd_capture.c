@@ -5,7 +5,11 @@
  * became of it. A device has at most one capture in flight: a second
  * request is refused (409 busy), not queued, so that nobody waits behind a
  * capture they did not see start. The list keeps the last MAX_KEPT ended
- * captures. */
+ * captures. On a shared catalog the state of each capture asked through
+ * the API is kept in the catalog too, so that any collector can answer
+ * GET /api/captures/ID; those of schedules and of captures run for
+ * another collector are not (nobody holds their IDs but the log), which
+ * spares the catalog three writes a capture under a fleet's schedules. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,9 +19,18 @@
 #include "gsd_metrics.h"
 #include "gsd_server.h"
 
-#define MAX_KEPT 1000
-
 static const char *const state_names[] = {"requested", "streaming", "stored", "failed"};
+
+/* The catalog's copy of a shared capture's state; without it, only this
+ * collector can tell it, which is logged, not fatal. */
+static void record(gsd_server *srv, const gsd_capture *cap) {
+  const char *reason = cap->state == GSD_CAPTURE_FAILED ? cap->reason : NULL;
+  if (!cap->shared) return;
+  if (gsd_store_capture_state(srv->store, cap->request_id, cap->device_id,
+                              state_names[cap->state], cap->snapshot_id, reason) != GS_OK)
+    gsd_log_warn("capture request %llu: %s", (unsigned long long)cap->request_id,
+                 gsd_store_error(srv->store));
+}
 
 /* Drops the oldest ended captures beyond MAX_KEPT. */
 static void prune(gsd_server *srv) {
@@ -26,7 +39,7 @@ static void prune(gsd_server *srv) {
   while (*p) {
     gsd_capture *c = *p;
     int ended = c->state == GSD_CAPTURE_STORED || c->state == GSD_CAPTURE_FAILED;
-    if (ended && kept >= MAX_KEPT) {
+    if (ended && kept >= GSD_CAPTURES_KEPT) {
       *p = c->next;
       free(c);
       srv->ncaptures--;
@@ -115,6 +128,11 @@ int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
   return GS_OK;
 }
 
+void gsd_capture_share(gsd_server *srv, gsd_capture *cap) {
+  cap->shared = 1;
+  record(srv, cap);
+}
+
 gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id) {
   gsd_capture *c;
   for (c = srv->captures; c; c = c->next)
@@ -122,9 +140,11 @@ gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id) {
   return NULL;
 }
 
-void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id) {
+void gsd_capture_streaming(gsd_server *srv, gsd_capture *cap, int64_t snapshot_id) {
+  int started = cap->state == GSD_CAPTURE_REQUESTED;
   cap->state = GSD_CAPTURE_STREAMING;
   cap->snapshot_id = snapshot_id;
+  if (started) record(srv, cap);
 }
 
 void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason) {
@@ -140,6 +160,7 @@ void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason) {
   } else {
     cap->state = GSD_CAPTURE_STORED;
   }
+  record(srv, cap);
   /* Asked through another collector: the answer goes back through the catalog. */
   if (cap->forward_id && !cap->forward_asker &&
       gsd_store_forward_answer(srv->store, cap->forward_id, reason ? 0 : cap->snapshot_id,

@@ -56,7 +56,7 @@ static void answers(gsd_server *srv) {
   for (i = 0; i < n; i++) {
     gsd_capture *cap = find_forwarded(srv, v[i].id);
     if (!cap || cap->state != GSD_CAPTURE_REQUESTED) continue;
-    if (v[i].snapshot_id) gsd_capture_streaming(cap, v[i].snapshot_id);
+    cap->snapshot_id = v[i].snapshot_id;
     gsd_capture_end(srv, cap, v[i].snapshot_id ? NULL : v[i].reason);
   }
   free(v);

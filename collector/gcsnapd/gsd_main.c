@@ -73,13 +73,15 @@ static void stop(daemon_state *d, const char *why) {
 /* On a shared catalog: captures forwarded between collectors; what a
  * collector that stopped without ending its snapshots (killed, or its
  * machine gone) left is failed by another one, so that none stays
- * "receiving"; and the schedules others changed are read again. */
+ * "receiving"; the schedules others changed are read again; and the
+ * catalog forgets the oldest captures asked through this one. */
 static void on_shared_tick(uv_timer_t *t) {
   daemon_state *d = t->data;
   gsd_server *srv = &d->srv;
   gsd_forward_poll(srv);
   if (d->shared_ticks++ % SHARED_SLOW_TICKS) return;
-  if (gsd_store_recover_stopped(srv->store) != GS_OK || gsd_schedules_reload(srv) != GS_OK)
+  if (gsd_store_recover_stopped(srv->store) != GS_OK || gsd_schedules_reload(srv) != GS_OK ||
+      gsd_store_captures_prune(srv->store, GSD_CAPTURES_KEPT) != GS_OK)
     gsd_log_error("%s", gsd_store_error(srv->store));
 }
 

@@ -171,7 +171,20 @@ static int covers(const gsd_schedule *sch, const char *device_id) {
 
 /* ---- the timer -------------------------------------------------------------- */
 
-/* The first schedule of the device that is due asks for a capture. */
+/* ms since the epoch as UTC, as the log stamps its lines. */
+static const char *utc_ms(char *buf, size_t cap, int64_t ms) {
+  time_t secs = (time_t)(ms / 1000);
+  struct tm tm;
+  size_t n;
+  gmtime_r(&secs, &tm);
+  n = strftime(buf, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(buf + n, cap - n, ".%03dZ", (int)(ms % 1000));
+  return buf;
+}
+
+/* The first schedule of the device that is due asks for a capture. Its
+ * log line names the run (the grid time) it is for: a period is run once
+ * across collectors, whenever the request is made. */
 static void run_device(gsd_server *srv, gsd_session *s, int64_t now) {
   gsd_scheduler *sc = srv->sched;
   const char *device_id = gsd_session_device(s);
@@ -180,11 +193,14 @@ static void run_device(gsd_server *srv, gsd_session *s, int64_t now) {
     gsd_schedule *sch = &sc->list[i];
     gsd_capture *cap;
     const char *code;
+    char due_text[40];
+    int64_t due;
     if (!covers(sch, device_id) || !is_due(sch, device_id, last_run(sc, sch->id, device_id), now))
       continue;
+    due = latest_run(sch, device_id, now);
     /* Taken even when refused below: a device that cannot capture now is
      * asked again at its next run, not at every tick. */
-    if (note_run(srv, sch->id, device_id, latest_run(sch, device_id, now), now) == GS_EOF) {
+    if (note_run(srv, sch->id, device_id, due, now) == GS_EOF) {
       gsd_log_debug("schedule %lld: %s was captured for this run by another collector",
                     (long long)sch->id, device_id);
       return;
@@ -194,9 +210,10 @@ static void run_device(gsd_server *srv, gsd_session *s, int64_t now) {
                    device_id, code);
     } else {
       cap->schedule_id = sch->id;
-      gsd_metrics_schedule_lag(now - latest_run(sch, device_id, now));
-      gsd_log_info("schedule %lld: capture of %s requested (request %llu)", (long long)sch->id,
-                   device_id, (unsigned long long)cap->request_id);
+      gsd_metrics_schedule_lag(now - due);
+      gsd_log_info("schedule %lld: capture of %s requested (request %llu, the run due at %s)",
+                   (long long)sch->id, device_id, (unsigned long long)cap->request_id,
+                   utc_ms(due_text, sizeof due_text, due));
     }
     return;
   }

@@ -38,6 +38,7 @@ typedef struct gsd_capture {
   int64_t schedule_id;           /* the schedule that asked; 0 for the API */
   int64_t forward_id;            /* its row when forwarded between collectors; 0: none */
   int forward_asker;             /* forwarded to the device's collector, by us */
+  int shared;                    /* its state is kept in a shared catalog */
   struct gsd_capture *next;      /* newest first */
 } gsd_capture;
 
@@ -81,19 +82,26 @@ int gsd_session_describe(const gsd_session *s, json_t *device);
 
 /* ---- captures (gsd_capture.c) ---- */
 
+/* Ended captures a collector can tell about: in its list, and in a shared
+ * catalog's (per collector asked). */
+#define GSD_CAPTURES_KEPT 1000
+
 /* Asks the device for a capture. Returns GS_OK with *cap, or an error with
  * *code: "not_found", "not_connected", "busy", "disk_full" (the store has
  * less free space than --min-free-bytes; gsd_store_error() says how much)
  * or "internal". */
 int gsd_capture_start(gsd_server *srv, const char *device_id, int stable_ids,
                       gsd_capture **cap, const char **code);
+/* Keeps cap's state in a shared catalog from now on, so that every
+ * collector can tell it (a capture asked through the API). */
+void gsd_capture_share(gsd_server *srv, gsd_capture *cap);
 gsd_capture *gsd_capture_find(gsd_server *srv, uint64_t request_id);
 /* On a shared catalog: runs the captures other collectors forwarded to
  * this one, and ends those this one forwarded that were answered
  * (gsd_forward.c). */
 void gsd_forward_poll(gsd_server *srv);
 /* The stream for cap started, as snapshot snapshot_id of the catalog. */
-void gsd_capture_streaming(gsd_capture *cap, int64_t snapshot_id);
+void gsd_capture_streaming(gsd_server *srv, gsd_capture *cap, int64_t snapshot_id);
 /* cap ended; reason NULL when stored. Answers the HTTP waiters. */
 void gsd_capture_end(gsd_server *srv, gsd_capture *cap, const char *reason);
 json_t *gsd_capture_json(const gsd_capture *cap);

@@ -64,7 +64,7 @@ void gsd_sess_on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fr
                     s->device_id, (long long)s->snapshot_id,
                     (unsigned long long)b->snapshot_id, (unsigned long long)b->request_id);
       if (s->capture && s->capture->request_id == b->request_id)
-        gsd_capture_streaming(s->capture, s->snapshot_id);
+        gsd_capture_streaming(srv, s->capture, s->snapshot_id);
       return;
     }
     free(tmp);
@@ -74,7 +74,7 @@ void gsd_sess_on_begin(gsd_session *s, const Gcsnap__SnapshotBegin *b, size_t fr
              err);
   }
   if (s->capture && s->capture->request_id == b->request_id)
-    gsd_capture_streaming(s->capture, s->duplicate_of);
+    gsd_capture_streaming(srv, s->capture, s->duplicate_of);
   if (gsd_ingest_new(&s->ingest, NULL, err, sizeof err) != GS_OK)
     gsd_sess_abort_session(s, GS_WIRE_E_STORAGE, "out of memory");
   else

@@ -82,7 +82,7 @@ static void finish_ended(uv_work_t *w, int status) {
     gsd_metrics_stored(job->end.file_bytes, uv_hrtime() - s->begin_ns);
     if (!s->capture) gsd_metrics_capture("agent", 1);
     gsd_sess_send_ack(s, s->snapshot_id);
-    if (s->capture) gsd_capture_streaming(s->capture, s->snapshot_id);
+    if (s->capture) gsd_capture_streaming(s->srv, s->capture, s->snapshot_id);
     gsd_sess_forget_snapshot(s);
     gsd_sess_end_capture(s, NULL);
     gsd_schedules_stored(s->srv, s->device_id);

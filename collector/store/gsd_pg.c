@@ -84,6 +84,14 @@ static const char *const migrations[] = {
   /* 3: files found not to match their row; the last request ID issued */
   ("ALTER TABLE snapshots ADD COLUMN damaged TEXT;"
    "CREATE TABLE counters(name TEXT PRIMARY KEY, value BIGINT NOT NULL);"),
+  /* 4: the state of each capture, for whichever collector is asked about it */
+  "CREATE TABLE captures("
+  "  request_id BIGINT PRIMARY KEY, device_id TEXT NOT NULL, collector TEXT NOT NULL,"
+  "  state TEXT NOT NULL CHECK(state IN ('requested', 'streaming', 'stored', 'failed')),"
+  "  snapshot_id BIGINT, reason TEXT, updated BIGINT NOT NULL);"
+  "CREATE INDEX captures_by_collector ON captures(collector, request_id);"
+  "CREATE INDEX captures_in_flight ON captures(collector)"
+  "  WHERE state IN ('requested', 'streaming');",
 };
 #define SCHEMA_VERSION ((int)(sizeof migrations / sizeof migrations[0]))
 
@@ -278,8 +286,9 @@ static void unlock_identity(gsd_store *s, const char *identity) {
 
 /* The in-flight snapshots of a collector that stopped (identity, whose
  * lock the caller holds): their files go, under both names (the file is
- * renamed before its row is committed), their rows fail, its sessions end
- * and its devices are no longer held. Nobody else's file is touched. */
+ * renamed before its row is committed), their rows fail, its sessions end,
+ * the captures asked through it fail and its devices are no longer held.
+ * Nobody else's file is touched. */
 static int recover(gsd_store *s, const char *identity) {
   gsd_pg_args a = {0};
   PGresult *r;
@@ -308,7 +317,10 @@ static int recover(gsd_store *s, const char *identity) {
       " q AS (UPDATE capture_requests SET status = 'answered',"
       "   reason = 'the collector holding the device stopped'"
       "   WHERE holder = $1 AND status IN ('queued', 'taken')),"
-      " a AS (DELETE FROM capture_requests WHERE asked_by = $1)"
+      " a AS (DELETE FROM capture_requests WHERE asked_by = $1),"
+      " c AS (UPDATE captures SET state = 'failed', updated = extract(epoch FROM now())::bigint,"
+      "   reason = 'the collector asked stopped' WHERE collector = $1"
+      "   AND state IN ('requested', 'streaming'))"
       " UPDATE devices SET collector = NULL WHERE collector = $1", &a, NULL);
 }
 
@@ -329,7 +341,9 @@ int gsd_pg_recover_stopped(gsd_store *s) {
   gsd_pga_text(&a, s->pg->identity);
   if (!(r = gsd_pg_query(s, "find stopped collectors",
       "SELECT collector FROM snapshots WHERE status = 'receiving' AND collector <> $1"
-      " UNION SELECT collector FROM sessions WHERE ended IS NULL AND collector <> $1", &a)))
+      " UNION SELECT collector FROM sessions WHERE ended IS NULL AND collector <> $1"
+      " UNION SELECT collector FROM captures WHERE state IN ('requested', 'streaming')"
+      "   AND collector <> $1", &a)))
     return GS_EIO;
   for (i = 0; rc == GS_OK && i < PQntuples(r); i++) {
     const char *identity = PQgetvalue(r, i, 0);

@@ -3,8 +3,11 @@
  * that does not hold the device's session becomes a capture_requests row
  * for the holder, which claims it (FOR UPDATE SKIP LOCKED, so a row is
  * run once), captures, and answers in the row; the asker takes the answer
- * and deletes the row. Both sides poll (gcsnapd/gsd_forward.c). On a
- * SQLite catalog no other collector holds anything: these find nothing. */
+ * and deletes the row. Both sides poll (gcsnapd/gsd_forward.c). The
+ * state of each capture asked through a collector's API is kept in the
+ * captures table, so that any collector can tell it. On a SQLite catalog no other collector holds or
+ * asks anything: these find nothing and keep nothing. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,4 +101,55 @@ int gsd_store_forward_answers(gsd_store *s, gsd_forward **out, size_t *n) {
   return forwards_of(gsd_pg_query(s, "read forwarded answers",
       "DELETE FROM capture_requests WHERE asked_by = $1 AND status = 'answered'"
       " RETURNING id, device_id, stable_ids, snapshot_id, coalesce(reason, '')", &a), out, n);
+}
+
+int gsd_store_capture_state(gsd_store *s, uint64_t request_id, const char *device_id,
+                            const char *state, int64_t snapshot_id, const char *reason) {
+  gsd_pg_args a = {0};
+  if (!s->pg) return GS_OK;
+  gsd_pga_u64(&a, request_id);
+  gsd_pga_text(&a, device_id);
+  gsd_pga_text(&a, s->pg->identity);
+  gsd_pga_text(&a, state);
+  gsd_pga_opt(&a, snapshot_id);
+  gsd_pga_text(&a, reason);
+  return gsd_pg_run(s, "record a capture's state",
+      "INSERT INTO captures(request_id, device_id, collector, state, snapshot_id, reason, updated)"
+      " VALUES ($1, $2, $3, $4, $5, $6, extract(epoch FROM now())::bigint)"
+      " ON CONFLICT(request_id) DO UPDATE SET state = excluded.state,"
+      " snapshot_id = excluded.snapshot_id, reason = excluded.reason, updated = excluded.updated",
+      &a, NULL);
+}
+
+int gsd_store_capture_get(gsd_store *s, uint64_t request_id, json_t **out) {
+  gsd_pg_args a = {0};
+  PGresult *r;
+  *out = NULL;
+  if (!s->pg) return GS_EOF;
+  gsd_pga_u64(&a, request_id);
+  if (!(r = gsd_pg_query(s, "read a capture's state",
+      "SELECT request_id, device_id, state,"
+      " CASE WHEN state = 'stored' THEN snapshot_id END AS snapshot_id,"
+      " CASE WHEN state = 'failed' THEN reason END AS reason"
+      " FROM captures WHERE request_id = $1", &a)))
+    return GS_EIO;
+  if (PQntuples(r) == 1 && !(*out = gsd_pg_row_json(r, 0, 0))) {
+    PQclear(r);
+    return gsd_st_fail(s, "out of memory");
+  }
+  PQclear(r);
+  return *out ? GS_OK : GS_EOF;
+}
+
+int gsd_store_captures_prune(gsd_store *s, unsigned keep) {
+  gsd_pg_args a = {0};
+  assert(keep >= 1);
+  if (!s->pg) return GS_OK;
+  gsd_pga_text(&a, s->pg->identity);
+  gsd_pga_i64(&a, (int64_t)keep - 1);
+  return gsd_pg_run(s, "forget old captures",
+      "DELETE FROM captures WHERE collector = $1 AND state IN ('stored', 'failed')"
+      " AND request_id < (SELECT request_id FROM captures WHERE collector = $1"
+      "   AND state IN ('stored', 'failed') ORDER BY request_id DESC OFFSET $2 LIMIT 1)",
+      &a, NULL);
 }

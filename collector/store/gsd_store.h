@@ -224,6 +224,18 @@ int gsd_store_forward_answer(gsd_store *s, int64_t id, int64_t snapshot_id, cons
 /* Takes the answers to this collector's forwarded captures (malloc'd). */
 int gsd_store_forward_answers(gsd_store *s, gsd_forward **out, size_t *n);
 
+/* The state of a capture ("requested", "streaming", "stored", "failed"),
+ * kept in a shared catalog so that any collector can tell it; snapshot_id
+ * 0 and reason NULL when there is none. Keeps nothing on SQLite. */
+int gsd_store_capture_state(gsd_store *s, uint64_t request_id, const char *device_id,
+                            const char *state, int64_t snapshot_id, const char *reason);
+/* The capture as GET /api/captures/ID gives it; GS_EOF when the catalog
+ * has none (always, on SQLite). */
+int gsd_store_capture_get(gsd_store *s, uint64_t request_id, json_t **out);
+/* Keeps the newest keep (at least 1) ended captures asked through this
+ * collector, and those in flight. */
+int gsd_store_captures_prune(gsd_store *s, unsigned keep);
+
 /* ---- device keys (gsd_auth.h) ---- */
 
 /* Opens only the catalog, for the keys, while gcsnapd may be running: no

@@ -7,20 +7,26 @@ collector with its SQLite catalog, in one run (not part of ctest):
 
 Agents on small mock heaps (each given the three collectors in a different
 order) are captured by one schedule. For each run it prints the captures
-asked, stored and lost (asked, never stored), the periods captured twice,
-the throughput of stored snapshots, the latency from a schedule's request
-to the snapshot stored (p50, p90, p99, max, from the collectors' logs) and
-the ratios of the three-collector run to the single one.
+asked, stored, lost (asked, never stored) and duplicated (stored with no
+capture waiting for it: the agents send nothing unasked), the runs of the
+schedule asked twice (each request names its run), the captures failed and
+why, the throughput of stored snapshots, the latency from a schedule's request
+to the snapshot stored (p50, p90, p99, max, from the collectors' logs), the
+processor time the collectors and the catalog's server processes spent
+while the schedule ran (per snapshot stored), the machine's load average,
+and the ratios of the three-collector run to the single one.
 Environment: GS_LOAD_AGENTS (default 1000), GS_LOAD_SECONDS (how long the
 schedule runs, default 60), GS_LOAD_EVERY (default 5s), GS_LOAD_OBJECTS
 (objects per mock heap, default 200).
 """
 import datetime
+import glob
 import json
 import os
 import re
 import resource
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -34,8 +40,9 @@ AGENTS = int(os.environ.get("GS_LOAD_AGENTS", "1000"))
 SECONDS = int(os.environ.get("GS_LOAD_SECONDS", "60"))
 EVERY = os.environ.get("GS_LOAD_EVERY", "5s")
 OBJECTS = int(os.environ.get("GS_LOAD_OBJECTS", "200"))
-LINE = re.compile(r"^(\S+)Z info  (?:schedule \d+: capture of (\S+) requested"
-                  r"|device (\S+): stored snapshot (\d+))", re.M)
+LINE = re.compile(r"^(\S+)Z info  (?:schedule \d+: capture of (\S+) requested \(request \d+,"
+                  r" the run due at (\S+)Z\)|device (\S+): stored snapshot \d+ .*"
+                  r"|capture request \d+ for \S+ failed: (.*))$", re.M)
 
 
 def stamp_ms(text):
@@ -43,37 +50,60 @@ def stamp_ms(text):
     return t.timestamp() * 1000
 
 
-def fnv1a(s):
-    h = 0xcbf29ce484222325
-    for b in s.encode():
-        h = ((h ^ b) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def figures(logs, created_ms, every_ms):
-    """Asked, stored, lost, twice (periods of the schedule's grid, as in
-    gsd_schedule.c, asked more than once) and latencies (ms) from the
+def figures(logs):
+    """Asked, stored, lost, duplicated, twice (runs of the schedule asked
+    more than once: each request names its run), latencies (ms) and the
+    reasons of the captures that failed {reason: count}, from the
     collectors' logs."""
     events = []
     for log in logs:
         with open(log, errors="replace") as f:
             for m in LINE.finditer(f.read()):
-                events.append((stamp_ms(m.group(1)), m.group(2), m.group(3)))
+                events.append((stamp_ms(m.group(1)),) + m.group(2, 3, 4, 5))
     events.sort(key=lambda e: e[0])
-    waiting, lat, asked, stored, periods = {}, [], 0, 0, set()
-    twice = 0
-    for t, req_dev, stored_dev in events:
+    waiting, lat, asked, stored, runs, failed = {}, [], 0, 0, set(), {}
+    twice = duplicated = 0
+    for t, req_dev, due, stored_dev, reason in events:
         if req_dev:
             asked += 1
-            k = (int(t) - created_ms - fnv1a(req_dev) % every_ms) // every_ms
-            twice += (req_dev, k) in periods
-            periods.add((req_dev, k))
+            twice += (req_dev, due) in runs
+            runs.add((req_dev, due))
             waiting[req_dev] = t
+        elif reason is not None:
+            failed[reason] = failed.get(reason, 0) + 1
         elif stored_dev in waiting:
             stored += 1
             lat.append(t - waiting.pop(stored_dev))
+        else:
+            duplicated += 1
     lat.sort()
-    return asked, stored, len(waiting), twice, lat
+    return asked, stored, asked - stored, duplicated, twice, lat, failed
+
+
+def cpu_seconds(pids):
+    """User and system time of the processes pids, in seconds (fields 14
+    and 15 of /proc/PID/stat); a process gone counts 0."""
+    total = 0
+    for pid in pids:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except (OSError, IndexError, ValueError):
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def catalog_backends(catalog):
+    """The PIDs of the catalog server's processes serving the collectors."""
+    if not catalog:
+        return []
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/psql"))
+    out = subprocess.run([found[-1] if found else "psql", "-XAtq", "-d", catalog, "-c",
+                          "SELECT pid FROM pg_stat_activity WHERE backend_type = 'client backend'"
+                          " AND pid <> pg_backend_pid()"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=30)
+    return [int(p) for p in out.stdout.split()]
 
 
 def pct(v, p):
@@ -105,16 +135,25 @@ def run(name, bin_dir, work, catalog):
         if r.returncode != 0:
             raise L.Failure("schedule add: " + r.stderr)
         sched = json.loads(r.stdout)
-        sid, created_ms, every_ms = str(sched["id"]), sched["created_ms"], sched["every_ms"]
+        sid = str(sched["id"])
+        pids, backends = [c.proc.pid for c in cols], catalog_backends(catalog)
+        cpu0, db0, load0 = cpu_seconds(pids), cpu_seconds(backends), os.getloadavg()[0]
         time.sleep(SECONDS)
         L.run([os.path.join(bin_dir, "gcsnap"), "schedule", "rm", sid, "--collector", cols[0].url])
         time.sleep(5)
-        asked, stored, lost, twice, lat = figures([c.log for c in cols], created_ms, every_ms)
-        print("%-22s agents %d, asked %d, stored %d, lost %d, twice %d, %.1f snapshots/s,"
-              " latency ms p50 %.0f p90 %.0f p99 %.0f max %.0f" %
-              (name, AGENTS, asked, stored, lost, twice, stored / SECONDS, pct(lat, 0.5),
+        cpu, db = cpu_seconds(pids) - cpu0, cpu_seconds(backends) - db0
+        asked, stored, lost, dup, twice, lat, failed = figures([c.log for c in cols])
+        print("%-22s agents %d, asked %d, stored %d, lost %d, duplicated %d, runs asked twice %d,"
+              " %.1f snapshots/s, latency ms p50 %.0f p90 %.0f p99 %.0f max %.0f" %
+              (name, AGENTS, asked, stored, lost, dup, twice, stored / SECONDS, pct(lat, 0.5),
                pct(lat, 0.9), pct(lat, 0.99), lat[-1] if lat else float("nan")), flush=True)
-        return stored / SECONDS, pct(lat, 0.99)
+        per = 1000 / stored if stored else float("nan")
+        print("%-22s processor: collectors %.1f s (%.2f ms a snapshot), catalog server %.1f s"
+              " (%.2f ms a snapshot); load average %.1f at the start, %.1f at the end" %
+              ("", cpu, cpu * per, db, db * per, load0, os.getloadavg()[0]), flush=True)
+        for reason, n in sorted(failed.items(), key=lambda f: -f[1]):
+            print("%-22s %d captures failed: %s" % ("", n, reason), flush=True)
+        return stored / SECONDS, pct(lat, 0.99), (cpu + db) * per
     finally:
         procs.stop_all()
 
@@ -131,9 +170,9 @@ def main():
         os.makedirs(os.path.join(root, "three"))
         base = run("1 collector, SQLite", bin_dir, os.path.join(root, "one"), None)
         three = run("3 collectors, PostgreSQL", bin_dir, os.path.join(root, "three"), PG_URL)
-        print("ratio (3 on PostgreSQL / 1 on SQLite): throughput %.2f, p99 latency %.2f" %
-              (three[0] / base[0] if base[0] else float("nan"),
-               three[1] / base[1] if base[1] else float("nan")))
+        print("ratio (3 on PostgreSQL / 1 on SQLite): throughput %.2f, p99 latency %.2f,"
+              " processor time a snapshot %.2f" % tuple(
+                  t / b if b else float("nan") for t, b in zip(three, base)))
         return 0
     finally:
         shutil.rmtree(root, ignore_errors=True)

@@ -526,13 +526,74 @@ static void test_pg_schedule_claim(void **state) {
   gsd_store_close(other);
 }
 
+/* The state of capture id as another collector reads it: state, and the
+ * snapshot_id or reason (NULL when the entry has none). */
+static void assert_capture(gsd_store *st, uint64_t id, const char *state, int64_t snapshot_id,
+                           const char *reason) {
+  json_t *o;
+  assert_int_equal(gsd_store_capture_get(st, id, &o), GS_OK);
+  assert_int_equal(json_integer_value(json_object_get(o, "request_id")), id);
+  assert_string_equal(json_string_value(json_object_get(o, "device_id")), "dev/a");
+  assert_string_equal(json_string_value(json_object_get(o, "state")), state);
+  if (snapshot_id)
+    assert_int_equal(json_integer_value(json_object_get(o, "snapshot_id")), snapshot_id);
+  else
+    assert_true(json_is_null(json_object_get(o, "snapshot_id")));
+  if (reason)
+    assert_string_equal(json_string_value(json_object_get(o, "reason")), reason);
+  else
+    assert_true(json_is_null(json_object_get(o, "reason")));
+  json_decref(o);
+}
+
+/* A capture's state is read by any collector; the oldest ended ones are
+ * forgotten; those in flight on a collector that stopped are failed. */
+static void test_pg_captures(void **state) {
+  fixture *fx = *state;
+  gsd_store *other;
+  json_t *o;
+  int tries;
+  assert_int_equal(open_as(&other, fx->dir, "other"), GS_OK);
+  assert_int_equal(gsd_store_capture_state(fx->store, 10, "dev/a", "requested", 0, NULL), GS_OK);
+  assert_capture(other, 10, "requested", 0, NULL);
+  assert_int_equal(gsd_store_capture_state(fx->store, 10, "dev/a", "streaming", 5, NULL), GS_OK);
+  assert_capture(other, 10, "streaming", 0, NULL);
+  assert_int_equal(gsd_store_capture_state(fx->store, 10, "dev/a", "stored", 5, NULL), GS_OK);
+  assert_capture(other, 10, "stored", 5, NULL);
+  assert_int_equal(gsd_store_capture_state(fx->store, 11, "dev/a", "failed", 0, "cut"), GS_OK);
+  assert_capture(other, 11, "failed", 0, "cut");
+  assert_int_equal(gsd_store_capture_state(fx->store, 12, "dev/a", "requested", 0, NULL), GS_OK);
+  assert_int_equal(gsd_store_capture_get(other, 99, &o), GS_EOF);
+  /* Another collector's prune keeps this one's; this one's keeps the
+   * newest ended and those in flight. */
+  assert_int_equal(gsd_store_captures_prune(other, 1), GS_OK);
+  assert_capture(other, 10, "stored", 5, NULL);
+  assert_int_equal(gsd_store_captures_prune(fx->store, 1), GS_OK);
+  assert_int_equal(gsd_store_capture_get(other, 10, &o), GS_EOF);
+  assert_capture(other, 11, "failed", 0, "cut");
+  assert_capture(other, 12, "requested", 0, NULL);
+  assert_int_equal(gsd_store_capture_state(other, 20, "dev/a", "requested", 0, NULL), GS_OK);
+  gsd_store_close(other);
+  for (tries = 0; tries < 100; tries++) {
+    assert_int_equal(gsd_store_recover_stopped(fx->store), GS_OK);
+    assert_int_equal(gsd_store_capture_get(fx->store, 20, &o), GS_OK);
+    if (strcmp(json_string_value(json_object_get(o, "state")), "failed") == 0) break;
+    json_decref(o);
+    usleep(50000);
+  }
+  assert_true(tries < 100);
+  json_decref(o);
+  assert_capture(fx->store, 20, "failed", 0, "the collector asked stopped");
+  assert_capture(fx->store, 12, "requested", 0, NULL);
+}
+
 /* The schema's version is recorded; a newer one is refused. */
 static void test_pg_schema_version(void **state) {
   fixture *fx = *state;
   gsd_store *st = NULL;
   char err[300];
-  /* A division by zero unless every version up to 3 is there. */
-  assert_int_equal(pg_exec("SELECT 1 / (max(version) = 3 AND count(*) = 3)::int"
+  /* A division by zero unless every version up to 4 is there. */
+  assert_int_equal(pg_exec("SELECT 1 / (max(version) = 4 AND count(*) = 4)::int"
                            " FROM schema_version", NULL, NULL), 0);
   assert_int_equal(pg_exec("INSERT INTO schema_version VALUES (99)", NULL, NULL), 0);
   assert_int_equal(gsd_store_open_catalog(&st, fx->dir, pg_url, "new", err, sizeof err), GS_EIO);
@@ -591,6 +652,7 @@ int main(int argc, char **argv) {
     WITH_STORE(test_pg_reconnect),
     WITH_STORE(test_pg_stopped),
     WITH_STORE(test_pg_schedule_claim),
+    WITH_STORE(test_pg_captures),
     WITH_STORE(test_pg_schema_version),
     WITH_STORE(test_pg_keys),
   };

@@ -1,5 +1,7 @@
 /* gsd_api_captures.c - POST /api/devices/ID/capture asks a device for a
- * snapshot (gsd_capture.c), GET /api/captures/ID tells how it went.
+ * snapshot (gsd_capture.c), GET /api/captures/ID tells how it went: from
+ * this collector's list, else from a shared catalog, which knows the
+ * captures asked through the other collectors.
  *
  * A capture request with wait=1 is answered later: the request is parked
  * as a waiter (allocated in the request's pool, so that it is unlinked if
@@ -146,6 +148,7 @@ int gsd_api_capture(gsd_server *srv, gsd_waiters *ws, h2o_req_t *req, const char
       return gsd_respond_error(req, 507, "disk_full", "%s", gsd_store_error(srv->store));
     return gsd_respond_error(req, 500, "internal", "cannot send the capture request");
   }
+  gsd_capture_share(srv, cap);
   if (wait) return wait_for(ws, req, cap, secs);
   o = request_body(cap->request_id, "device_id", gs_json_cstring(device_id));
   return gsd_respond_json(req, 202, o);
@@ -154,8 +157,16 @@ int gsd_api_capture(gsd_server *srv, gsd_waiters *ws, h2o_req_t *req, const char
 int gsd_api_capture_status(gsd_server *srv, h2o_req_t *req, const char *id_text) {
   uint64_t id;
   gsd_capture *cap;
-  if (gsd_request_u64(id_text, UINT64_MAX, &id) || !(cap = gsd_capture_find(srv, id)))
+  json_t *o;
+  int rc;
+  if (gsd_request_u64(id_text, UINT64_MAX, &id))
     return gsd_respond_error(req, 404, "not_found", "no capture request %s", id_text);
-  return gsd_respond_json(req, 200, gsd_capture_json(cap));
+  if ((cap = gsd_capture_find(srv, id)) != NULL)
+    return gsd_respond_json(req, 200, gsd_capture_json(cap));
+  rc = gsd_store_capture_get(srv->store, id, &o);
+  if (rc == GS_OK) return gsd_respond_json(req, 200, o);
+  if (rc != GS_EOF)
+    return gsd_respond_error(req, 500, "internal", "%s", gsd_store_error(srv->store));
+  return gsd_respond_error(req, 404, "not_found", "no capture request %s", id_text);
 }
 
