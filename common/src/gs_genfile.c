@@ -20,7 +20,7 @@ char *gs_genfile_path(const char *dump) {
   size_t n = strlen(dump);
   char *p = malloc(n + sizeof ".gens.json");
   if (p) {   /* no sprintf: CE's C library lacks it */
-    memcpy(p, dump, n);
+    memcpy(p, dump, n + 1);
     memcpy(p + n, ".gens.json", sizeof ".gens.json");
   }
   return p;
