@@ -32,7 +32,8 @@
 /* What semi-NCA reads about a vertex, together, since a step of its path
  * compression lands on an arbitrary vertex: one cache miss, not four. */
 typedef struct dom_vertex {
-  uint32_t semi;         /* during the search: position in the successor list */
+  uint32_t semi;         /* during the search: position in the successor list;
+                          * then the least semi-dominator candidate so far */
   uint32_t best;         /* least semi-dominator on the compressed path above */
   uint32_t ancestor;     /* link-eval forest; until the vertex is linked, the
                           * end of its predecessors in preds */
@@ -141,20 +142,25 @@ static void each_edge(dom_work *w, void (*add)(dom_work *, uint32_t, uint32_t)) 
   }
 }
 
-/* The list offsets live in the vertices' ancestor fields, zeroed when
- * allocated and unused until the semi-dominators: a count, then the start
- * as each list's cursor, which the filling leaves at its end. */
+/* A predecessor numbered before its target is not linked when the target
+ * is processed, so it is its own eval(): the least of them is the first
+ * candidate semi-dominator, taken here, and only the predecessors numbered
+ * after their target are kept in lists. The list offsets live in the
+ * vertices' ancestor fields, zeroed when allocated and unused until the
+ * semi-dominators: a count, then the start as each list's cursor, which
+ * the filling leaves at its end. */
 static void count_pred(dom_work *w, uint32_t from, uint32_t to) {
-  (void)from;
-  w->vx[to].ancestor++;
+  if (from > to) w->vx[to].ancestor++;
+  else if (from < w->vx[to].semi) w->vx[to].semi = from;
 }
 
 static void put_pred(dom_work *w, uint32_t from, uint32_t to) {
-  w->preds[w->vx[to].ancestor++] = from;
+  if (from > to) w->preds[w->vx[to].ancestor++] = from;
 }
 
 static int build_predecessors(dom_work *w) {
   uint32_t i, total = 0;
+  for (i = 0; i < w->count; i++) w->vx[i].semi = i;
   each_edge(w, count_pred);
   for (i = 0; i < w->count; i++) {
     uint32_t c = w->vx[i].ancestor;
@@ -205,7 +211,6 @@ static void semi_dominators(dom_work *w) {
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
   for (i = w->count; i-- > 1;) {
-    vx[i].semi = i;
     for (k = vx[i].ancestor; k-- > vx[i - 1].ancestor;) {
       uint32_t s;
       if (k >= AHEAD) PREFETCH(&vx[w->preds[k - AHEAD]]);
