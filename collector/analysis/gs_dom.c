@@ -12,6 +12,7 @@
  * vertex is kept in one 16-byte record, the scans over references ask for
  * their targets' entries some steps ahead, and predecessors are gathered
  * reading the graph in node order. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_dom.h"
@@ -46,7 +47,8 @@ typedef struct dom_work {
   uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen */
   uint32_t *vertex;      /* preorder number -> node */
   dom_vertex *vx;        /* by preorder number */
-  uint32_t *idom;        /* also the stack of compress() */
+  uint32_t *stack;       /* of compress(), touched only as deep as a path goes */
+  uint32_t *idom;        /* by preorder number, in the memory vx had */
   uint32_t *preds;       /* predecessors by preorder number, back to back */
 } dom_work;
 
@@ -106,6 +108,13 @@ static void number_vertices(dom_work *w) {
     w->vx[w->count].semi = NONE;
     cur = w->count++;
   }
+}
+
+/* vertex from dfn. */
+static void invert_numbering(dom_work *w) {
+  uint32_t x;
+  for (x = 0; x <= w->g->nnodes; x++)
+    if (w->dfn[x] != NONE) w->vertex[w->dfn[x]] = x;
 }
 
 /* Turns per-list counts in off[1..n] into list starts in off[0..n]
@@ -181,7 +190,7 @@ static int build_predecessors(dom_work *w) {
  * without reading its entry. */
 static void compress(dom_work *w, uint32_t v, uint32_t i) {
   dom_vertex *vx = w->vx;
-  uint32_t *stack = w->idom, top = 0, x = v;
+  uint32_t *stack = w->stack, top = 0, x = v;
   while (vx[x].ancestor > i) {
     stack[top++] = x;
     x = vx[x].ancestor;
@@ -222,14 +231,34 @@ static void semi_dominators(dom_work *w) {
   }
 }
 
+/* Each one lands in the vertex's best field, dead once the semi-dominators
+ * are known, so no other array of a word per vertex is live beside the
+ * records. */
 static void immediate_dominators(dom_work *w) {
+  dom_vertex *vx = w->vx;
   uint32_t i;
-  w->idom[0] = NONE;
+  vx[0].best = NONE;
   for (i = 1; i < w->count; i++) {
-    uint32_t d = w->vx[i].parent;
-    while (d > w->vx[i].semi) d = w->idom[d];
-    w->idom[i] = d;
+    uint32_t d = vx[i].parent;
+    while (d > vx[i].semi) d = vx[d].best;
+    vx[i].best = d;
   }
+}
+
+/* Packs the immediate dominators into the first 4 bytes per vertex of the
+ * records' memory and gives the rest back: entry i is read at byte 16i + 4
+ * before byte 4i is written, and memcpy keeps the compiler from assuming
+ * the two views do not overlap. */
+static void keep_idom(dom_work *w) {
+  char *mem = (char *)w->vx;
+  uint32_t i, d, *p;
+  for (i = 0; i < w->count; i++) {
+    memcpy(&d, mem + i * sizeof *w->vx + offsetof(dom_vertex, best), 4);
+    memcpy(mem + 4 * (size_t)i, &d, 4);
+  }
+  p = realloc(mem, w->count * sizeof *p);
+  w->idom = p ? p : (uint32_t *)(void *)mem;   /* the larger block holds them too */
+  w->vx = NULL;
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -249,7 +278,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
 }
 
 static void work_free(dom_work *w) {
-  free(w->dfn); free(w->vertex); free(w->vx); free(w->idom); free(w->preds);
+  free(w->dfn); free(w->vertex); free(w->vx); free(w->stack); free(w->idom); free(w->preds);
 }
 
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
@@ -264,16 +293,22 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
-  if (build_predecessors(&w)) goto nomem;
-  free(w.dfn);
-  w.dfn = NULL;
-  if (!(w.idom = malloc(w.count * sizeof *w.idom))) goto nomem;
+  /* The search needs the numbering both ways, the rest one way at a time:
+   * dfn until the dominators are known, then vertex, rebuilt from it. */
+  free(w.vertex);
+  w.vertex = NULL;
+  if (build_predecessors(&w) || !(w.stack = malloc(w.count * sizeof *w.stack))) goto nomem;
   semi_dominators(&w);
   immediate_dominators(&w);
   /* What semi-NCA needed is no longer: free it before the results grow. */
-  free(w.vx); free(w.preds);
-  w.vx = NULL;
+  free(w.stack); free(w.preds);
+  w.stack = NULL;
   w.preds = NULL;
+  keep_idom(&w);
+  if (!(w.vertex = malloc(w.count * sizeof *w.vertex))) goto nomem;
+  invert_numbering(&w);
+  free(w.dfn);
+  w.dfn = NULL;
   if (!(d->idom = malloc(n * sizeof *d->idom)) || !(d->retained = calloc(n, sizeof *d->retained)))
     goto nomem;
   fill_result(&w, d);
