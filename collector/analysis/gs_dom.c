@@ -270,7 +270,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
   for (i = 1; i < w->count; i++) {
     uint32_t node = w->vertex[i];
     d->idom[node] = w->vertex[w->idom[i]];
-    d->retained[node] = g->sizes[node];
+    d->retained[node] = gs_graph_size(g, node);
   }
   /* Children come after their dominator in preorder: sum from the end. */
   for (i = w->count; i-- > 1;) d->retained[d->idom[w->vertex[i]]] += d->retained[w->vertex[i]];
