@@ -71,7 +71,7 @@ int gs_dominators_analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_ty
   uint32_t v, ntypes = g->ntypes + 1;
   memset(s, 0, sizeof *s);
   s->g = g;
-  /* The tree's work arrays are the peak: IDs and sizes wait packed. */
+  /* The tree's work arrays are the peak: IDs, sizes and types wait packed. */
   if (gs_graph_pack(g) || gs_dom_build(g, &s->dom) || gs_graph_unpack(g)) return GS_ENOMEM;
   for (v = 0; v < g->nobjects; v++)
     if (s->dom.idom[v] == GS_DOM_UNREACHABLE) { s->unreachable++; s->unreachable_bytes += g->sizes[v]; }

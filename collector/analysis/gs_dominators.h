@@ -27,7 +27,7 @@ typedef struct gs_dominators {
 } gs_dominators;
 
 /* Analyses g, keeping the limit largest rows (0: all), and by type too
- * when by_type; g's IDs and sizes are packed while the tree is built
+ * when by_type; g's IDs, sizes and types are packed while the tree is built
  * (gs_graph_pack). GS_OK or GS_ENOMEM; free s either way. */
 int gs_dominators_analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_type);
 void gs_dominators_free(gs_dominators *s);

@@ -51,7 +51,7 @@ typedef struct gs_graph {
   /* roots */
   uint32_t nroots;
   gs_graph_root *roots;
-  struct gs_graph_packing *packing;   /* ids and sizes while packed */
+  struct gs_graph_packing *packing;   /* ids, sizes, types while packed */
 } gs_graph;
 
 /* Loads the next section of r. Returns GS_OK, GS_EOF when no section is left,
@@ -70,11 +70,12 @@ const char *gs_graph_type_name(const gs_graph *g, uint32_t t, char *buf, size_t 
  * GS_OK or GS_ENOMEM. */
 int gs_graph_reachable(const gs_graph *g, uint8_t *bits);
 
-/* Packs ids and sizes into about 4 bytes per node each, for an analysis
- * that needs neither until it ends: ids (and sizes, unless too many are
- * 4 GiB or more) become NULL until gs_graph_unpack; gs_graph_size works in
- * both states. GS_OK or GS_ENOMEM; either way gs_graph_unpack restores
- * them (GS_OK, or GS_ENOMEM with the graph still packed). */
+/* Packs ids and sizes into about 4 bytes per node each, and types into 2
+ * when there are fewer than 65535, for an analysis that needs none of them
+ * until it ends: those arrays become NULL until gs_graph_unpack (sizes stay
+ * when too many are 4 GiB or more); gs_graph_size works in both states.
+ * GS_OK or GS_ENOMEM; either way gs_graph_unpack restores them (GS_OK, or
+ * GS_ENOMEM with the graph still packed). */
 int gs_graph_pack(gs_graph *g);
 int gs_graph_unpack(gs_graph *g);
 uint64_t gs_graph_size(const gs_graph *g, uint32_t v);

@@ -483,12 +483,16 @@ typedef struct packed {
   size_t nwide;
 } packed;
 
-struct gs_graph_packing { packed ids, sizes; };
+struct gs_graph_packing {
+  packed ids, sizes;
+  uint16_t *types;   /* UINT16_MAX for GS_GRAPH_MISSING */
+};
 
 static void packing_free(struct gs_graph_packing *p) {
   if (!p) return;
   free(p->ids.low); free(p->ids.wide);
   free(p->sizes.low); free(p->sizes.wide);
+  free(p->types);
   free(p);
 }
 
@@ -541,10 +545,45 @@ static int unpack(packed *p, size_t n, int delta, uint64_t **v) {
   return GS_OK;
 }
 
+/* Types take 2 bytes when there are fewer than UINT16_MAX of them, narrowed
+ * in place as the values are: entry i is read at byte 4i before byte 2i is
+ * written. */
+static void pack_types(gs_graph *g) {
+  char *mem = (char *)g->types;
+  uint32_t i, t;
+  if (g->ntypes >= UINT16_MAX) return;
+  for (i = 0; i < g->nnodes; i++) {
+    uint16_t s;
+    memcpy(&t, mem + 4 * (size_t)i, 4);
+    s = t == GS_GRAPH_MISSING ? UINT16_MAX : (uint16_t)t;
+    memcpy(mem + 2 * (size_t)i, &s, 2);
+  }
+  g->packing->types = shrink(mem, g->nnodes, sizeof *g->packing->types);
+  g->types = NULL;
+}
+
+/* Widened from the end, as unpack() does. GS_OK or GS_ENOMEM (kept packed). */
+static int unpack_types(gs_graph *g) {
+  char *mem;
+  uint32_t i, t;
+  if (!g->packing->types) return GS_OK;
+  if (!(mem = realloc(g->packing->types, ((size_t)g->nnodes + 1) * sizeof t))) return GS_ENOMEM;
+  for (i = g->nnodes; i-- > 0;) {
+    uint16_t s;
+    memcpy(&s, mem + 2 * (size_t)i, 2);
+    t = s == UINT16_MAX ? GS_GRAPH_MISSING : s;
+    memcpy(mem + 4 * (size_t)i, &t, 4);
+  }
+  g->types = (uint32_t *)(void *)mem;
+  g->packing->types = NULL;
+  return GS_OK;
+}
+
 int gs_graph_pack(gs_graph *g) {
   int err;
   if (!g->packing && !(g->packing = calloc(1, sizeof *g->packing))) return GS_ENOMEM;
   if ((err = pack(&g->ids, g->nnodes, 1, &g->packing->ids))) return err;
+  if (!g->packing->types) pack_types(g);
   return pack(&g->sizes, g->nnodes, 0, &g->packing->sizes);
 }
 
@@ -552,7 +591,7 @@ int gs_graph_unpack(gs_graph *g) {
   int err;
   if (!g->packing) return GS_OK;
   if ((err = unpack(&g->packing->ids, g->nnodes, 1, &g->ids)) ||
-      (err = unpack(&g->packing->sizes, g->nnodes, 0, &g->sizes)))
+      (err = unpack(&g->packing->sizes, g->nnodes, 0, &g->sizes)) || (err = unpack_types(g)))
     return err;
   free(g->packing);
   g->packing = NULL;

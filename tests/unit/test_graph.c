@@ -484,14 +484,15 @@ static void test_empty_input(void **state) {
   }
 }
 
-/* Packing keeps every ID and size, the wide ones too: an ID 20 GiB past
- * the one before, an object of 4.5 GiB, a placeholder below every object. */
+/* Packing keeps every ID, size and type, the wide ones too: an ID 20 GiB
+ * past the one before, an object of 4.5 GiB, a placeholder below every
+ * object. */
 static void test_pack(void **state) {
   (void)state;
   char text[4096];
   size_t len = 0;
   uint64_t ids[41], sizes[41];
-  uint32_t i;
+  uint32_t types[41], i;
   loaded l;
   gs_graph *g;
   len += (size_t)snprintf(text + len, sizeof text - len, "a 2 Pack 10\nt a A\n");
@@ -506,13 +507,17 @@ static void test_pack(void **state) {
   assert_int_equal(g->nnodes, 41);
   memcpy(ids, g->ids, sizeof ids);
   memcpy(sizes, g->sizes, sizeof sizes);
+  memcpy(types, g->types, sizeof types);
+  assert_int_equal(types[40], GS_GRAPH_MISSING);
   gsu_assert_ok(gs_graph_pack(g));
   assert_null(g->ids);
   assert_null(g->sizes);
+  assert_null(g->types);
   for (i = 0; i < 41; i++) assert_int_equal(gs_graph_size(g, i), sizes[i]);
   gsu_assert_ok(gs_graph_unpack(g));
   assert_memory_equal(g->ids, ids, sizeof ids);
   assert_memory_equal(g->sizes, sizes, sizeof sizes);
+  assert_memory_equal(g->types, types, sizeof types);
   gs_graph_free(g);
   close_text(&l);
 }
