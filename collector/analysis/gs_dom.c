@@ -256,7 +256,7 @@ static void keep_idom(dom_work *w) {
     memcpy(&d, mem + i * sizeof *w->vx + offsetof(dom_vertex, best), 4);
     memcpy(mem + 4 * (size_t)i, &d, 4);
   }
-  p = realloc(mem, w->count * sizeof *p);
+  p = realloc(mem, ((size_t)w->count + 1) * sizeof *p);
   w->idom = p ? p : (uint32_t *)(void *)mem;   /* the larger block holds them too */
   w->vx = NULL;
 }
@@ -305,7 +305,7 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   w.stack = NULL;
   w.preds = NULL;
   keep_idom(&w);
-  if (!(w.vertex = malloc(w.count * sizeof *w.vertex))) goto nomem;
+  if (!(w.vertex = calloc(w.count, sizeof *w.vertex))) goto nomem;
   invert_numbering(&w);
   free(w.dfn);
   w.dfn = NULL;

@@ -529,7 +529,8 @@ static int unpack(packed *p, size_t n, int delta, uint64_t **v) {
   uint64_t *out;
   char *mem;
   if (!p->low) return GS_OK;
-  if (!(mem = realloc(p->low, (n ? n : 1) * sizeof *out))) return GS_ENOMEM;
+  if (!(out = realloc(p->low, (n ? n : 1) * sizeof *out))) return GS_ENOMEM;
+  mem = (char *)out;
   for (i = n; i-- > 0;) {
     uint32_t low;
     uint64_t x;
@@ -537,7 +538,6 @@ static int unpack(packed *p, size_t n, int delta, uint64_t **v) {
     x = low == ESCAPE ? p->wide[--w].value : low;
     memcpy(mem + 8 * i, &x, 8);
   }
-  out = (uint64_t *)(void *)mem;
   for (i = 1; delta && i < n; i++) out[i] += out[i - 1];
   free(p->wide);
   memset(p, 0, sizeof *p);
@@ -565,16 +565,17 @@ static void pack_types(gs_graph *g) {
 /* Widened from the end, as unpack() does. GS_OK or GS_ENOMEM (kept packed). */
 static int unpack_types(gs_graph *g) {
   char *mem;
-  uint32_t i, t;
+  uint32_t i, t, *wide;
   if (!g->packing->types) return GS_OK;
-  if (!(mem = realloc(g->packing->types, ((size_t)g->nnodes + 1) * sizeof t))) return GS_ENOMEM;
+  if (!(wide = realloc(g->packing->types, ((size_t)g->nnodes + 1) * sizeof *wide))) return GS_ENOMEM;
+  mem = (char *)wide;
   for (i = g->nnodes; i-- > 0;) {
     uint16_t s;
     memcpy(&s, mem + 2 * (size_t)i, 2);
     t = s == UINT16_MAX ? GS_GRAPH_MISSING : s;
     memcpy(mem + 4 * (size_t)i, &t, 4);
   }
-  g->types = (uint32_t *)(void *)mem;
+  g->types = wide;
   g->packing->types = NULL;
   return GS_OK;
 }
