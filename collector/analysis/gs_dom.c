@@ -12,6 +12,7 @@
  * vertex is kept in one 16-byte record, the scans over references ask for
  * their targets' entries some steps ahead, and predecessors are gathered
  * reading the graph in node order. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_dom.h"
@@ -32,7 +33,8 @@
 /* What semi-NCA reads about a vertex, together, since a step of its path
  * compression lands on an arbitrary vertex: one cache miss, not four. */
 typedef struct dom_vertex {
-  uint32_t semi;         /* during the search: position in the successor list */
+  uint32_t semi;         /* during the search: position in the successor list;
+                          * then the least semi-dominator candidate so far */
   uint32_t best;         /* least semi-dominator on the compressed path above */
   uint32_t ancestor;     /* link-eval forest; until the vertex is linked, the
                           * end of its predecessors in preds */
@@ -45,7 +47,8 @@ typedef struct dom_work {
   uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen */
   uint32_t *vertex;      /* preorder number -> node */
   dom_vertex *vx;        /* by preorder number */
-  uint32_t *idom;        /* also the stack of compress() */
+  uint32_t *stack;       /* of compress(), touched only as deep as a path goes */
+  uint32_t *idom;        /* by preorder number, in the memory vx had */
   uint32_t *preds;       /* predecessors by preorder number, back to back */
 } dom_work;
 
@@ -107,6 +110,13 @@ static void number_vertices(dom_work *w) {
   }
 }
 
+/* vertex from dfn. */
+static void invert_numbering(dom_work *w) {
+  uint32_t x;
+  for (x = 0; x <= w->g->nnodes; x++)
+    if (w->dfn[x] != NONE) w->vertex[w->dfn[x]] = x;
+}
+
 /* Turns per-list counts in off[1..n] into list starts in off[0..n]
  * (gs_dom_retained_by_type's children). */
 static void counts_to_offsets(uint32_t *off, uint32_t n) {
@@ -141,20 +151,25 @@ static void each_edge(dom_work *w, void (*add)(dom_work *, uint32_t, uint32_t)) 
   }
 }
 
-/* The list offsets live in the vertices' ancestor fields, zeroed when
- * allocated and unused until the semi-dominators: a count, then the start
- * as each list's cursor, which the filling leaves at its end. */
+/* A predecessor numbered before its target is not linked when the target
+ * is processed, so it is its own eval(): the least of them is the first
+ * candidate semi-dominator, taken here, and only the predecessors numbered
+ * after their target are kept in lists. The list offsets live in the
+ * vertices' ancestor fields, zeroed when allocated and unused until the
+ * semi-dominators: a count, then the start as each list's cursor, which
+ * the filling leaves at its end. */
 static void count_pred(dom_work *w, uint32_t from, uint32_t to) {
-  (void)from;
-  w->vx[to].ancestor++;
+  if (from > to) w->vx[to].ancestor++;
+  else if (from < w->vx[to].semi) w->vx[to].semi = from;
 }
 
 static void put_pred(dom_work *w, uint32_t from, uint32_t to) {
-  w->preds[w->vx[to].ancestor++] = from;
+  if (from > to) w->preds[w->vx[to].ancestor++] = from;
 }
 
 static int build_predecessors(dom_work *w) {
   uint32_t i, total = 0;
+  for (i = 0; i < w->count; i++) w->vx[i].semi = i;
   each_edge(w, count_pred);
   for (i = 0; i < w->count; i++) {
     uint32_t c = w->vx[i].ancestor;
@@ -175,7 +190,7 @@ static int build_predecessors(dom_work *w) {
  * without reading its entry. */
 static void compress(dom_work *w, uint32_t v, uint32_t i) {
   dom_vertex *vx = w->vx;
-  uint32_t *stack = w->idom, top = 0, x = v;
+  uint32_t *stack = w->stack, top = 0, x = v;
   while (vx[x].ancestor > i) {
     stack[top++] = x;
     x = vx[x].ancestor;
@@ -205,7 +220,6 @@ static void semi_dominators(dom_work *w) {
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
   for (i = w->count; i-- > 1;) {
-    vx[i].semi = i;
     for (k = vx[i].ancestor; k-- > vx[i - 1].ancestor;) {
       uint32_t s;
       if (k >= AHEAD) PREFETCH(&vx[w->preds[k - AHEAD]]);
@@ -217,14 +231,34 @@ static void semi_dominators(dom_work *w) {
   }
 }
 
+/* Each one lands in the vertex's best field, dead once the semi-dominators
+ * are known, so no other array of a word per vertex is live beside the
+ * records. */
 static void immediate_dominators(dom_work *w) {
+  dom_vertex *vx = w->vx;
   uint32_t i;
-  w->idom[0] = NONE;
+  vx[0].best = NONE;
   for (i = 1; i < w->count; i++) {
-    uint32_t d = w->vx[i].parent;
-    while (d > w->vx[i].semi) d = w->idom[d];
-    w->idom[i] = d;
+    uint32_t d = vx[i].parent;
+    while (d > vx[i].semi) d = vx[d].best;
+    vx[i].best = d;
   }
+}
+
+/* Packs the immediate dominators into the first 4 bytes per vertex of the
+ * records' memory and gives the rest back: entry i is read at byte 16i + 4
+ * before byte 4i is written, and memcpy keeps the compiler from assuming
+ * the two views do not overlap. */
+static void keep_idom(dom_work *w) {
+  char *mem = (char *)w->vx;
+  uint32_t i, d, *p;
+  for (i = 0; i < w->count; i++) {
+    memcpy(&d, mem + i * sizeof *w->vx + offsetof(dom_vertex, best), 4);
+    memcpy(mem + 4 * (size_t)i, &d, 4);
+  }
+  p = realloc(mem, ((size_t)w->count + 1) * sizeof *p);
+  w->idom = p ? p : (uint32_t *)(void *)mem;   /* the larger block holds them too */
+  w->vx = NULL;
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -236,7 +270,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
   for (i = 1; i < w->count; i++) {
     uint32_t node = w->vertex[i];
     d->idom[node] = w->vertex[w->idom[i]];
-    d->retained[node] = g->sizes[node];
+    d->retained[node] = gs_graph_size(g, node);
   }
   /* Children come after their dominator in preorder: sum from the end. */
   for (i = w->count; i-- > 1;) d->retained[d->idom[w->vertex[i]]] += d->retained[w->vertex[i]];
@@ -244,7 +278,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
 }
 
 static void work_free(dom_work *w) {
-  free(w->dfn); free(w->vertex); free(w->vx); free(w->idom); free(w->preds);
+  free(w->dfn); free(w->vertex); free(w->vx); free(w->stack); free(w->idom); free(w->preds);
 }
 
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
@@ -259,16 +293,22 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
-  if (build_predecessors(&w)) goto nomem;
-  free(w.dfn);
-  w.dfn = NULL;
-  if (!(w.idom = malloc(w.count * sizeof *w.idom))) goto nomem;
+  /* The search needs the numbering both ways, the rest one way at a time:
+   * dfn until the dominators are known, then vertex, rebuilt from it. */
+  free(w.vertex);
+  w.vertex = NULL;
+  if (build_predecessors(&w) || !(w.stack = malloc(w.count * sizeof *w.stack))) goto nomem;
   semi_dominators(&w);
   immediate_dominators(&w);
   /* What semi-NCA needed is no longer: free it before the results grow. */
-  free(w.vx); free(w.preds);
-  w.vx = NULL;
+  free(w.stack); free(w.preds);
+  w.stack = NULL;
   w.preds = NULL;
+  keep_idom(&w);
+  if (!(w.vertex = calloc(w.count, sizeof *w.vertex))) goto nomem;
+  invert_numbering(&w);
+  free(w.dfn);
+  w.dfn = NULL;
   if (!(d->idom = malloc(n * sizeof *d->idom)) || !(d->retained = calloc(n, sizeof *d->retained)))
     goto nomem;
   fill_result(&w, d);

@@ -6,8 +6,10 @@
  * no single object is on all of them). An object's retained size is the
  * bytes of its dominator subtree: what the heap would lose if it died.
  *
- * Semi-NCA (Georgiadis), iterative throughout, on flat arrays: about 24
- * bytes per object and 4 per reference while it runs, 16 per object after. */
+ * Semi-NCA (Georgiadis), iterative throughout, on flat arrays: at most 24
+ * bytes per object while it runs, plus 4 per reference that points back in
+ * depth-first order; 12 per object after. Sizes are read through
+ * gs_graph_size, so the graph may be packed (gs_graph_pack). */
 #ifndef GS_DOM_H
 #define GS_DOM_H
 

@@ -67,11 +67,12 @@ static size_t rows_for(size_t limit, uint32_t n) {
   return limit > INSERTION_LIMIT ? n : limit;
 }
 
-int gs_dominators_analyse(gs_dominators *s, const gs_graph *g, size_t limit, int by_type) {
+int gs_dominators_analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_type) {
   uint32_t v, ntypes = g->ntypes + 1;
   memset(s, 0, sizeof *s);
   s->g = g;
-  if (gs_dom_build(g, &s->dom)) return GS_ENOMEM;
+  /* The tree's work arrays are the peak: IDs, sizes and types wait packed. */
+  if (gs_graph_pack(g) || gs_dom_build(g, &s->dom) || gs_graph_unpack(g)) return GS_ENOMEM;
   for (v = 0; v < g->nobjects; v++)
     if (s->dom.idom[v] == GS_DOM_UNREACHABLE) { s->unreachable++; s->unreachable_bytes += g->sizes[v]; }
   if (!(s->top = malloc((rows_for(limit, g->nobjects) + 1) * sizeof *s->top))) return GS_ENOMEM;

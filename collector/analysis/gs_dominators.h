@@ -27,8 +27,10 @@ typedef struct gs_dominators {
 } gs_dominators;
 
 /* Analyses g, keeping the limit largest rows (0: all), and by type too
- * when by_type. GS_OK or GS_ENOMEM; free s either way. */
-int gs_dominators_analyse(gs_dominators *s, const gs_graph *g, size_t limit, int by_type);
+ * when by_type; g's IDs, sizes and types are packed while the tree is built
+ * (gs_graph_pack). GS_OK, or GS_ENOMEM with g perhaps still packed; free
+ * s either way. */
+int gs_dominators_analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_type);
 void gs_dominators_free(gs_dominators *s);
 /* The name of type t of g, "(not in the dump)" for a missing one. */
 const char *gs_dominators_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap);

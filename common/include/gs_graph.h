@@ -51,6 +51,7 @@ typedef struct gs_graph {
   /* roots */
   uint32_t nroots;
   gs_graph_root *roots;
+  struct gs_graph_packing *packing;   /* ids, sizes, types while packed */
 } gs_graph;
 
 /* Loads the next section of r. Returns GS_OK, GS_EOF when no section is left,
@@ -68,6 +69,16 @@ const char *gs_graph_type_name(const gs_graph *g, uint32_t t, char *buf, size_t 
  * n / 8) every node reachable from a root without the weak flag. Returns
  * GS_OK or GS_ENOMEM. */
 int gs_graph_reachable(const gs_graph *g, uint8_t *bits);
+
+/* Packs ids and sizes into about 4 bytes per node each, and types into 2
+ * when there are fewer than 65535, for an analysis that needs none of them
+ * until it ends: those arrays become NULL until gs_graph_unpack (sizes stay
+ * when too many are 4 GiB or more); gs_graph_size works in both states.
+ * GS_OK or GS_ENOMEM; either way gs_graph_unpack restores them (GS_OK, or
+ * GS_ENOMEM with the graph still packed). */
+int gs_graph_pack(gs_graph *g);
+int gs_graph_unpack(gs_graph *g);
+uint64_t gs_graph_size(const gs_graph *g, uint32_t v);
 
 /* Bytes the graph holds (arrays only), for the memory bound. */
 size_t gs_graph_memory(const gs_graph *g);

@@ -7,6 +7,7 @@
  * numbers, with no hash table of IDs at all. Objects are numbered in ID
  * order (which is file order for a heap walked by address); IDs referenced
  * or rooted but not in the dump get placeholder nodes after the objects. */
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -405,6 +406,8 @@ int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   return GS_OK;
 }
 
+static void packing_free(struct gs_graph_packing *p);
+
 void gs_graph_free(gs_graph *g) {
   if (!g) return;
   free(g->name);
@@ -417,6 +420,7 @@ void gs_graph_free(gs_graph *g) {
   free(g->type_name_offsets);
   free(g->type_names);
   free(g->roots);
+  packing_free(g->packing);
   free(g);
 }
 
@@ -458,4 +462,154 @@ size_t gs_graph_memory(const gs_graph *g) {
   return (size_t)g->nnodes * per_node + sizeof *g->ref_offsets +
          (size_t)g->nrefs * sizeof *g->refs + (size_t)g->ntypes * per_type +
          g->type_names_len + (size_t)g->nroots * sizeof *g->roots;
+}
+
+/* ---- packing IDs and sizes --------------------------------------------- */
+
+/* While packed, an ID is kept as its distance from the node before (objects
+ * are in ID order, so that is about an object's size) and a size as itself,
+ * each in 4 bytes. A value that does not fit below ESCAPE is written as
+ * ESCAPE and kept whole in a table in node order; an array that would need
+ * the table for more than one node in MAX_ESCAPED is left as it is, so
+ * packing never holds more than 5 bytes per node for either. */
+#define ESCAPE UINT32_MAX
+#define MAX_ESCAPED 16
+
+typedef struct escaped { uint64_t node, value; } escaped;
+
+typedef struct packed {
+  uint32_t *low;
+  escaped *wide;
+  size_t nwide;
+} packed;
+
+struct gs_graph_packing {
+  packed ids, sizes;
+  uint16_t *types;   /* UINT16_MAX for GS_GRAPH_MISSING */
+};
+
+static void packing_free(struct gs_graph_packing *p) {
+  if (!p) return;
+  free(p->ids.low); free(p->ids.wide);
+  free(p->sizes.low); free(p->sizes.wide);
+  free(p->types);
+  free(p);
+}
+
+/* Packs *v (n values) into p, in the same memory: entry i is read at byte
+ * 8i before byte 4i is written, and memcpy keeps the compiler from assuming
+ * the two views do not overlap. GS_OK (*v left as it is when too many
+ * values are wide) or GS_ENOMEM. */
+static int pack(uint64_t **v, size_t n, int delta, packed *p) {
+  char *mem = (char *)*v;
+  uint64_t prev = 0, x;
+  size_t i, nwide = 0;
+  for (i = 0; i < n; i++) nwide += (*v)[i] - (delta && i ? (*v)[i - 1] : 0) >= ESCAPE;
+  if (nwide > n / MAX_ESCAPED) return GS_OK;
+  if (!(p->wide = malloc((nwide ? nwide : 1) * sizeof *p->wide))) return GS_ENOMEM;
+  for (i = 0; i < n; i++) {
+    uint32_t low;
+    memcpy(&x, mem + 8 * i, 8);
+    low = x - prev < ESCAPE ? (uint32_t)(x - prev) : ESCAPE;
+    if (low == ESCAPE) { p->wide[p->nwide].node = i; p->wide[p->nwide++].value = x - prev; }
+    if (delta) prev = x;
+    memcpy(mem + 4 * i, &low, 4);
+  }
+  p->low = shrink(mem, n, sizeof *p->low);
+  *v = NULL;
+  return GS_OK;
+}
+
+/* Gives the values of p back to *v, widened in the same memory from the
+ * end: bytes 8i.. are written after entry i and those after it were read,
+ * and they are all the entries those bytes cover. GS_OK or GS_ENOMEM (p
+ * kept). */
+static int unpack(packed *p, size_t n, int delta, uint64_t **v) {
+  size_t i, w = p->nwide;
+  uint64_t *out;
+  char *mem;
+  if (!p->low) return GS_OK;
+  if (!(out = realloc(p->low, (n ? n : 1) * sizeof *out))) return GS_ENOMEM;
+  mem = (char *)out;
+  for (i = n; i-- > 0;) {
+    uint32_t low;
+    uint64_t x;
+    memcpy(&low, mem + 4 * i, 4);
+    x = low == ESCAPE ? p->wide[--w].value : low;
+    memcpy(mem + 8 * i, &x, 8);
+  }
+  for (i = 1; delta && i < n; i++) out[i] += out[i - 1];
+  free(p->wide);
+  memset(p, 0, sizeof *p);
+  *v = out;
+  return GS_OK;
+}
+
+/* Types take 2 bytes when there are fewer than UINT16_MAX of them, narrowed
+ * in place as the values are: entry i is read at byte 4i before byte 2i is
+ * written. */
+static void pack_types(gs_graph *g) {
+  char *mem = (char *)g->types;
+  uint32_t i, t;
+  if (g->ntypes >= UINT16_MAX) return;
+  for (i = 0; i < g->nnodes; i++) {
+    uint16_t s;
+    memcpy(&t, mem + 4 * (size_t)i, 4);
+    s = t == GS_GRAPH_MISSING ? UINT16_MAX : (uint16_t)t;
+    memcpy(mem + 2 * (size_t)i, &s, 2);
+  }
+  g->packing->types = shrink(mem, g->nnodes, sizeof *g->packing->types);
+  g->types = NULL;
+}
+
+/* Widened from the end, as unpack() does. GS_OK or GS_ENOMEM (kept packed). */
+static int unpack_types(gs_graph *g) {
+  char *mem;
+  uint32_t i, t, *wide;
+  if (!g->packing->types) return GS_OK;
+  if (!(wide = realloc(g->packing->types, ((size_t)g->nnodes + 1) * sizeof *wide))) return GS_ENOMEM;
+  mem = (char *)wide;
+  for (i = g->nnodes; i-- > 0;) {
+    uint16_t s;
+    memcpy(&s, mem + 2 * (size_t)i, 2);
+    t = s == UINT16_MAX ? GS_GRAPH_MISSING : s;
+    memcpy(mem + 4 * (size_t)i, &t, 4);
+  }
+  g->types = wide;
+  g->packing->types = NULL;
+  return GS_OK;
+}
+
+int gs_graph_pack(gs_graph *g) {
+  int err;
+  if (!g->packing && !(g->packing = calloc(1, sizeof *g->packing))) return GS_ENOMEM;
+  if ((err = pack(&g->ids, g->nnodes, 1, &g->packing->ids))) return err;
+  if (!g->packing->types) pack_types(g);
+  return pack(&g->sizes, g->nnodes, 0, &g->packing->sizes);
+}
+
+int gs_graph_unpack(gs_graph *g) {
+  int err;
+  if (!g->packing) return GS_OK;
+  if ((err = unpack(&g->packing->ids, g->nnodes, 1, &g->ids)) ||
+      (err = unpack(&g->packing->sizes, g->nnodes, 0, &g->sizes)) || (err = unpack_types(g)))
+    return err;
+  free(g->packing);
+  g->packing = NULL;
+  return GS_OK;
+}
+
+uint64_t gs_graph_size(const gs_graph *g, uint32_t v) {
+  const packed *p;
+  size_t lo = 0, hi;
+  if (g->sizes) return g->sizes[v];
+  p = &g->packing->sizes;
+  if (p->low[v] != ESCAPE) return p->low[v];
+  for (hi = p->nwide; lo + 1 < hi;) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (p->wide[mid].node <= v) lo = mid;
+    else hi = mid;
+  }
+  assert(p->wide[lo].node == v);
+  return p->wide[lo].value;
 }

@@ -1,7 +1,7 @@
 /* test_graph.c - the in-memory object graph: nodes, sizes, types and
  * references of small hand-written dumps, placeholders for objects not in the
  * dump, roots, reachability (weak roots, cycles), several sections, load
- * errors, and the memory bound. */
+ * errors, the memory bound, and IDs and sizes packed. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -484,6 +484,58 @@ static void test_empty_input(void **state) {
   }
 }
 
+/* Packing keeps every ID, size and type, the wide ones too: an ID 20 GiB
+ * past the one before, an object of 4.5 GiB, a placeholder below every
+ * object. */
+static void test_pack(void **state) {
+  (void)state;
+  char text[4096];
+  size_t len = 0;
+  uint64_t ids[41], sizes[41];
+  uint32_t types[41], i;
+  loaded l;
+  gs_graph *g;
+  len += (size_t)snprintf(text + len, sizeof text - len, "a 2 Pack 10\nt a A\n");
+  for (i = 0; i < 40; i++) {
+    uint64_t id = 0x1000 + 0x20 * i + (i >= 20 ? UINT64_C(0x500000000) : 0);
+    uint64_t size = i == 7 ? UINT64_C(0x123456789) : 0x20 + i;
+    len += (size_t)snprintf(text + len, sizeof text - len, "o %llx a %llx%s\n",
+                            (unsigned long long)id, (unsigned long long)size, i == 3 ? " 10" : "");
+  }
+  snprintf(text + len, sizeof text - len, "c Pack 20\n");
+  g = load_one(&l, text);
+  assert_int_equal(g->nnodes, 41);
+  memcpy(ids, g->ids, sizeof ids);
+  memcpy(sizes, g->sizes, sizeof sizes);
+  memcpy(types, g->types, sizeof types);
+  assert_int_equal(types[40], GS_GRAPH_MISSING);
+  gsu_assert_ok(gs_graph_pack(g));
+  assert_null(g->ids);
+  assert_null(g->sizes);
+  assert_null(g->types);
+  for (i = 0; i < 41; i++) assert_int_equal(gs_graph_size(g, i), sizes[i]);
+  gsu_assert_ok(gs_graph_unpack(g));
+  assert_memory_equal(g->ids, ids, sizeof ids);
+  assert_memory_equal(g->sizes, sizes, sizeof sizes);
+  assert_memory_equal(g->types, types, sizeof types);
+  gs_graph_free(g);
+  close_text(&l);
+}
+
+/* Sizes too often wide for 4 bytes stay as they are; a graph is freed
+ * packed as well. */
+static void test_pack_wide(void **state) {
+  (void)state;
+  loaded l;
+  gs_graph *g = load_one(&l, "a 2 W 10\nt a A\no 1 a 100000000\no 2 a 100000001\nc W 20\n");
+  gsu_assert_ok(gs_graph_pack(g));
+  assert_null(g->ids);
+  assert_non_null(g->sizes);
+  assert_int_equal(gs_graph_size(g, 1), UINT64_C(0x100000001));
+  gs_graph_free(g);
+  close_text(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_section_fields),
@@ -500,6 +552,8 @@ int main(void) {
     cmocka_unit_test(test_load_errors),
     cmocka_unit_test(test_error_in_second_section),
     cmocka_unit_test(test_empty_input),
+    cmocka_unit_test(test_pack),
+    cmocka_unit_test(test_pack_wide),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
