@@ -22,7 +22,7 @@ unsigned long long gs_port_fd_size(int fd);
 
 /* Reads up to cap bytes at offset of the file behind fd without moving its
  * position, so another reader of fd is undisturbed. Returns 0, GS_EIO, or
- * GS_EINVAL where the platform cannot (Windows CE). */
+ * GS_EINVAL where the platform cannot (Windows). */
 int gs_port_pread_fd(int fd, void *buf, size_t cap, uint64_t offset, size_t *got);
 
 /* ---- memory ---- */

@@ -62,35 +62,11 @@ unsigned long long gs_port_fd_size(int fd) {
   (void)fd;
   return 0;
 }
-
-int gs_port_pread_fd(int fd, void *buf, size_t cap, uint64_t offset, size_t *got) {
-  (void)fd, (void)buf, (void)cap, (void)offset;
-  *got = 0;
-  return GS_EINVAL;
-}
 #else
 int gs_port_read_fd(int fd, void *buf, size_t cap, size_t *got) {
   int n = _read(fd, buf, cap > 0x40000000u ? 0x40000000u : (unsigned)cap);
   if (n < 0) return GS_EIO;
   *got = (size_t)n;
-  return GS_OK;
-}
-
-/* ReadFile at an explicit offset: the descriptor's position stays put. */
-int gs_port_pread_fd(int fd, void *buf, size_t cap, uint64_t offset, size_t *got) {
-  HANDLE h = (HANDLE)_get_osfhandle(fd);
-  OVERLAPPED at;
-  DWORD n = 0;
-  memset(&at, 0, sizeof at);
-  at.Offset = (DWORD)offset;
-  at.OffsetHigh = (DWORD)(offset >> 32);
-  *got = 0;
-  if (h == INVALID_HANDLE_VALUE) return GS_EIO;
-  if (!ReadFile(h, buf, cap > 0x40000000u ? 0x40000000u : (DWORD)cap, &n, &at)) {
-    if (GetLastError() == ERROR_HANDLE_EOF) return GS_OK;
-    return port_fail(GS_EIO);
-  }
-  *got = n;
   return GS_OK;
 }
 
@@ -100,6 +76,15 @@ unsigned long long gs_port_fd_size(int fd) {
   return (unsigned long long)st.st_size;
 }
 #endif
+
+/* Not offered: CE has no descriptors, and on Win32 ReadFile at an offset on
+ * a synchronous handle also moves the position that the sequential reads of
+ * another thread share. So the reader keeps its list of forward references. */
+int gs_port_pread_fd(int fd, void *buf, size_t cap, uint64_t offset, size_t *got) {
+  (void)fd, (void)buf, (void)cap, (void)offset;
+  *got = 0;
+  return GS_EINVAL;
+}
 
 /* ---- memory ---- */
 
