@@ -297,15 +297,7 @@ static int recover(gsd_store *s, const char *identity) {
   if (!(r = gsd_pg_query(s, "recover", "SELECT id, device_id FROM snapshots"
                          " WHERE status = 'receiving' AND collector = $1", &a)))
     return GS_EIO;
-  for (i = 0; i < PQntuples(r); i++) {
-    const char *dev = PQgetvalue(r, i, 1);
-    int64_t id = gsd_pg_i64(r, i, 0);
-    char *tmp = gsd_store_tmp_path(s, dev, id), *final = gsd_store_snapshot_path(s, dev, id);
-    if (tmp) unlink(tmp);
-    if (final) gsd_st_unlink_snapshot(final);
-    free(tmp);
-    free(final);
-  }
+  for (i = 0; i < PQntuples(r); i++) gsd_st_unlink_inflight(s, PQgetvalue(r, i, 1), gsd_pg_i64(r, i, 0));
   PQclear(r);
   return gsd_pg_run(s, "recover",
       "WITH f AS (UPDATE snapshots SET status = 'failed',"

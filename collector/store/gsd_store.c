@@ -305,7 +305,7 @@ int gsd_st_rows_json(gsd_store *s, sqlite3_stmt *st, int with_summary, const cha
 
 /* ---- open ------------------------------------------------------------ */
 
-/* Temporary snapshot files of a collector that stopped: none is being
+/* Temporary snapshot and side files of a collector that stopped: none is being
  * written while the store opens. Those of rows left "receiving" are also
  * removed by recover(); this finds those whose row a power loss took (the
  * row is written unsynced, gsd_store_snapshot_begin). */
@@ -325,7 +325,8 @@ static void sweep_tmp(gsd_store *s) {
     if ((dev = opendir(path))) {
       while ((f = readdir(dev))) {
         len = strlen(f->d_name);
-        if (len > sizeof suffix - 1 && strcmp(f->d_name + len - (sizeof suffix - 1), suffix) == 0)
+        if ((len > sizeof suffix - 1 && strcmp(f->d_name + len - (sizeof suffix - 1), suffix) == 0) ||
+            strstr(f->d_name, ".gens.json.tmp."))
           unlinkat(dirfd(dev), f->d_name, 0);
       }
       closedir(dev);
@@ -344,15 +345,8 @@ static int recover(gsd_store *s) {
   sqlite3_stmt *st = gsd_st_prepare(s, "SELECT id, device_id FROM snapshots WHERE status = 'receiving'");
   int rc;
   if (!st) return GS_EIO;
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *dev = (const char *)sqlite3_column_text(st, 1);
-    int64_t id = sqlite3_column_int64(st, 0);
-    char *tmp = gsd_store_tmp_path(s, dev, id), *final = gsd_store_snapshot_path(s, dev, id);
-    if (tmp) unlink(tmp);
-    if (final) gsd_st_unlink_snapshot(final);
-    free(tmp);
-    free(final);
-  }
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+    gsd_st_unlink_inflight(s, (const char *)sqlite3_column_text(st, 1), sqlite3_column_int64(st, 0));
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) return gsd_st_db_fail(s, "recover");
   sweep_tmp(s);
@@ -392,6 +386,36 @@ static int migrate(gsd_store *s) {
     if ((rc = gsd_st_exec(s, sql, "add a column")) != GS_OK) return rc;
   }
   return GS_OK;
+}
+
+/* The temporaries of a side file (gs_genfile.h) beside path, whichever
+ * process wrote them: a collector killed while writing one leaves it. */
+static void unlink_side_temps(const char *path) {
+  const char *base = strrchr(path, '/');
+  size_t dirlen = base ? (size_t)(base - path) : 1, n;
+  char *dir = strdup(base ? path : "."), prefix[300];
+  DIR *d;
+  struct dirent *e;
+  if (!dir) return;
+  dir[dirlen] = '\0';
+  n = (size_t)snprintf(prefix, sizeof prefix, "%s.gens.json.tmp.", base ? base + 1 : path);
+  if (n < sizeof prefix && (d = opendir(dir))) {
+    while ((e = readdir(d)))
+      if (strncmp(e->d_name, prefix, n) == 0) unlinkat(dirfd(d), e->d_name, 0);
+    closedir(d);
+  }
+  free(dir);
+}
+
+void gsd_st_unlink_inflight(gsd_store *s, const char *device_id, int64_t id) {
+  char *tmp = gsd_store_tmp_path(s, device_id, id), *final = gsd_store_snapshot_path(s, device_id, id);
+  if (tmp) unlink(tmp);
+  if (final) {
+    gsd_st_unlink_snapshot(final);
+    unlink_side_temps(final);
+  }
+  free(tmp);
+  free(final);
 }
 
 int gsd_st_unlink_snapshot(const char *path) {

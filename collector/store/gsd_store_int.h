@@ -61,6 +61,9 @@ int gsd_st_check_catalog(gsd_store *s);
 /* Removes a snapshot's file and what the collector keeps beside it (its
  * generation ranges, PATH.gens.json); unlink()'s result for the file. */
 int gsd_st_unlink_snapshot(const char *path);
+/* A snapshot left in flight: its temporary file, its final file and side
+ * file if it got that far, and the side file's temporaries. */
+void gsd_st_unlink_inflight(gsd_store *s, const char *device_id, int64_t id);
 
 /* One column as JSON: NULL as null, numbers as unsigned, the rest as text. */
 json_t *gsd_st_column_json(sqlite3_stmt *st, int i);

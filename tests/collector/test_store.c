@@ -217,19 +217,36 @@ static void test_devices(void **state) {
   assert_int_equal(gsd_store_session_end(fx->store, fx->session, "dev/a", "bye"), GS_OK);
 }
 
+/* Makes an empty file at path. */
+static void touch(const char *path) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fclose(f);
+}
+
 /* A row left "receiving" (the collector died) fails on the next open, and
- * its temporary file goes. */
+ * its files go: the temporary one, the final one if it was placed, its side
+ * file and the side file's temporaries, whoever wrote them; not the files
+ * beside them. */
 static void test_recovery(void **state) {
   fixture *fx = *state;
   int64_t id = begin(fx, 3, 0);
   char *tmp = gsd_store_tmp_path(fx->store, "dev/a", id);
-  FILE *f = fopen(tmp, "w");
+  char *final = gsd_store_snapshot_path(fx->store, "dev/a", id), side[600], other[600];
   json_t *o, *s;
-  assert_non_null(f);
-  fclose(f);
+  snprintf(side, sizeof side, "%s.gens.json.tmp.99999", final);
+  snprintf(other, sizeof other, "%s.kept.gens.json", final);
+  touch(tmp);
+  touch(final);
+  touch(side);
+  touch(other);
   gsd_store_close(fx->store);
   assert_int_equal(open_as(&fx->store, fx->dir, "test"), GS_OK);
   assert_false(gst_exists(tmp));
+  assert_false(gst_exists(final));
+  assert_false(gst_exists(side));
+  assert_true(gst_exists(other));
+  free(final);
   o = list(fx, NULL, "failed", 0);
   s = json_array_get(json_object_get(o, "snapshots"), 0);
   assert_int_equal(json_integer_value(json_object_get(s, "id")), id);
@@ -459,13 +476,6 @@ static void test_pg_reconnect(void **state) {
   assert_int_equal(gsd_store_device_known(fx->store, "dev/a"), GS_OK);
   assert_int_equal(gsd_store_open_catalog(&st, fx->dir, pg_url, "test", err, sizeof err),
                    GS_EINVAL);
-}
-
-/* Makes an empty file at path. */
-static void touch(const char *path) {
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fclose(f);
 }
 
 /* A stopped collector's snapshot being received is failed and its file
