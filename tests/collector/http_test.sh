@@ -148,8 +148,9 @@ expect_status 400 GET "/api/diff?old=$ID" bad_request
 expect_status 404 GET "/api/snapshots/9999/dominators" not_found
 expect_status 404 GET "/api/devices/nobody/trend" not_found
 
-# ---- busy: refused while a capture is in flight
-"$AGENT" "$AGENTS" dev-slow "$FIXTURE" --delay-ms 1500 > "$WORK/slow.out" &
+# ---- busy: refused while a capture is in flight (long enough for a loaded
+# machine to ask twice before it ends)
+"$AGENT" "$AGENTS" dev-slow "$FIXTURE" --delay-ms 5000 > "$WORK/slow.out" &
 PIDS+=($!)
 wait_for "dev-slow to connect" connected dev-slow
 expect_status 202 POST /api/devices/dev-slow/capture
