@@ -14,7 +14,14 @@
  * in place after each walk, once the world restarted: the moves that come
  * meanwhile wait, so the map is the heap as the walk saw it. An identity
  * whose class and size changed at its address is a new object that
- * reused a dead one's address without a move. */
+ * reused a dead one's address without a move.
+ *
+ * The map's slot is 12 bytes: the address, with a check of class and
+ * size in its upper 16 bits (user addresses have 48 bits on x86-64 and
+ * arm64) and the SEEN mark in its low bit (objects are 8-byte aligned),
+ * and a 32-bit identity. An address that breaks either rule, or a
+ * process that asks for more than GSM_IDS_MAX identities, gets an error,
+ * never a wrong identity. */
 #include <assert.h>
 #include <string.h>
 #include <mono/metadata/profiler.h>
@@ -27,10 +34,10 @@ typedef struct root_range {
   uint32_t source, kind, flags;
 } root_range;
 
-#define ID_BITS   40
-#define ID_MASK   (((uint64_t)1 << ID_BITS) - 1)
-#define CHECK_MASK 0x7fffffu     /* 23 bits of class and size above the ID */
-#define SEEN      ((uint64_t)1 << 63)  /* in the last walk: kept by the sweep */
+#define ADDR_MASK 0x0000fffffffffff8ULL  /* an object's address: the rest are tags */
+#define CHECK_SHIFT 48                   /* 16 bits of class and size */
+#define SEEN      ((uint64_t)1)          /* in the last walk: kept by the sweep */
+#define GSM_IDS_MAX 0xffffffffu          /* identities are 32-bit, never reused */
 #define PREFETCH  16            /* map lookups started ahead of use */
 
 static struct {
@@ -44,13 +51,13 @@ static struct {
   gsm_vec pending;              /* old, new address pairs */
   gsm_vec ranges;               /* root_range, sorted by start */
   gsm_map handles;              /* handle + 1 -> type + 1 */
-  gsm_map ids;                  /* address -> identity | check << ID_BITS | SEEN */
+  gsm_map ids;                  /* address | check << CHECK_SHIFT | SEEN -> identity */
   uint64_t next_id, stop_t0;
   gsm_snap *snap;
   MonoProfilerHandle handle;
 } S = {0, 0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
        PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
-       {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
+       {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0, 0}, {NULL, 0, 0, ~ADDR_MASK}, 0, 0, NULL, NULL};
 
 static void fail(const char *why) {
   if (!S.snap->error[0]) strncpy(S.snap->error, why, sizeof S.snap->error - 1);
@@ -174,7 +181,7 @@ static void on_handle_created(MonoProfiler *p, uint32_t handle, MonoGCHandleType
   (void)p;
   (void)obj;
   pthread_mutex_lock(&S.handles_lock);
-  gsm_map_put_grow(&S.handles, (uint64_t)handle + 1, (uint64_t)type + 1);
+  gsm_map_put_grow(&S.handles, (uint64_t)handle + 1, (uint32_t)type + 1);
   pthread_mutex_unlock(&S.handles_lock);
 }
 
@@ -182,7 +189,7 @@ static void on_handle_deleted(MonoProfiler *p, uint32_t handle, MonoGCHandleType
   (void)p;
   (void)type;
   pthread_mutex_lock(&S.handles_lock);
-  gsm_map_del(&S.handles, (uint64_t)handle + 1);
+  gsm_map_del(&S.handles, (uint64_t)handle + 1, NULL);
   pthread_mutex_unlock(&S.handles_lock);
 }
 
@@ -195,7 +202,8 @@ static void handle_roots(void) {
     return;
   }
   for (i = 0; S.handles.slots && i < S.handles.n; i++) {
-    uint64_t h = S.handles.slots[2 * i], type = S.handles.slots[2 * i + 1] - 1;
+    uint64_t h = gsm_slot_key(&S.handles.slots[i]);
+    uint32_t type = S.handles.slots[i].value - 1;
     MonoObject *o;
     if (!h || !(o = mono_gchandle_get_target((uint32_t)(h - 1)))) continue;
     if (!push_root((uint64_t)(uintptr_t)o, 3,
@@ -214,20 +222,20 @@ static MonoClass *last_class;     /* the walk meets runs of one class */
 static uint32_t last_index;
 
 uint32_t gsm_class_index(MonoClass *k) {
-  uint64_t v;
+  uint32_t v;
   if (k == last_class && k) return last_index;
   if (!(v = gsm_map_get(&class_index, (uint64_t)(uintptr_t)k))) {
     MonoClass **slot = gsm_vec_push(&classes, 1);
     if (!slot) return 0;
     *slot = k;
-    v = classes.len;
+    v = (uint32_t)classes.len;
     if (gsm_map_put_grow(&class_index, (uint64_t)(uintptr_t)k, v)) {
       classes.len--;
       return 0;
     }
   }
   last_class = k;
-  last_index = (uint32_t)v;
+  last_index = v;
   return last_index;
 }
 
@@ -275,14 +283,15 @@ oom:
 
 /* ---- stable identities ---- */
 
+/* The tag bits of a check of class and size: equal ones are one object. */
 static uint64_t check_of(const gsm_obj *o) {
   uint64_t h = ((uint64_t)o->type << 32 | (o->size & GSM_SIZE_MAX)) * 0x9e3779b97f4a7c15ULL;
-  return (h >> 41) & CHECK_MASK;
+  return h >> CHECK_SHIFT << CHECK_SHIFT;
 }
 
 static uint64_t id_of(const gsm_map *m, uint64_t addr) {
-  uint64_t v = gsm_map_get(m, addr);
-  return v ? v & ID_MASK : addr;
+  uint32_t id = gsm_map_get(m, addr);
+  return id ? id : addr;
 }
 
 /* Which 64 KiB stretches of memory may hold a tracked object: a bit each,
@@ -306,11 +315,16 @@ static void filter_add(uint64_t addr) {
   filter[b / 64] |= (uint64_t)1 << (b % 64);
 }
 
-/* An address that still holds an entry is a dead object's: overwritten. */
+/* An address that still holds an entry is a dead object's: overwritten.
+ * An address the map cannot hold loses the object: all identities go. */
 static void move(uint64_t from, uint64_t to) {
-  uint64_t v;
-  if (!filter_has(from) || !(v = gsm_map_del(&S.ids, from))) return;
-  gsm_map_put(&S.ids, to, v);
+  gsm_slot e;
+  if (!filter_has(from) || !gsm_map_del(&S.ids, from, &e)) return;
+  if (to & ~ADDR_MASK) {
+    S.lost_moves = 1;
+    return;
+  }
+  gsm_map_put(&S.ids, to | (gsm_slot_key(&e) & ~ADDR_MASK), e.value);
   filter_add(to);
 }
 
@@ -356,13 +370,13 @@ static size_t keep_known(gsm_snap *s, uint64_t *miss, int rewrite) {
   size_t i, misses = 0;
   memset(filter, 0, sizeof filter);
   for (i = 0; i < s->objs.len; i++) {
-    uint64_t *v;
+    gsm_slot *e;
     if (i + PREFETCH < s->objs.len) gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
     filter_add(o[i].id);
-    v = gsm_map_find(&S.ids, o[i].id);
-    if (v && (*v >> ID_BITS & CHECK_MASK) == check_of(&o[i])) {
-      *v |= SEEN;
-      if (rewrite) o[i].id = *v & ID_MASK;
+    e = gsm_map_find(&S.ids, o[i].id);
+    if (e && (e->hi >> (CHECK_SHIFT - 32)) == check_of(&o[i]) >> CHECK_SHIFT) {
+      e->lo |= (uint32_t)SEEN;
+      if (rewrite) o[i].id = e->value;
     } else {
       miss[i / 64] |= (uint64_t)1 << (i % 64);
       misses++;
@@ -375,10 +389,10 @@ static void add_new(gsm_snap *s, const uint64_t *miss, int rewrite) {
   gsm_obj *o = (gsm_obj *)s->objs.p;
   size_t i;
   for (i = 0; i < s->objs.len; i++) {
-    uint64_t id;
+    uint32_t id;
     if (!(miss[i / 64] >> (i % 64) & 1)) continue;
     id = ++S.next_id;
-    gsm_map_put(&S.ids, o[i].id, id | check_of(&o[i]) << ID_BITS);
+    gsm_map_put(&S.ids, o[i].id | check_of(&o[i]), id);
     if (rewrite) o[i].id = id;
   }
 }
@@ -394,37 +408,50 @@ static void rewrite_refs(gsm_snap *s) {
   for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
 }
 
+/* Why the map cannot hold the walked objects, or NULL. */
+static const char *ids_limit(const gsm_snap *s) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
+  size_t i;
+  for (i = 0; i < s->objs.len; i++)
+    if (o[i].id & ~ADDR_MASK) return "an object address beyond 48 bits or unaligned: no stable IDs";
+  if (S.next_id + s->objs.len > GSM_IDS_MAX)
+    return "stable IDs exhausted (4294967295 identities given): restart the program";
+  return NULL;
+}
+
 /* Brings the map to the walked heap in place: the known objects keep
  * their identities, the dead ones leave, the new ones get new identities;
- * when asked, the snapshot's IDs become identities. -1: out of memory. */
-static int assign_ids(gsm_snap *s, int rewrite) {
+ * when asked, the snapshot's IDs become identities. NULL, or why not. */
+static const char *assign_ids(gsm_snap *s, int rewrite) {
   gsm_vec miss = {NULL, 0, 0, sizeof(uint64_t), 0};
   size_t misses;
-  uint64_t *bits = gsm_vec_push(&miss, s->objs.len / 64 + 1);
-  if (!bits) return -1;
+  const char *why = ids_limit(s);
+  uint64_t *bits = why ? NULL : gsm_vec_push(&miss, s->objs.len / 64 + 1);
+  if (why || !bits) return why ? why : "out of memory for the identity map";
   misses = keep_known(s, bits, rewrite);
   gsm_map_sweep(&S.ids, SEEN);
   if (gsm_map_reserve(&S.ids, S.ids.count + misses)) {
     gsm_vec_free(&miss);
-    return -1;
+    return "out of memory for the identity map";
   }
   add_new(s, bits, rewrite);
   gsm_vec_free(&miss);
   if (rewrite) rewrite_refs(s);
-  return 0;
+  return NULL;
 }
 
 /* After the world restarted. The moves of a collection before the last
  * walk go into the map first, those that came after it last. */
 static void settle_ids(gsm_snap *s, int rewrite) {
+  const char *why;
   pthread_mutex_lock(&S.moves_lock);
   apply_moves(0, S.walked_moves);
   if (S.lost_moves) gsm_map_free(&S.ids);   /* a move went unseen */
   S.lost_moves = 0;
   pthread_mutex_unlock(&S.moves_lock);
-  if (!s->error[0] && assign_ids(s, rewrite)) {
+  if (!s->error[0] && (why = assign_ids(s, rewrite))) {
     gsm_map_free(&S.ids);
-    strcpy(s->error, "out of memory for the identity map");
+    strcpy(s->error, why);
   }
   pthread_mutex_lock(&S.moves_lock);
   apply_moves(S.walked_moves, S.pending.len);
