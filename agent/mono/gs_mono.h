@@ -81,16 +81,22 @@ uint64_t gsm_now_us(void);
 
 /* ---- gs_mono_snap.c ---- */
 
-/* 16 bytes an object. Its references follow those of the object before
- * it in refs, each stored as value << 1, the last one's low bit set. */
+/* 12 bytes an object and 4 a reference. An object's references follow
+ * those of the object before it in refs, the last one's bit set in last
+ * (a bit a reference). An ID or a reference is a packed address (the bit
+ * GSM_PACKED set), a stable identity, or 0 (null). */
 typedef struct gsm_obj {
-  uint64_t id;            /* the address, or the stable identity */
+  uint32_t id;
   uint32_t type;          /* gsm_class_index */
   uint32_t size;          /* bytes, GSM_HAS_REFS when it has references */
 } gsm_obj;
 
 #define GSM_HAS_REFS 0x80000000u
 #define GSM_SIZE_MAX 0x7fffffffu
+#define GSM_PACKED   0x80000000u
+
+/* The address a packed ID of the last capture stands for. */
+uint64_t gsm_unpack(uint32_t packed);
 
 typedef struct gsm_root {
   uint64_t id;
@@ -100,7 +106,7 @@ typedef struct gsm_root {
 
 /* One capture's result, valid until gsm_snap_release. */
 typedef struct gsm_snap {
-  gsm_vec objs, refs, roots;
+  gsm_vec objs, refs, last, roots;
   uint64_t pause_us, mem_bytes;
   uint64_t ids_bytes;     /* the identity map kept between captures */
   char error[160];        /* nonempty: the capture failed */

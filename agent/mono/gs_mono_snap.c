@@ -37,7 +37,7 @@ typedef struct root_range {
 #define ADDR_MASK 0x0000fffffffffff8ULL  /* an object's address: the rest are tags */
 #define CHECK_SHIFT 48                   /* 16 bits of class and size */
 #define SEEN      ((uint64_t)1)          /* in the last walk: kept by the sweep */
-#define GSM_IDS_MAX 0xffffffffu          /* identities are 32-bit, never reused */
+#define GSM_IDS_MAX 0x7fffffffu          /* identities are 31-bit, never reused */
 #define PREFETCH  16            /* map lookups started ahead of use */
 
 static struct {
@@ -248,36 +248,84 @@ uint32_t gsm_class_count(void) { return (uint32_t)classes.len; }
 
 /* ---- the walk ---- */
 
+/* Addresses packed in 31 bits: which of up to 32 stretches of 512 MiB
+ * holds it, and its offset there in 8-byte words. Stretches are numbered
+ * as the walk meets them, afresh for each walk; a heap spread over more
+ * of them fails the capture with an error. */
+#define REGION_SHIFT 29
+#define REGIONS      32
+static uint64_t region[REGIONS];
+static unsigned regions, last_region;
+
+static uint32_t pack(uint64_t addr) {
+  uint64_t r = addr >> REGION_SHIFT;
+  unsigned i = last_region;
+  if (!addr) return 0;
+  if (addr & 7) return 0;
+  if (i >= regions || region[i] != r) {
+    for (i = 0; i < regions && region[i] != r; i++) {}
+    if (i == REGIONS) return 0;
+    if (i == regions) region[regions++] = r;
+    last_region = i;
+  }
+  return GSM_PACKED | i << (REGION_SHIFT - 3) | (uint32_t)((addr & (((uint64_t)1 << REGION_SHIFT) - 1)) >> 3);
+}
+
+uint64_t gsm_unpack(uint32_t packed) {
+  uint32_t i = (packed & ~GSM_PACKED) >> (REGION_SHIFT - 3);
+  assert(packed & GSM_PACKED && i < regions);
+  return region[i] << REGION_SHIFT | (uint64_t)(packed & ((1u << (REGION_SHIFT - 3)) - 1)) << 3;
+}
+
 /* The object before this one has all its references: mark the last. */
 static void close_refs(gsm_snap *s) {
   const gsm_obj *last = s->objs.len ? (const gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
-  if (last && (last->size & GSM_HAS_REFS)) ((uint64_t *)s->refs.p)[s->refs.len - 1] |= 1;
+  if (last && (last->size & GSM_HAS_REFS)) {
+    size_t i = s->refs.len - 1;
+    ((uint64_t *)s->last.p)[i / 64] |= (uint64_t)1 << (i % 64);
+  }
+}
+
+/* Room for num more references and their bits: the first, or NULL. */
+static uint32_t *push_refs(gsm_snap *s, size_t num) {
+  size_t words = (s->refs.len + num + 63) / 64, had = s->last.len;
+  uint64_t *w;
+  if (words > had) {
+    if (!(w = gsm_vec_push(&s->last, words - had))) return NULL;
+    memset(w, 0, (words - had) * sizeof *w);   /* a walk again reuses the array */
+  }
+  return gsm_vec_push(&s->refs, num);
 }
 
 static int on_object(MonoObject *obj, MonoClass *klass, uintptr_t size, uintptr_t num,
                      MonoObject **refs, uintptr_t *offsets, void *data) {
   gsm_snap *s = data;
   gsm_obj *last = s->objs.len ? (gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
-  uint64_t *r;
+  uint32_t *r, id = pack((uint64_t)(uintptr_t)obj);
   uintptr_t i, bytes;
   (void)offsets;
+  if (!id) goto spread;
   /* An object with many references comes in several calls, the later
    * ones with size 0. */
-  if (!(size == 0 && last && last->id == (uint64_t)(uintptr_t)obj)) {
+  if (!(size == 0 && last && last->id == id)) {
     close_refs(s);
     if (!(last = gsm_vec_push(&s->objs, 1))) goto oom;
     bytes = mono_object_get_size(obj);
-    last->id = (uint64_t)(uintptr_t)obj;
+    last->id = id;
     last->size = bytes > GSM_SIZE_MAX ? GSM_SIZE_MAX : (uint32_t)bytes;
     if (!(last->type = gsm_class_index(klass))) goto oom;
   }
   if (!num) return 0;
-  if (!(r = gsm_vec_push(&s->refs, num))) goto oom;
-  for (i = 0; i < num; i++) r[i] = (uint64_t)(uintptr_t)refs[i] << 1;
+  if (!(r = push_refs(s, num))) goto oom;
+  for (i = 0; i < num; i++)
+    if (!(r[i] = pack((uint64_t)(uintptr_t)refs[i])) && refs[i]) goto spread;
   last->size |= GSM_HAS_REFS;
   return 0;
 oom:
   fail("out of memory for the heap walk");
+  return 1;
+spread:
+  fail("the heap spans more than 32 stretches of 512 MiB, or an object is unaligned");
   return 1;
 }
 
@@ -371,9 +419,10 @@ static size_t keep_known(gsm_snap *s, uint64_t *miss, int rewrite) {
   memset(filter, 0, sizeof filter);
   for (i = 0; i < s->objs.len; i++) {
     gsm_slot *e;
-    if (i + PREFETCH < s->objs.len) gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
-    filter_add(o[i].id);
-    e = gsm_map_find(&S.ids, o[i].id);
+    uint64_t addr = gsm_unpack(o[i].id);
+    if (i + PREFETCH < s->objs.len) gsm_map_prefetch(&S.ids, gsm_unpack(o[i + PREFETCH].id));
+    filter_add(addr);
+    e = gsm_map_find(&S.ids, addr);
     if (e && (e->hi >> (CHECK_SHIFT - 32)) == check_of(&o[i]) >> CHECK_SHIFT) {
       e->lo |= (uint32_t)SEEN;
       if (rewrite) o[i].id = e->value;
@@ -392,18 +441,21 @@ static void add_new(gsm_snap *s, const uint64_t *miss, int rewrite) {
     uint32_t id;
     if (!(miss[i / 64] >> (i % 64) & 1)) continue;
     id = ++S.next_id;
-    gsm_map_put(&S.ids, o[i].id | check_of(&o[i]), id);
+    gsm_map_put(&S.ids, gsm_unpack(o[i].id) | check_of(&o[i]), id);
     if (rewrite) o[i].id = id;
   }
 }
 
+/* A reference to an object the walk missed keeps its address. */
 static void rewrite_refs(gsm_snap *s) {
-  uint64_t *r = (uint64_t *)s->refs.p;
+  uint32_t *r = (uint32_t *)s->refs.p;
   gsm_root *rt = (gsm_root *)s->roots.p;
   size_t i;
   for (i = 0; i < s->refs.len; i++) {
-    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH] >> 1);
-    r[i] = id_of(&S.ids, r[i] >> 1) << 1 | (r[i] & 1);
+    uint32_t id;
+    if (i + PREFETCH < s->refs.len && r[i + PREFETCH])
+      gsm_map_prefetch(&S.ids, gsm_unpack(r[i + PREFETCH]));
+    if (r[i] && (id = gsm_map_get(&S.ids, gsm_unpack(r[i])))) r[i] = id;
   }
   for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
 }
@@ -413,9 +465,9 @@ static const char *ids_limit(const gsm_snap *s) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
   size_t i;
   for (i = 0; i < s->objs.len; i++)
-    if (o[i].id & ~ADDR_MASK) return "an object address beyond 48 bits or unaligned: no stable IDs";
+    if (gsm_unpack(o[i].id) & ~ADDR_MASK) return "an object address beyond 48 bits: no stable IDs";
   if (S.next_id + s->objs.len > GSM_IDS_MAX)
-    return "stable IDs exhausted (4294967295 identities given): restart the program";
+    return "stable IDs exhausted (2147483647 identities given): restart the program";
   return NULL;
 }
 
@@ -485,7 +537,8 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   /* A forced collection may first finish a concurrent one: the last wins. */
   if (ev == MONO_GC_EVENT_START) s->error[0] = 0;
   if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
-  s->objs.len = s->refs.len = 0;
+  s->objs.len = s->refs.len = s->last.len = 0;
+  regions = last_region = 0;
   mono_gc_walk_heap(0, on_object, s);
   close_refs(s);
   handle_roots();
@@ -505,7 +558,8 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   uint64_t t0;
   memset(s, 0, sizeof *s);
   s->objs.elem = sizeof(gsm_obj);
-  s->refs.elem = sizeof(uint64_t);
+  s->refs.elem = sizeof(uint32_t);
+  s->last.elem = sizeof(uint64_t);
   s->roots.elem = sizeof(gsm_root);
   if (stable_ids && !S.stable) {
     strcpy(s->error, "stable IDs need the module loaded with ids=stable");
@@ -536,5 +590,6 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
 void gsm_snap_release(gsm_snap *s) {
   gsm_vec_free(&s->objs);
   gsm_vec_free(&s->refs);
+  gsm_vec_free(&s->last);
   gsm_vec_free(&s->roots);
 }
