@@ -254,27 +254,40 @@ uint32_t gsm_class_count(void) { return (uint32_t)classes.len; }
  * of them fails the capture with an error. */
 #define REGION_SHIFT 29
 #define REGIONS      32
+#define OFFSET_MASK  (((uint64_t)1 << REGION_SHIFT) - 1)
 static uint64_t region[REGIONS];
-static unsigned regions, last_region;
+static unsigned regions;
+static uint64_t cur_region;       /* the stretch met last, and its packed bits */
+static uint32_t cur_bits;
+
+/* 0 for null, and when the address cannot be packed. */
+static uint32_t pack_slow(uint64_t addr) {
+  uint64_t r = addr >> REGION_SHIFT;
+  unsigned i;
+  if (!addr || (addr & 7)) return 0;
+  for (i = 0; i < regions && region[i] != r; i++) {}
+  if (i == REGIONS) return 0;
+  if (i == regions) region[regions++] = r;
+  cur_region = r;
+  cur_bits = GSM_PACKED | i << (REGION_SHIFT - 3);
+  return cur_bits | (uint32_t)((addr & OFFSET_MASK) >> 3);
+}
 
 static uint32_t pack(uint64_t addr) {
-  uint64_t r = addr >> REGION_SHIFT;
-  unsigned i = last_region;
-  if (!addr) return 0;
-  if (addr & 7) return 0;
-  if (i >= regions || region[i] != r) {
-    for (i = 0; i < regions && region[i] != r; i++) {}
-    if (i == REGIONS) return 0;
-    if (i == regions) region[regions++] = r;
-    last_region = i;
-  }
-  return GSM_PACKED | i << (REGION_SHIFT - 3) | (uint32_t)((addr & (((uint64_t)1 << REGION_SHIFT) - 1)) >> 3);
+  if (addr >> REGION_SHIFT == cur_region && !(addr & 7))
+    return cur_bits | (uint32_t)((addr & OFFSET_MASK) >> 3);
+  return pack_slow(addr);
+}
+
+static void pack_reset(void) {
+  regions = 0;
+  cur_region = UINT64_MAX;       /* no stretch: null takes the slow way */
 }
 
 uint64_t gsm_unpack(uint32_t packed) {
   uint32_t i = (packed & ~GSM_PACKED) >> (REGION_SHIFT - 3);
   assert(packed & GSM_PACKED && i < regions);
-  return region[i] << REGION_SHIFT | (uint64_t)(packed & ((1u << (REGION_SHIFT - 3)) - 1)) << 3;
+  return region[i] << REGION_SHIFT | (uint64_t)(packed & (OFFSET_MASK >> 3)) << 3;
 }
 
 /* The object before this one has all its references: mark the last. */
@@ -538,7 +551,7 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   if (ev == MONO_GC_EVENT_START) s->error[0] = 0;
   if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
   s->objs.len = s->refs.len = s->last.len = 0;
-  regions = last_region = 0;
+  pack_reset();
   mono_gc_walk_heap(0, on_object, s);
   close_refs(s);
   handle_roots();
