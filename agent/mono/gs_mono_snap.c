@@ -19,7 +19,7 @@
  * The map's slot is 12 bytes: the address, with a check of class and
  * size in its upper 16 bits (user addresses have 48 bits on x86-64 and
  * arm64) and the SEEN mark in its low bit (objects are 8-byte aligned),
- * and a 32-bit identity. An address that breaks either rule, or a
+ * and a 31-bit identity. An address that breaks either rule, or a
  * process that asks for more than GSM_IDS_MAX identities, gets an error,
  * never a wrong identity. */
 #include <assert.h>
