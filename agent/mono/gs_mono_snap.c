@@ -59,6 +59,16 @@ static struct {
        PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
        {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0, 0}, {NULL, 0, 0, ~ADDR_MASK}, 0, 0, NULL, NULL};
 
+/* The thread that runs the capture's collection: mono_gc_collect collects
+ * on its caller's thread, and the runtime raises that collection's events
+ * and roots there. Another thread's collection may begin before
+ * mono_gc_collect returned; its roots name a heap the walk never saw. */
+static pthread_t capture_thread;
+
+static int own_collection(void) {
+  return S.capturing && pthread_equal(pthread_self(), capture_thread);
+}
+
 static void fail(const char *why) {
   if (!S.snap->error[0]) strncpy(S.snap->error, why, sizeof S.snap->error - 1);
 }
@@ -156,7 +166,7 @@ static void on_roots(MonoProfiler *p, uint64_t count, const mono_byte *const *ad
   uint64_t i;
   int locked;
   (void)p;
-  if (!S.capturing || !S.full_stop) return;
+  if (!own_collection() || !S.full_stop) return;
   /* Registration happens under the GC lock, which the collector holds now;
    * the lock is only tried so that a broken promise cannot hang the pause. */
   locked = pthread_mutex_trylock(&S.ranges_lock) == 0;
@@ -533,10 +543,8 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   gsm_snap *s = S.snap;
   (void)p;
   (void)serial;
-  if (!S.capturing) return;
-  /* Only the roots of the stop that ends with the walk: a program that
-   * runs on during a concurrent collection has nursery collections of its
-   * own meanwhile, whose roots may name objects that moved or died. */
+  if (!own_collection()) return;
+  /* Only the roots of the stop that ends with the walk. */
   if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) {
     S.stop_t0 = gsm_now_us();
     S.full_stop = (int)gen == S.max_gen;
@@ -582,6 +590,7 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   t0 = gsm_mem_peak();
   S.snap = s;
   S.max_gen = mono_gc_max_generation();
+  capture_thread = pthread_self();
   /* The roots and GC events cost the collector only while a capture runs;
    * moves only from the first capture on, as no identity exists before. */
   if (S.stable && !S.tracking) mono_profiler_set_gc_moves_callback(S.handle, on_moves);
