@@ -34,14 +34,24 @@ typedef struct gsm_vec {
 void *gsm_vec_push(gsm_vec *v, size_t n);
 void gsm_vec_free(gsm_vec *v);
 
-/* An open-addressing map from nonzero 64-bit keys to 64-bit values, 16
- * bytes a slot, at most 3/4 full. It grows only in gsm_map_put_grow and
- * gsm_map_reserve, never in put, so a caller that must not map memory
- * (the pause) can size it first and insert without growing. */
+/* An open-addressing map from nonzero 64-bit keys to 32-bit values, 12
+ * bytes a slot, at most 3/4 full. The key's bits in tags are the caller's
+ * (a key is compared and hashed without them) and travel with the entry.
+ * It grows only in gsm_map_put_grow and gsm_map_reserve, never in put, so
+ * a caller that must not map memory (the pause) can size it first and
+ * insert without growing. */
+typedef struct gsm_slot {
+  uint32_t lo, hi;        /* the key with its tags; 0: empty */
+  uint32_t value;
+} gsm_slot;
+
 typedef struct gsm_map {
-  uint64_t *slots;        /* key, value pairs */
+  gsm_slot *slots;
   size_t n, count;        /* slots, keys held */
+  uint64_t tags;          /* key bits that are not the key */
 } gsm_map;
+
+static inline uint64_t gsm_slot_key(const gsm_slot *s) { return (uint64_t)s->hi << 32 | s->lo; }
 
 int gsm_map_init(gsm_map *m, size_t keys);     /* room for keys at half load; 0 or -1 */
 void gsm_map_free(gsm_map *m);
@@ -49,14 +59,16 @@ void gsm_map_free(gsm_map *m);
  * when it lacks: 0 or -1. */
 int gsm_map_reserve(gsm_map *m, size_t keys);
 size_t gsm_map_bytes(const gsm_map *m);
-uint64_t gsm_map_get(const gsm_map *m, uint64_t key);   /* 0: absent */
-uint64_t *gsm_map_find(const gsm_map *m, uint64_t key); /* its value, in place; NULL */
+uint32_t gsm_map_get(const gsm_map *m, uint64_t key);   /* 0: absent */
+gsm_slot *gsm_map_find(const gsm_map *m, uint64_t key); /* its slot, in place; NULL */
 /* Starts loading key's slot into the cache: lookups in a row hide misses. */
 void gsm_map_prefetch(const gsm_map *m, uint64_t key);
-void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value);  /* needs room */
-int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value);  /* 0 or -1 */
-uint64_t gsm_map_del(gsm_map *m, uint64_t key);   /* its value, 0: absent */
-/* Deletes the keys whose value lacks the bit keep, and clears it in the rest. */
+/* key may carry tags; needs room. */
+void gsm_map_put(gsm_map *m, uint64_t key, uint32_t value);
+int gsm_map_put_grow(gsm_map *m, uint64_t key, uint32_t value);  /* 0 or -1 */
+/* Removes key: 1 and its entry in *out, or 0 when absent. */
+int gsm_map_del(gsm_map *m, uint64_t key, gsm_slot *out);
+/* Deletes the keys that lack the tag bit keep, and clears it in the rest. */
 void gsm_map_sweep(gsm_map *m, uint64_t keep);
 
 /* Bytes in use now and at most since the last reset: the pages the arrays
@@ -69,16 +81,22 @@ uint64_t gsm_now_us(void);
 
 /* ---- gs_mono_snap.c ---- */
 
-/* 16 bytes an object. Its references follow those of the object before
- * it in refs, each stored as value << 1, the last one's low bit set. */
+/* 12 bytes an object and 4 a reference. An object's references follow
+ * those of the object before it in refs, the last one's bit set in last
+ * (a bit a reference). An ID or a reference is a packed address (the bit
+ * GSM_PACKED set), a stable identity, or 0 (null). */
 typedef struct gsm_obj {
-  uint64_t id;            /* the address, or the stable identity */
+  uint32_t id;
   uint32_t type;          /* gsm_class_index */
   uint32_t size;          /* bytes, GSM_HAS_REFS when it has references */
 } gsm_obj;
 
 #define GSM_HAS_REFS 0x80000000u
 #define GSM_SIZE_MAX 0x7fffffffu
+#define GSM_PACKED   0x80000000u
+
+/* The address a packed ID of the last capture stands for. */
+uint64_t gsm_unpack(uint32_t packed);
 
 typedef struct gsm_root {
   uint64_t id;
@@ -88,7 +106,7 @@ typedef struct gsm_root {
 
 /* One capture's result, valid until gsm_snap_release. */
 typedef struct gsm_snap {
-  gsm_vec objs, refs, roots;
+  gsm_vec objs, refs, last, roots;
   uint64_t pause_us, mem_bytes;
   uint64_t ids_bytes;     /* the identity map kept between captures */
   char error[160];        /* nonempty: the capture failed */

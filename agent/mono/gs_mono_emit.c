@@ -142,11 +142,15 @@ static void emit_types(const gsm_snap *s) {
   free(seen);
 }
 
+/* An ID as the snapshot has it: an address, an identity or 0. */
+static uint64_t id_value(uint32_t id) { return id & GSM_PACKED ? gsm_unpack(id) : id; }
+
 int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
-  const uint64_t *ref = (const uint64_t *)s->refs.p, *end = ref + s->refs.len;
+  const uint32_t *ref = (const uint32_t *)s->refs.p;
+  const uint64_t *last = (const uint64_t *)s->last.p;
   const gsm_root *r = (const gsm_root *)s->roots.p;
-  size_t i;
+  size_t i, j = 0;
   out_fd = fd;
   out_failed = 0;
   used = 0;
@@ -154,13 +158,16 @@ int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
   emit_types(s);
   for (i = 0; i < s->objs.len && !out_failed; i++) {
     put("o", 1);
-    put_hex(' ', o[i].id);
+    put_hex(' ', id_value(o[i].id));
     put_hex(' ', o[i].type);
     put_hex(' ', o[i].size & GSM_SIZE_MAX);
     if (o[i].size & GSM_HAS_REFS) {
-      uint64_t v;
-      do put_hex(' ', (v = *ref++) >> 1);
-      while (!(v & 1) && ref < end);
+      int end;
+      do {
+        put_hex(' ', id_value(ref[j]));
+        end = (int)(last[j / 64] >> (j % 64) & 1);
+      } while (!end && ++j < s->refs.len);
+      j++;
     }
     put("\n", 1);
   }

@@ -97,6 +97,8 @@ void gsm_vec_free(gsm_vec *v) {
 
 #define MAP_MIN 1024
 
+static uint64_t key_at(const gsm_map *m, size_t i) { return gsm_slot_key(&m->slots[i]) & ~m->tags; }
+
 static size_t slot_of(const gsm_map *m, uint64_t key) {
   key ^= key >> 33;
   key *= 0xff51afd7ed558ccdULL;
@@ -114,10 +116,13 @@ static int map_rehash(gsm_map *m, size_t n) {
   size_t i;
   bigger.n = n < MAP_MIN ? MAP_MIN : n;
   bigger.count = 0;
+  bigger.tags = m->tags;
   /* slot_of multiplies 32 bits of hash by n in 64 bits. */
-  if ((bigger.n >> 16 >> 16) != 0 || !(bigger.slots = map_bytes(bigger.n * 16))) return -1;
+  if ((bigger.n >> 16 >> 16) != 0 || !(bigger.slots = map_bytes(bigger.n * sizeof(gsm_slot))))
+    return -1;
   for (i = 0; m->slots && i < m->n; i++)
-    if (m->slots[2 * i]) gsm_map_put(&bigger, m->slots[2 * i], m->slots[2 * i + 1]);
+    if (m->slots[i].lo | m->slots[i].hi)
+      gsm_map_put(&bigger, gsm_slot_key(&m->slots[i]), m->slots[i].value);
   gsm_map_free(m);
   *m = bigger;
   return 0;
@@ -130,7 +135,7 @@ int gsm_map_init(gsm_map *m, size_t keys) {
 }
 
 void gsm_map_free(gsm_map *m) {
-  if (m->slots) unmap_bytes(m->slots, m->n * 16);
+  if (m->slots) unmap_bytes(m->slots, m->n * sizeof(gsm_slot));
   m->slots = NULL;
   m->n = m->count = 0;
 }
@@ -140,39 +145,38 @@ int gsm_map_reserve(gsm_map *m, size_t keys) {
   return map_rehash(m, keys + keys / 2);
 }
 
-size_t gsm_map_bytes(const gsm_map *m) { return m->n * 16; }
+size_t gsm_map_bytes(const gsm_map *m) { return m->n * sizeof(gsm_slot); }
 
 void gsm_map_prefetch(const gsm_map *m, uint64_t key) {
-  if (m->slots) __builtin_prefetch(&m->slots[2 * slot_of(m, key)]);
+  if (m->slots) __builtin_prefetch(&m->slots[slot_of(m, key)]);
 }
 
-uint64_t *gsm_map_find(const gsm_map *m, uint64_t key) {
+gsm_slot *gsm_map_find(const gsm_map *m, uint64_t key) {
   size_t i;
   if (!m->slots) return NULL;
-  for (i = slot_of(m, key); m->slots[2 * i]; i = next_slot(m, i))
-    if (m->slots[2 * i] == key) return &m->slots[2 * i + 1];
+  for (i = slot_of(m, key); m->slots[i].lo | m->slots[i].hi; i = next_slot(m, i))
+    if (key_at(m, i) == key) return &m->slots[i];
   return NULL;
 }
 
-uint64_t gsm_map_get(const gsm_map *m, uint64_t key) {
-  const uint64_t *v = gsm_map_find(m, key);
-  return v ? *v : 0;
+uint32_t gsm_map_get(const gsm_map *m, uint64_t key) {
+  const gsm_slot *s = gsm_map_find(m, key);
+  return s ? s->value : 0;
 }
 
-void gsm_map_put(gsm_map *m, uint64_t key, uint64_t value) {
+void gsm_map_put(gsm_map *m, uint64_t key, uint32_t value) {
+  uint64_t bare = key & ~m->tags;
   size_t i;
-  assert(key && m->count < m->n);
-  for (i = slot_of(m, key); m->slots[2 * i]; i = next_slot(m, i))
-    if (m->slots[2 * i] == key) {
-      m->slots[2 * i + 1] = value;
-      return;
-    }
-  m->slots[2 * i] = key;
-  m->slots[2 * i + 1] = value;
-  m->count++;
+  assert(bare && m->count < m->n);
+  for (i = slot_of(m, bare); m->slots[i].lo | m->slots[i].hi; i = next_slot(m, i))
+    if (key_at(m, i) == bare) break;
+  if (!(m->slots[i].lo | m->slots[i].hi)) m->count++;
+  m->slots[i].lo = (uint32_t)key;
+  m->slots[i].hi = (uint32_t)(key >> 32);
+  m->slots[i].value = value;
 }
 
-int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value) {
+int gsm_map_put_grow(gsm_map *m, uint64_t key, uint32_t value) {
   if ((!m->slots || (m->count + 1) * 4 > m->n * 3) && map_rehash(m, (m->count + 1) * 2))
     return -1;
   gsm_map_put(m, key, value);
@@ -182,41 +186,39 @@ int gsm_map_put_grow(gsm_map *m, uint64_t key, uint64_t value) {
 /* Empties slot i, shifting back the entries of its run that may sit there. */
 static void del_at(gsm_map *m, size_t i) {
   size_t j;
-  for (j = next_slot(m, i); m->slots[2 * j]; j = next_slot(m, j)) {
-    size_t home = slot_of(m, m->slots[2 * j]);
+  for (j = next_slot(m, i); m->slots[j].lo | m->slots[j].hi; j = next_slot(m, j)) {
+    size_t home = slot_of(m, key_at(m, j));
     size_t from_home = j >= home ? j - home : j + m->n - home;
     size_t from_i = j >= i ? j - i : j + m->n - i;
     if (from_home >= from_i) {
-      m->slots[2 * i] = m->slots[2 * j];
-      m->slots[2 * i + 1] = m->slots[2 * j + 1];
+      m->slots[i] = m->slots[j];
       i = j;
     }
   }
-  m->slots[2 * i] = m->slots[2 * i + 1] = 0;
+  memset(&m->slots[i], 0, sizeof m->slots[i]);
   m->count--;
 }
 
-uint64_t gsm_map_del(gsm_map *m, uint64_t key) {
-  size_t i;
-  uint64_t value;
-  if (!m->slots) return 0;
-  for (i = slot_of(m, key); m->slots[2 * i] != key; i = next_slot(m, i))
-    if (!m->slots[2 * i]) return 0;
-  value = m->slots[2 * i + 1];
-  del_at(m, i);
-  return value;
+int gsm_map_del(gsm_map *m, uint64_t key, gsm_slot *out) {
+  gsm_slot *s = gsm_map_find(m, key);
+  if (!s) return 0;
+  if (out) *out = *s;
+  del_at(m, (size_t)(s - m->slots));
+  return 1;
 }
 
 /* One pass from just after an empty slot: no run crosses it, so a shift
  * only ever brings in entries the pass has not reached yet. */
 void gsm_map_sweep(gsm_map *m, uint64_t keep) {
   size_t start, k, i;
+  assert((keep & m->tags) == keep);
   if (!m->slots) return;
-  for (start = 0; start < m->n && m->slots[2 * start]; start++) {}
+  for (start = 0; start < m->n && (m->slots[start].lo | m->slots[start].hi); start++) {}
   assert(start < m->n);
   for (k = 0, i = start; k < m->n; k++) {
     i = next_slot(m, i);
-    while (m->slots[2 * i] && !(m->slots[2 * i + 1] & keep)) del_at(m, i);
-    m->slots[2 * i + 1] &= ~keep;
+    while ((m->slots[i].lo | m->slots[i].hi) && !(gsm_slot_key(&m->slots[i]) & keep)) del_at(m, i);
+    m->slots[i].lo &= ~(uint32_t)keep;
+    m->slots[i].hi &= ~(uint32_t)(keep >> 32);
   }
 }

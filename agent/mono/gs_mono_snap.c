@@ -14,7 +14,14 @@
  * in place after each walk, once the world restarted: the moves that come
  * meanwhile wait, so the map is the heap as the walk saw it. An identity
  * whose class and size changed at its address is a new object that
- * reused a dead one's address without a move. */
+ * reused a dead one's address without a move.
+ *
+ * The map's slot is 12 bytes: the address, with a check of class and
+ * size in its upper 16 bits (user addresses have 48 bits on x86-64 and
+ * arm64) and the SEEN mark in its low bit (objects are 8-byte aligned),
+ * and a 31-bit identity. An address that breaks either rule, or a
+ * process that asks for more than GSM_IDS_MAX identities, gets an error,
+ * never a wrong identity. */
 #include <assert.h>
 #include <string.h>
 #include <mono/metadata/profiler.h>
@@ -27,10 +34,10 @@ typedef struct root_range {
   uint32_t source, kind, flags;
 } root_range;
 
-#define ID_BITS   40
-#define ID_MASK   (((uint64_t)1 << ID_BITS) - 1)
-#define CHECK_MASK 0x7fffffu     /* 23 bits of class and size above the ID */
-#define SEEN      ((uint64_t)1 << 63)  /* in the last walk: kept by the sweep */
+#define ADDR_MASK 0x0000fffffffffff8ULL  /* an object's address: the rest are tags */
+#define CHECK_SHIFT 48                   /* 16 bits of class and size */
+#define SEEN      ((uint64_t)1)          /* in the last walk: kept by the sweep */
+#define GSM_IDS_MAX 0x7fffffffu          /* identities are 31-bit, never reused */
 #define PREFETCH  16            /* map lookups started ahead of use */
 
 static struct {
@@ -44,13 +51,23 @@ static struct {
   gsm_vec pending;              /* old, new address pairs */
   gsm_vec ranges;               /* root_range, sorted by start */
   gsm_map handles;              /* handle + 1 -> type + 1 */
-  gsm_map ids;                  /* address -> identity | check << ID_BITS | SEEN */
+  gsm_map ids;                  /* address | check << CHECK_SHIFT | SEEN -> identity */
   uint64_t next_id, stop_t0;
   gsm_snap *snap;
   MonoProfilerHandle handle;
 } S = {0, 0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
        PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, {NULL, 0, 0, 2 * sizeof(uint64_t), 0},
-       {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0, 0, NULL, NULL};
+       {NULL, 0, 0, sizeof(root_range), 0}, {NULL, 0, 0, 0}, {NULL, 0, 0, ~ADDR_MASK}, 0, 0, NULL, NULL};
+
+/* The thread that runs the capture's collection: mono_gc_collect collects
+ * on its caller's thread, and the runtime raises that collection's events
+ * and roots there. Another thread's collection may begin before
+ * mono_gc_collect returned; its roots name a heap the walk never saw. */
+static pthread_t capture_thread;
+
+static int own_collection(void) {
+  return S.capturing && pthread_equal(pthread_self(), capture_thread);
+}
 
 static void fail(const char *why) {
   if (!S.snap->error[0]) strncpy(S.snap->error, why, sizeof S.snap->error - 1);
@@ -149,7 +166,7 @@ static void on_roots(MonoProfiler *p, uint64_t count, const mono_byte *const *ad
   uint64_t i;
   int locked;
   (void)p;
-  if (!S.capturing || !S.full_stop) return;
+  if (!own_collection() || !S.full_stop) return;
   /* Registration happens under the GC lock, which the collector holds now;
    * the lock is only tried so that a broken promise cannot hang the pause. */
   locked = pthread_mutex_trylock(&S.ranges_lock) == 0;
@@ -174,7 +191,7 @@ static void on_handle_created(MonoProfiler *p, uint32_t handle, MonoGCHandleType
   (void)p;
   (void)obj;
   pthread_mutex_lock(&S.handles_lock);
-  gsm_map_put_grow(&S.handles, (uint64_t)handle + 1, (uint64_t)type + 1);
+  gsm_map_put_grow(&S.handles, (uint64_t)handle + 1, (uint32_t)type + 1);
   pthread_mutex_unlock(&S.handles_lock);
 }
 
@@ -182,7 +199,7 @@ static void on_handle_deleted(MonoProfiler *p, uint32_t handle, MonoGCHandleType
   (void)p;
   (void)type;
   pthread_mutex_lock(&S.handles_lock);
-  gsm_map_del(&S.handles, (uint64_t)handle + 1);
+  gsm_map_del(&S.handles, (uint64_t)handle + 1, NULL);
   pthread_mutex_unlock(&S.handles_lock);
 }
 
@@ -195,7 +212,8 @@ static void handle_roots(void) {
     return;
   }
   for (i = 0; S.handles.slots && i < S.handles.n; i++) {
-    uint64_t h = S.handles.slots[2 * i], type = S.handles.slots[2 * i + 1] - 1;
+    uint64_t h = gsm_slot_key(&S.handles.slots[i]);
+    uint32_t type = S.handles.slots[i].value - 1;
     MonoObject *o;
     if (!h || !(o = mono_gchandle_get_target((uint32_t)(h - 1)))) continue;
     if (!push_root((uint64_t)(uintptr_t)o, 3,
@@ -214,20 +232,20 @@ static MonoClass *last_class;     /* the walk meets runs of one class */
 static uint32_t last_index;
 
 uint32_t gsm_class_index(MonoClass *k) {
-  uint64_t v;
+  uint32_t v;
   if (k == last_class && k) return last_index;
   if (!(v = gsm_map_get(&class_index, (uint64_t)(uintptr_t)k))) {
     MonoClass **slot = gsm_vec_push(&classes, 1);
     if (!slot) return 0;
     *slot = k;
-    v = classes.len;
+    v = (uint32_t)classes.len;
     if (gsm_map_put_grow(&class_index, (uint64_t)(uintptr_t)k, v)) {
       classes.len--;
       return 0;
     }
   }
   last_class = k;
-  last_index = (uint32_t)v;
+  last_index = v;
   return last_index;
 }
 
@@ -240,49 +258,111 @@ uint32_t gsm_class_count(void) { return (uint32_t)classes.len; }
 
 /* ---- the walk ---- */
 
+/* Addresses packed in 31 bits: which of up to 32 stretches of 512 MiB
+ * holds it, and its offset there in 8-byte words. Stretches are numbered
+ * as the walk meets them, afresh for each walk; a heap spread over more
+ * of them fails the capture with an error. */
+#define REGION_SHIFT 29
+#define REGIONS      32
+#define OFFSET_MASK  (((uint64_t)1 << REGION_SHIFT) - 1)
+static uint64_t region[REGIONS];
+static unsigned regions;
+static uint64_t cur_region;       /* the stretch met last, and its packed bits */
+static uint32_t cur_bits;
+
+/* 0 for null, and when the address cannot be packed. */
+static uint32_t pack_slow(uint64_t addr) {
+  uint64_t r = addr >> REGION_SHIFT;
+  unsigned i;
+  if (!addr || (addr & 7)) return 0;
+  for (i = 0; i < regions && region[i] != r; i++) {}
+  if (i == REGIONS) return 0;
+  if (i == regions) region[regions++] = r;
+  cur_region = r;
+  cur_bits = GSM_PACKED | i << (REGION_SHIFT - 3);
+  return cur_bits | (uint32_t)((addr & OFFSET_MASK) >> 3);
+}
+
+static uint32_t pack(uint64_t addr) {
+  if (addr >> REGION_SHIFT == cur_region && !(addr & 7))
+    return cur_bits | (uint32_t)((addr & OFFSET_MASK) >> 3);
+  return pack_slow(addr);
+}
+
+static void pack_reset(void) {
+  regions = 0;
+  cur_region = UINT64_MAX;       /* no stretch: null takes the slow way */
+}
+
+uint64_t gsm_unpack(uint32_t packed) {
+  uint32_t i = (packed & ~GSM_PACKED) >> (REGION_SHIFT - 3);
+  assert(packed & GSM_PACKED && i < regions);
+  return region[i] << REGION_SHIFT | (uint64_t)(packed & (OFFSET_MASK >> 3)) << 3;
+}
+
 /* The object before this one has all its references: mark the last. */
 static void close_refs(gsm_snap *s) {
   const gsm_obj *last = s->objs.len ? (const gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
-  if (last && (last->size & GSM_HAS_REFS)) ((uint64_t *)s->refs.p)[s->refs.len - 1] |= 1;
+  if (last && (last->size & GSM_HAS_REFS)) {
+    size_t i = s->refs.len - 1;
+    ((uint64_t *)s->last.p)[i / 64] |= (uint64_t)1 << (i % 64);
+  }
+}
+
+/* Room for num more references and their bits: the first, or NULL. */
+static uint32_t *push_refs(gsm_snap *s, size_t num) {
+  size_t words = (s->refs.len + num + 63) / 64, had = s->last.len;
+  uint64_t *w;
+  if (words > had) {
+    if (!(w = gsm_vec_push(&s->last, words - had))) return NULL;
+    memset(w, 0, (words - had) * sizeof *w);   /* a walk again reuses the array */
+  }
+  return gsm_vec_push(&s->refs, num);
 }
 
 static int on_object(MonoObject *obj, MonoClass *klass, uintptr_t size, uintptr_t num,
                      MonoObject **refs, uintptr_t *offsets, void *data) {
   gsm_snap *s = data;
   gsm_obj *last = s->objs.len ? (gsm_obj *)s->objs.p + s->objs.len - 1 : NULL;
-  uint64_t *r;
+  uint32_t *r, id = pack((uint64_t)(uintptr_t)obj);
   uintptr_t i, bytes;
   (void)offsets;
+  if (!id) goto spread;
   /* An object with many references comes in several calls, the later
    * ones with size 0. */
-  if (!(size == 0 && last && last->id == (uint64_t)(uintptr_t)obj)) {
+  if (!(size == 0 && last && last->id == id)) {
     close_refs(s);
     if (!(last = gsm_vec_push(&s->objs, 1))) goto oom;
     bytes = mono_object_get_size(obj);
-    last->id = (uint64_t)(uintptr_t)obj;
+    last->id = id;
     last->size = bytes > GSM_SIZE_MAX ? GSM_SIZE_MAX : (uint32_t)bytes;
     if (!(last->type = gsm_class_index(klass))) goto oom;
   }
   if (!num) return 0;
-  if (!(r = gsm_vec_push(&s->refs, num))) goto oom;
-  for (i = 0; i < num; i++) r[i] = (uint64_t)(uintptr_t)refs[i] << 1;
+  if (!(r = push_refs(s, num))) goto oom;
+  for (i = 0; i < num; i++)
+    if (!(r[i] = pack((uint64_t)(uintptr_t)refs[i])) && refs[i]) goto spread;
   last->size |= GSM_HAS_REFS;
   return 0;
 oom:
   fail("out of memory for the heap walk");
   return 1;
+spread:
+  fail("the heap spans more than 32 stretches of 512 MiB, or an object is unaligned");
+  return 1;
 }
 
 /* ---- stable identities ---- */
 
+/* The tag bits of a check of class and size: equal ones are one object. */
 static uint64_t check_of(const gsm_obj *o) {
   uint64_t h = ((uint64_t)o->type << 32 | (o->size & GSM_SIZE_MAX)) * 0x9e3779b97f4a7c15ULL;
-  return (h >> 41) & CHECK_MASK;
+  return h >> CHECK_SHIFT << CHECK_SHIFT;
 }
 
 static uint64_t id_of(const gsm_map *m, uint64_t addr) {
-  uint64_t v = gsm_map_get(m, addr);
-  return v ? v & ID_MASK : addr;
+  uint32_t id = gsm_map_get(m, addr);
+  return id ? id : addr;
 }
 
 /* Which 64 KiB stretches of memory may hold a tracked object: a bit each,
@@ -306,11 +386,16 @@ static void filter_add(uint64_t addr) {
   filter[b / 64] |= (uint64_t)1 << (b % 64);
 }
 
-/* An address that still holds an entry is a dead object's: overwritten. */
+/* An address that still holds an entry is a dead object's: overwritten.
+ * An address the map cannot hold loses the object: all identities go. */
 static void move(uint64_t from, uint64_t to) {
-  uint64_t v;
-  if (!filter_has(from) || !(v = gsm_map_del(&S.ids, from))) return;
-  gsm_map_put(&S.ids, to, v);
+  gsm_slot e;
+  if (!filter_has(from) || !gsm_map_del(&S.ids, from, &e)) return;
+  if (to & ~ADDR_MASK) {
+    S.lost_moves = 1;
+    return;
+  }
+  gsm_map_put(&S.ids, to | (gsm_slot_key(&e) & ~ADDR_MASK), e.value);
   filter_add(to);
 }
 
@@ -356,13 +441,14 @@ static size_t keep_known(gsm_snap *s, uint64_t *miss, int rewrite) {
   size_t i, misses = 0;
   memset(filter, 0, sizeof filter);
   for (i = 0; i < s->objs.len; i++) {
-    uint64_t *v;
-    if (i + PREFETCH < s->objs.len) gsm_map_prefetch(&S.ids, o[i + PREFETCH].id);
-    filter_add(o[i].id);
-    v = gsm_map_find(&S.ids, o[i].id);
-    if (v && (*v >> ID_BITS & CHECK_MASK) == check_of(&o[i])) {
-      *v |= SEEN;
-      if (rewrite) o[i].id = *v & ID_MASK;
+    gsm_slot *e;
+    uint64_t addr = gsm_unpack(o[i].id);
+    if (i + PREFETCH < s->objs.len) gsm_map_prefetch(&S.ids, gsm_unpack(o[i + PREFETCH].id));
+    filter_add(addr);
+    e = gsm_map_find(&S.ids, addr);
+    if (e && (e->hi >> (CHECK_SHIFT - 32)) == check_of(&o[i]) >> CHECK_SHIFT) {
+      e->lo |= (uint32_t)SEEN;
+      if (rewrite) o[i].id = e->value;
     } else {
       miss[i / 64] |= (uint64_t)1 << (i % 64);
       misses++;
@@ -375,56 +461,72 @@ static void add_new(gsm_snap *s, const uint64_t *miss, int rewrite) {
   gsm_obj *o = (gsm_obj *)s->objs.p;
   size_t i;
   for (i = 0; i < s->objs.len; i++) {
-    uint64_t id;
+    uint32_t id;
     if (!(miss[i / 64] >> (i % 64) & 1)) continue;
     id = ++S.next_id;
-    gsm_map_put(&S.ids, o[i].id, id | check_of(&o[i]) << ID_BITS);
+    gsm_map_put(&S.ids, gsm_unpack(o[i].id) | check_of(&o[i]), id);
     if (rewrite) o[i].id = id;
   }
 }
 
+/* A reference to an object the walk missed keeps its address. */
 static void rewrite_refs(gsm_snap *s) {
-  uint64_t *r = (uint64_t *)s->refs.p;
+  uint32_t *r = (uint32_t *)s->refs.p;
   gsm_root *rt = (gsm_root *)s->roots.p;
   size_t i;
   for (i = 0; i < s->refs.len; i++) {
-    if (i + PREFETCH < s->refs.len) gsm_map_prefetch(&S.ids, r[i + PREFETCH] >> 1);
-    r[i] = id_of(&S.ids, r[i] >> 1) << 1 | (r[i] & 1);
+    uint32_t id;
+    if (i + PREFETCH < s->refs.len && r[i + PREFETCH])
+      gsm_map_prefetch(&S.ids, gsm_unpack(r[i + PREFETCH]));
+    if (r[i] && (id = gsm_map_get(&S.ids, gsm_unpack(r[i])))) r[i] = id;
   }
   for (i = 0; i < s->roots.len; i++) rt[i].id = id_of(&S.ids, rt[i].id);
 }
 
+/* Why the map cannot hold the walked objects, or NULL. */
+static const char *ids_limit(const gsm_snap *s) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
+  size_t i;
+  for (i = 0; i < s->objs.len; i++)
+    if (gsm_unpack(o[i].id) & ~ADDR_MASK) return "an object address beyond 48 bits: no stable IDs";
+  if (S.next_id + s->objs.len > GSM_IDS_MAX)
+    return "stable IDs exhausted (2147483647 identities given): restart the program";
+  return NULL;
+}
+
 /* Brings the map to the walked heap in place: the known objects keep
  * their identities, the dead ones leave, the new ones get new identities;
- * when asked, the snapshot's IDs become identities. -1: out of memory. */
-static int assign_ids(gsm_snap *s, int rewrite) {
+ * when asked, the snapshot's IDs become identities. NULL, or why not. */
+static const char *assign_ids(gsm_snap *s, int rewrite) {
   gsm_vec miss = {NULL, 0, 0, sizeof(uint64_t), 0};
   size_t misses;
-  uint64_t *bits = gsm_vec_push(&miss, s->objs.len / 64 + 1);
-  if (!bits) return -1;
+  const char *why = ids_limit(s);
+  uint64_t *bits = why ? NULL : gsm_vec_push(&miss, s->objs.len / 64 + 1);
+  if (why || !bits) return why ? why : "out of memory for the identity map";
   misses = keep_known(s, bits, rewrite);
   gsm_map_sweep(&S.ids, SEEN);
   if (gsm_map_reserve(&S.ids, S.ids.count + misses)) {
     gsm_vec_free(&miss);
-    return -1;
+    return "out of memory for the identity map";
   }
   add_new(s, bits, rewrite);
   gsm_vec_free(&miss);
   if (rewrite) rewrite_refs(s);
-  return 0;
+  return NULL;
 }
 
 /* After the world restarted. The moves of a collection before the last
  * walk go into the map first, those that came after it last. */
 static void settle_ids(gsm_snap *s, int rewrite) {
+  const char *why;
   pthread_mutex_lock(&S.moves_lock);
   apply_moves(0, S.walked_moves);
   if (S.lost_moves) gsm_map_free(&S.ids);   /* a move went unseen */
   S.lost_moves = 0;
   pthread_mutex_unlock(&S.moves_lock);
-  if (!s->error[0] && assign_ids(s, rewrite)) {
+  if (!s->error[0] && (why = assign_ids(s, rewrite))) {
     gsm_map_free(&S.ids);
-    strcpy(s->error, "out of memory for the identity map");
+    strcpy(s->error, why);
   }
   pthread_mutex_lock(&S.moves_lock);
   apply_moves(S.walked_moves, S.pending.len);
@@ -441,10 +543,8 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   gsm_snap *s = S.snap;
   (void)p;
   (void)serial;
-  if (!S.capturing) return;
-  /* Only the roots of the stop that ends with the walk: a program that
-   * runs on during a concurrent collection has nursery collections of its
-   * own meanwhile, whose roots may name objects that moved or died. */
+  if (!own_collection()) return;
+  /* Only the roots of the stop that ends with the walk. */
   if (ev == MONO_GC_EVENT_PRE_STOP_WORLD) {
     S.stop_t0 = gsm_now_us();
     S.full_stop = (int)gen == S.max_gen;
@@ -458,7 +558,8 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   /* A forced collection may first finish a concurrent one: the last wins. */
   if (ev == MONO_GC_EVENT_START) s->error[0] = 0;
   if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
-  s->objs.len = s->refs.len = 0;
+  s->objs.len = s->refs.len = s->last.len = 0;
+  pack_reset();
   mono_gc_walk_heap(0, on_object, s);
   close_refs(s);
   handle_roots();
@@ -478,7 +579,8 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   uint64_t t0;
   memset(s, 0, sizeof *s);
   s->objs.elem = sizeof(gsm_obj);
-  s->refs.elem = sizeof(uint64_t);
+  s->refs.elem = sizeof(uint32_t);
+  s->last.elem = sizeof(uint64_t);
   s->roots.elem = sizeof(gsm_root);
   if (stable_ids && !S.stable) {
     strcpy(s->error, "stable IDs need the module loaded with ids=stable");
@@ -488,6 +590,7 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
   t0 = gsm_mem_peak();
   S.snap = s;
   S.max_gen = mono_gc_max_generation();
+  capture_thread = pthread_self();
   /* The roots and GC events cost the collector only while a capture runs;
    * moves only from the first capture on, as no identity exists before. */
   if (S.stable && !S.tracking) mono_profiler_set_gc_moves_callback(S.handle, on_moves);
@@ -509,5 +612,6 @@ void gsm_snap_capture(gsm_snap *s, int stable_ids) {
 void gsm_snap_release(gsm_snap *s) {
   gsm_vec_free(&s->objs);
   gsm_vec_free(&s->refs);
+  gsm_vec_free(&s->last);
   gsm_vec_free(&s->roots);
 }

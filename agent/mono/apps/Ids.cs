@@ -4,7 +4,9 @@
 // blocks and the Tracked objects move. Registry.All keeps them in order:
 // the test reads an object's place in that array as its payload. Fresh
 // objects are allocated after the first capture. The program prints
-// "ready 1", waits for a line, churns, prints "ready 2", waits and exits.
+// "ready 1", waits for a line, churns, prints "ready 2" and waits: "again"
+// collects once more (the collector evacuates a block only once a sweep
+// counted it sparse) and prints "ready 2" again, any other line exits.
 // With "busy" a thread of its own then allocates and collects without a
 // pause until the end, so that collections move objects while the module
 // captures.
@@ -43,6 +45,15 @@ static class Program {
     }
   }
 
+  // A pause before each collection lets the background sweep of the one
+  // before finish, so that the next one knows which blocks are sparse.
+  static void Collect() {
+    for (int i = 0; i < 3; i++) {
+      Thread.Sleep(10);
+      GC.Collect();
+    }
+  }
+
   static int Main(string[] args) {
     var t = new Thread(Fill);
     t.Start();
@@ -52,11 +63,14 @@ static class Program {
     Thread busy = null;
     if (args.Length > 0 && args[0] == "busy") { busy = new Thread(Busy); busy.Start(); }
     Registry.Fillers = null;
-    for (int i = 0; i < 3; i++) GC.Collect();
+    Collect();
     Registry.New = new Fresh[100];
     for (int i = 0; i < Registry.New.Length; i++) Registry.New[i] = new Fresh { Payload = i };
     Console.WriteLine("ready 2");
-    Console.ReadLine();
+    while (Console.ReadLine() == "again") {
+      Collect();
+      Console.WriteLine("ready 2");
+    }
     done = true;
     if (busy != null) busy.Join();
     return 0;
