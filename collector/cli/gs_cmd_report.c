@@ -117,6 +117,17 @@ static void put_change(gs_obuf *p, json_int_t v) {
   put_count(p, v < 0 ? (uint64_t)-(v + 1) + 1 : (uint64_t)v);
 }
 
+/* The next numeric cell of a table row. */
+static void next_count(gs_obuf *p, uint64_t v) {
+  gs_obuf_puts(p, "</td><td class=\"n\">");
+  put_count(p, v);
+}
+
+static void next_change(gs_obuf *p, json_int_t v) {
+  gs_obuf_puts(p, "</td><td class=\"n\">");
+  put_change(p, v);
+}
+
 /* ---- JSON access ------------------------------------------------------- */
 
 static uint64_t num(const json_t *o, const char *key) {
@@ -237,19 +248,12 @@ static void put_summary(gs_obuf *p, const json_t *sum) {
          "<th class=\"n\">Bytes</th><th class=\"n\">Roots</th><th class=\"n\">Unreachable</th>"
          "<th class=\"n\">Unreachable bytes</th></tr></thead><tbody>");
   for (i = 0; i < json_array_size(sections); i++) {
+    static const char *const cols[] = {"objects", "bytes", "roots", "unreachable", "unreachable_bytes"};
     const json_t *s = json_array_get(sections, i);
+    size_t k;
     gs_obuf_puts(p, "<tr><td class=\"t\">");
     put_text(p, str(s, "name"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(s, "objects"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(s, "bytes"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(s, "roots"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(s, "unreachable"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(s, "unreachable_bytes"));
+    for (k = 0; k < sizeof cols / sizeof cols[0]; k++) next_count(p, num(s, cols[k]));
     gs_obuf_puts(p, "</td></tr>");
   }
   gs_obuf_puts(p, "</tbody></table></section>\n");
@@ -312,8 +316,7 @@ static void put_retainers(gs_obuf *p, const json_t *dom) {
       const json_t *o = json_array_get(types, k);
       put_retained(p, o, total);
       put_count(p, num(o, "count"));
-      gs_obuf_puts(p, "</td><td class=\"n\">");
-      put_count(p, num(o, "shallow"));
+      next_count(p, num(o, "shallow"));
       gs_obuf_puts(p, "</td><td class=\"t\">");
       put_text(p, str(o, "type"));
       gs_obuf_puts(p, "</td></tr>");
@@ -340,10 +343,8 @@ static void put_generations(gs_obuf *p, const json_t *gens) {
   json_array_foreach(json_object_get(gens, "generations"), i, g) {
     gs_obuf_puts(p, "<tr><td>");
     put_text(p, str(g, "generation"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(g, "objects"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(g, "bytes"));
+    next_count(p, num(g, "objects"));
+    next_count(p, num(g, "bytes"));
     gs_obuf_puts(p, "</td><td class=\"t\">");
     for (k = 0; k < json_array_size(json_object_get(g, "types")); k++) {
       gs_obuf_puts(p, k ? ", " : "");
@@ -363,14 +364,10 @@ static void put_diff_generations(gs_obuf *p, const json_t *gens) {
   json_array_foreach(gens, i, g) {
     gs_obuf_puts(p, "<tr><td>");
     put_text(p, str(g, "generation"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(g, "objects_after"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_change(p, snum(g, "objects_change"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(g, "bytes_after"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_change(p, snum(g, "bytes_change"));
+    next_count(p, num(g, "objects_after"));
+    next_change(p, snum(g, "objects_change"));
+    next_count(p, num(g, "bytes_after"));
+    next_change(p, snum(g, "bytes_change"));
     gs_obuf_puts(p, "</td></tr>");
   }
   gs_obuf_puts(p, "</tbody></table>\n");
@@ -390,14 +387,12 @@ static void put_diff(gs_obuf *p, const json_t *diff) {
   put_count(p, num(json_object_get(diff, "old"), "objects"));
   gs_obuf_puts(p, " &rarr; ");
   put_count(p, num(json_object_get(diff, "new"), "objects"));
-  gs_obuf_puts(p, "</td><td class=\"n\">");
-  put_change(p, snum(diff, "objects_change"));
+  next_change(p, snum(diff, "objects_change"));
   gs_obuf_puts(p, "</td></tr><tr><th>Bytes</th><td class=\"n\">");
   put_count(p, num(json_object_get(diff, "old"), "bytes"));
   gs_obuf_puts(p, " &rarr; ");
   put_count(p, num(json_object_get(diff, "new"), "bytes"));
-  gs_obuf_puts(p, "</td><td class=\"n\">");
-  put_change(p, snum(diff, "bytes_change"));
+  next_change(p, snum(diff, "bytes_change"));
   gs_obuf_printf(p, "</td></tr><tr><th>Types</th><td class=\"n\">%zu changed</td><td class=\"n\">"
           "%zu new, %zu gone</td></tr></tbody></table>\n", json_array_size(types), fresh, gone);
   if (json_object_get(diff, "generations")) put_diff_generations(p, json_object_get(diff, "generations"));
@@ -539,10 +534,8 @@ static void put_trend(gs_obuf *p, const json_t *trend) {
     const json_t *f = json_array_get(files, i);
     gs_obuf_printf(p, "<tr><td class=\"n\">%zu</td><td class=\"t\">", i + 1);
     put_text(p, str(f, "file"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(f, "objects"));
-    gs_obuf_puts(p, "</td><td class=\"n\">");
-    put_count(p, num(f, "bytes"));
+    next_count(p, num(f, "objects"));
+    next_count(p, num(f, "bytes"));
     gs_obuf_puts(p, "</td></tr>");
   }
   gs_obuf_printf(p, "</tbody></table>\n<h3>Leak suspects (%zu)</h3>\n<p class=\"muted\">Types whose count grew "
