@@ -17,22 +17,12 @@
 #include "gs_assets.h"
 #include "gs_file.h"
 #include "gs_cli.h"
-#include "gs_diff.h"
-#include "gs_dominators.h"
-#include "gs_domtree.h"
-#include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_json.h"
 #include "gs_obuf.h"
 #include "gs_output.h"
-#include "gs_summary.h"
-#include "gs_trend.h"
+#include "gs_report.h"
 
-#define RETAINERS_TOP 20   /* the defaults of dominators and trend */
-#define TREE_DEPTH 4       /* the dominator tree embedded: levels below the roots */
-#define TREE_FANOUT 8      /* and children a node, so at most 4,680 nodes a section */
-#define SUSPECTS_TOP 10
-#define SUSPECTS_THRESHOLD 20
 #define MAX_SERIES 1000
 
 static const char usage[] =
@@ -65,13 +55,6 @@ static const gs_option options[] = {
   {"out", 'o', 1, OPT_OUT},
   {NULL, 0, 0, 0},
 };
-
-typedef struct report_args {
-  int help, series;
-  const char *path, *baseline, *out;
-  const char **paths;        /* --series: the series, FILE last */
-  int npaths;
-} report_args;
 
 /* ---- page output ------------------------------------------------------ */
 
@@ -574,60 +557,6 @@ static int render(gs_obuf *p, const char *file, const json_t *data) {
   return p->err;
 }
 
-/* ---- data -------------------------------------------------------------- */
-
-/* The object of an analysis into data under key, or the exit code of its
- * failure (reported). */
-static int put_json(json_t *data, const char *key, json_t *o) {
-  if (o && !gs_json_set(data, key, o)) return GS_EXIT_OK;
-  gs_cli_error("out of memory");
-  return GS_EXIT_USAGE;
-}
-
-static int put_trend_json(const report_args *ra, json_t *data) {
-  gs_file_fault fault;
-  gs_trend t;
-  int code;
-  if (gs_trend_analyse(&t, ra->paths, ra->npaths, SUSPECTS_THRESHOLD, SUSPECTS_TOP, &fault))
-    code = gs_cli_fault(&fault);
-  else
-    code = put_json(data, "trend", gs_trend_json(&t));
-  gs_trend_free(&t);
-  return code;
-}
-
-/* The breakdown by generation when FILE.gens.json lies beside FILE. */
-static int put_generations_json(const char *path, json_t *data) {
-  gs_file_fault fault;
-  json_t *o;
-  if (gs_gens_beside(path, 5, &o, &fault)) return gs_cli_fault(&fault);
-  return o ? put_json(data, "generations", o) : GS_EXIT_OK;
-}
-
-/* Everything the page shows, as the commands' JSON objects. */
-static int collect(const report_args *ra, json_t *data) {
-  gs_file_fault fault;
-  gs_summary sum, old;
-  json_t *o = NULL;
-  int code = gs_cli_load_summary(ra->path, &sum), have_old = 0;
-  if (!code) code = put_json(data, "summary", gs_summary_json(&sum, 0));
-  if (!code && gs_dominators_json(ra->path, RETAINERS_TOP, 1, &o, &fault)) code = gs_cli_fault(&fault);
-  else if (!code) code = put_json(data, "dominators", o);
-  if (!code && gs_domtree_nested(ra->path, TREE_DEPTH, TREE_FANOUT, &o, &fault)) code = gs_cli_fault(&fault);
-  else if (!code) code = put_json(data, "tree", o);
-  if (!code) code = put_generations_json(ra->path, data);
-  if (!code && ra->baseline) {
-    have_old = 1;
-    if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK)
-      code = put_json(data, "diff", gs_diff_json(&old, &sum, 0, 0));
-    if (!code && gs_gens_diff(json_object_get(data, "diff"), ra->baseline, ra->path, &fault)) code = gs_cli_fault(&fault);
-  }
-  if (!code && ra->series) code = put_trend_json(ra, data);
-  if (have_old) gs_summary_free(&old);
-  gs_summary_free(&sum);
-  return code;
-}
-
 /* Writes the page under a temporary name, renamed into place only when
  * complete, so a failure half way leaves no file. */
 static int write_page(const char *out, const char *file, const json_t *data) {
@@ -699,7 +628,7 @@ int gs_cmd_report(int argc, char **argv) {
     gs_cli_error("out of memory");
     code = GS_EXIT_USAGE;
   }
-  if (!code) code = collect(&ra, data);
+  if (!code) code = gs_report_collect(&ra, data);
   if (!code) code = write_page(ra.out, gs_file_display_name(ra.path), data);
   json_decref(data);
   free(ra.paths);
