@@ -92,6 +92,20 @@ void gs_reader_set_fast_path(gs_reader *r, int on);
  * GS_ENOMEM (and the reader goes on without threads). gs_reader_free()
  * stops the workers once they have parsed the blocks they are on. */
 int gs_reader_start_thread(gs_reader *r);
+#define GS_READER_WORKERS 2
+
+/* Per-reference work ahead of the caller, on the workers: fn runs on the
+ * worker (0 to GS_READER_WORKERS - 1) that parsed a block of lines holding
+ * no section record ('a' or 'c'), with the references of its object records
+ * back to back and the number of section records before the block, before
+ * gs_reader_next() returns the block's records. Calls for different blocks
+ * may run at the same time, one per worker. What fn returns is the block's
+ * tag: gs_reader_tag() gives it for the record returned last (0 for records
+ * fn did not see). Returns GS_EINVAL when no workers run; NULL stops the
+ * calls, and once gs_reader_on_refs returns none is running. */
+typedef int (*gs_refs_fn)(void *ctx, unsigned worker, uint64_t sections, const uint64_t *refs, size_t n);
+int gs_reader_on_refs(gs_reader *r, gs_refs_fn fn, void *ctx);
+int gs_reader_tag(const gs_reader *r);
 
 /* Bytes consumed so far, for progress reports. */
 uint64_t gs_reader_offset(const gs_reader *r);
@@ -106,6 +120,8 @@ void gs_reader_set_read_at(gs_reader *r, gs_read_at_fn fn, void *ctx);
 /* A place to read the input again from: the end of the line of the record
  * gs_reader_next() returned last, with the number of lines up to it. */
 typedef struct gs_reader_mark { uint64_t offset, line; } gs_reader_mark;
+/* 1 when r's input can be read again (marks may still fail), else 0. */
+int gs_reader_can_reopen(const gs_reader *r);
 /* Sets *m and returns GS_OK when the input can be read again from there,
  * else GS_EINVAL. */
 int gs_reader_mark_here(const gs_reader *r, gs_reader_mark *m);

@@ -35,7 +35,7 @@ void gs_idmap_free(gs_idmap *m) {
 }
 
 void gs_idmap_clear(gs_idmap *m) {
-  memset(m->slots, 0, (m->mask + 1) * sizeof *m->slots);
+  if (m->slots) memset(m->slots, 0, (m->mask + 1) * sizeof *m->slots);
   m->count = 0;
 }
 

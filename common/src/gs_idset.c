@@ -306,3 +306,48 @@ size_t gs_idset_count_outside(gs_idset *a, gs_idset *b) {
       if (a->chunks[c].bits[w]) n += word_outside(a, &a->chunks[c], w, b);
   return n;
 }
+
+/* ---- union ----------------------------------------------------------- */
+
+static int merge_members(gs_idset *dst, const gs_idset *src, const gs_idset_chunk *ch) {
+  size_t w;
+  int err;
+  for (w = 0; w < CHUNK_WORDS; w++) {
+    uint64_t bits = ch->bits[w];
+    for (; bits; bits &= bits - 1)
+      if ((err = gs_idset_add(dst, id_of(src, ch->key, w, lowest_bit(bits)))) < 0) return err;
+  }
+  return GS_OK;
+}
+
+/* A chunk of src into dst: one member first, which gives dst the chunk (or
+ * changes its layout), then a word at a time when the layouts match. */
+static int merge_chunk(gs_idset *dst, const gs_idset *src, const gs_idset_chunk *ch) {
+  gs_idset_chunk *to;
+  size_t w = 0;
+  int err;
+  while (w < CHUNK_WORDS && !ch->bits[w]) w++;
+  if (w == CHUNK_WORDS) return GS_OK;
+  if ((err = gs_idset_add(dst, id_of(src, ch->key, w, lowest_bit(ch->bits[w])))) < 0) return err;
+  if (dst->hashed || dst->shift != src->shift || !(to = find_chunk(dst, ch->key)))
+    return merge_members(dst, src, ch);
+  for (; w < CHUNK_WORDS; w++) {
+    uint64_t fresh = ch->bits[w] & ~to->bits[w];
+    to->bits[w] |= fresh;
+    dst->count += gs_idset_popcount_(fresh);
+  }
+  return GS_OK;
+}
+
+int gs_idset_merge(gs_idset *dst, const gs_idset *src) {
+  size_t i;
+  int err;
+  if (src->hashed) {
+    for (i = 0; i <= src->ids.mask; i++)
+      if (src->ids.slots[i].bits && (err = gs_idset_add(dst, src->ids.slots[i].key)) < 0) return err;
+    return GS_OK;
+  }
+  for (i = 0; i < src->nchunks; i++)
+    if ((err = merge_chunk(dst, src, &src->chunks[i]))) return err;
+  return GS_OK;
+}

@@ -77,6 +77,9 @@ int gs_idset_seal(gs_idset *s);
 static inline int gs_idset_rank(gs_idset *s, uint64_t id, uint32_t *rank);
 /* Writes the members in ascending order to out (count entries). */
 int gs_idset_members(gs_idset *s, uint64_t *out);
+/* Adds every member of src to dst. Returns GS_OK or what gs_idset_add
+ * failed with (dst then holds some of them). */
+int gs_idset_merge(gs_idset *dst, const gs_idset *src);
 /* The number of members of a that are not members of b. */
 size_t gs_idset_count_outside(gs_idset *a, gs_idset *b);
 

@@ -154,6 +154,8 @@ static int read_again(void *ctx, void *buf, size_t cap, size_t *got) {
   return err;
 }
 
+int gs_reader_can_reopen(const gs_reader *r) { return r->read_at != NULL; }
+
 int gs_reader_mark_here(const gs_reader *r, gs_reader_mark *m) {
   if (!r->read_at) return GS_EINVAL;
   if (r->ahead) return gs_reader_ahead_mark_(r, m);
@@ -201,6 +203,8 @@ uint64_t gs_reader_size_hint(const gs_reader *r) { return r->size_hint; }
 const gs_diag *gs_reader_diag(const gs_reader *r) {
   return r->ahead ? gs_reader_ahead_diag_(r) : &r->diag;
 }
+
+int gs_reader_tag(const gs_reader *r) { return r->ahead ? gs_reader_ahead_tag_(r) : 0; }
 
 uint64_t gs_reader_offset(const gs_reader *r) {
   return r->ahead ? gs_reader_ahead_offset_(r) : r->base + r->pos;

@@ -9,7 +9,12 @@
  * adds the lines of the blocks before, so records, diagnostics and errors
  * come out exactly as from one thread. A line over the limit is cut at the
  * limit and the rest of it dropped as it arrives, as the plain reader does,
- * so memory stays bounded by the limit. */
+ * so memory stays bounded by the limit.
+ *
+ * A consumer may do per-reference work on the workers too (gs_reader_on_refs):
+ * after parsing, the workers take a second turn, in block order, to count
+ * the section records before each block, so that the work knows which
+ * section a block belongs to. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
@@ -17,7 +22,7 @@
 #include "gs_thread.h"
 
 #define BLOCK   (256u << 10)     /* bytes of fresh input per block */
-#define WORKERS 2
+#define WORKERS GS_READER_WORKERS
 #define SLOTS   2                /* parsed blocks waiting per worker */
 
 static const uint64_t no_refs[1];
@@ -42,12 +47,16 @@ typedef struct batch {
   uint64_t start_offset, end_offset;
   int exact;                     /* no bytes dropped before the block */
   int end_err;                   /* after the entries: 0 (more follow), EOF or an error */
+  uint64_t sections;             /* section records ('a', 'c') in the block */
+  int tag;                       /* what the consumer's refs_fn returned for it */
 } batch;
 
 typedef struct worker {
   struct ahead *a;
   gs_thread *thread;
   gs_sem *turn;                  /* posted when this worker may read the next block */
+  gs_sem *order;                 /* posted when it may count the sections of its block */
+  gs_sem *hook_lock;             /* held while it calls the consumer's refs_fn */
   gs_sem *free_slots, *full_slots;
   batch slot[SLOTS];
   size_t put;
@@ -67,6 +76,9 @@ typedef struct ahead {
   int dropped;                   /* bytes were dropped: offsets are off */
   int src_end;                   /* 0, or GS_EOF or an error once the source is done */
   uint64_t offset;               /* stream offset of the next block */
+  uint64_t sections;             /* section records before the next block to count */
+  gs_refs_fn refs_fn;            /* under every hook_lock */
+  void *refs_ctx;
   /* the caller */
   uint64_t taken;                /* blocks taken */
   batch *cur;
@@ -204,6 +216,7 @@ static void sub_start(worker *w, size_t len, uint64_t offset) {
 static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
   int err = GS_OK;
   b->n = b->ndiags = b->nrefs = b->names_len = 0;
+  b->sections = 0;
   sub_start(w, len, offset);
   for (;;) {
     entry *e;
@@ -218,6 +231,8 @@ static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
       e->diag = b->ndiags++;
     } else if (err || (err = keep(b, e))) {
       return err;
+    } else if (e->rec.kind == GS_REC_SECTION || e->rec.kind == GS_REC_END) {
+      b->sections++;
     }
     e->result = err;
     b->n++;
@@ -229,6 +244,25 @@ static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
 }
 
 /* ---- the workers ----------------------------------------------------- */
+
+/* Counts the block's sections in block order, then hands its references to
+ * the consumer when the block lies within one section. Returns 0 when
+ * stopped. */
+static int after_parse(worker *w, worker *next, batch *b) {
+  ahead *a = w->a;
+  uint64_t before;
+  gs_sem_wait(w->order);
+  if (a->stop) return 0;
+  before = a->sections;
+  a->sections += b->sections;
+  gs_sem_post(next->order);
+  b->tag = 0;
+  gs_sem_wait(w->hook_lock);
+  if (a->refs_fn && !b->sections && b->nrefs)
+    b->tag = a->refs_fn(a->refs_ctx, (unsigned)(w - a->w), before, b->refs, b->nrefs);
+  gs_sem_post(w->hook_lock);
+  return 1;
+}
 
 static void worker_main(void *arg) {
   worker *w = arg;
@@ -250,6 +284,7 @@ static void worker_main(void *arg) {
     gs_sem_post(next->turn);
     b->end_err = parse_block(w, b, len, offset);
     if (!b->end_err) b->end_err = status;
+    if (!after_parse(w, next, b)) return;
     w->put = (w->put + 1) % SLOTS;
     gs_sem_post(w->full_slots);
     if (b->end_err) return;
@@ -269,6 +304,8 @@ static void ahead_free(ahead *a) {
     free(w->block);
     free(w->sub.refs);
     gs_sem_free(w->turn);
+    gs_sem_free(w->order);
+    gs_sem_free(w->hook_lock);
     gs_sem_free(w->free_slots);
     gs_sem_free(w->full_slots);
   }
@@ -282,7 +319,8 @@ static int worker_init(ahead *a, worker *w, unsigned turn) {
   w->sub.fd = -1;
   w->sub.fast = a->r->fast;
   w->sub.max_line = a->r->max_line;
-  if (gs_sem_new(&w->turn, turn) || gs_sem_new(&w->free_slots, SLOTS) ||
+  if (gs_sem_new(&w->turn, turn) || gs_sem_new(&w->order, turn) || gs_sem_new(&w->hook_lock, 1) ||
+      gs_sem_new(&w->free_slots, SLOTS) ||
       gs_sem_new(&w->full_slots, 0))
     return GS_ENOMEM;
   return GS_OK;
@@ -323,6 +361,7 @@ void gs_reader_ahead_stop_(gs_reader *r) {
   for (i = 0; i < WORKERS; i++) {
     gs_sem_post(a->w[i].free_slots);
     gs_sem_post(a->w[i].turn);
+    gs_sem_post(a->w[i].order);
   }
   for (i = 0; i < WORKERS; i++)
     if (a->w[i].thread) gs_thread_join(a->w[i].thread);
@@ -376,4 +415,20 @@ int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m) {
   m->offset = a->cur->start_offset + e->end;
   m->line = a->line_base + e->rec.line;
   return GS_OK;
+}
+
+int gs_reader_on_refs(gs_reader *r, gs_refs_fn fn, void *ctx) {
+  ahead *a = r->ahead;
+  size_t i;
+  if (!a) return GS_EINVAL;
+  for (i = 0; i < WORKERS; i++) gs_sem_wait(a->w[i].hook_lock);
+  a->refs_fn = fn;
+  a->refs_ctx = ctx;
+  for (i = 0; i < WORKERS; i++) gs_sem_post(a->w[i].hook_lock);
+  return GS_OK;
+}
+
+int gs_reader_ahead_tag_(const gs_reader *r) {
+  const ahead *a = r->ahead;
+  return a->cur && a->cur_i ? a->cur->tag : 0;
 }

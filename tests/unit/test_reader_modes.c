@@ -233,13 +233,15 @@ static uint64_t shape_rng(uint64_t *s) {
 }
 
 /* A heap whose references point back, ahead or anywhere, with a few
- * dangling references, duplicates, undefined types and bad lines. */
-static void shape_heap(gsu_buf *b, int shape, size_t n) {
+ * dangling references, duplicates, undefined types and bad lines. Its
+ * objects are at base + 0x20 * i; the dangling references name the objects
+ * just after them. */
+static void shape_heap(gsu_buf *b, int shape, size_t n, uint64_t base) {
   uint64_t seed = 0x9e3779b9u + (uint64_t)shape, i;
   gsu_buf_printf(b, "a 2 Shape 0\nt 1 A\nt 2 B\n");
   for (i = 0; i < n; i++) {
     unsigned refs = (unsigned)(shape_rng(&seed) % 5), k;
-    gsu_buf_printf(b, "o %llx %u 18", (unsigned long long)(0x7f0000000000u + 0x20 * i),
+    gsu_buf_printf(b, "o %llx %u 18", (unsigned long long)(base + 0x20 * i),
                    i % 5000 == 7 ? 9u : 1u + (unsigned)(i % 2));
     for (k = 0; k < refs; k++) {
       uint64_t d = 1 + shape_rng(&seed) % 64, t;
@@ -247,13 +249,13 @@ static void shape_heap(gsu_buf *b, int shape, size_t n) {
       else if (shape == SHAPE_FORWARD) t = i + d < n ? i + d : i;
       else t = i >= d ? i - d : i;
       if (shape_rng(&seed) % 4000 == 0) t = n + shape_rng(&seed) % 50;      /* dangling */
-      gsu_buf_printf(b, " %llx", (unsigned long long)(0x7f0000000000u + 0x20 * t));
+      gsu_buf_printf(b, " %llx", (unsigned long long)(base + 0x20 * t));
     }
     gsu_buf_printf(b, "\n");
-    if (i % 7001 == 3) gsu_buf_printf(b, "o %llx 1 8\n", (unsigned long long)(0x7f0000000000u + 0x20 * (i / 2)));
-    if (i % 9001 == 5) gsu_buf_printf(b, "o 12 x 8\nr %llx 1 0\n", (unsigned long long)(0x7f0000000000u + 0x20 * (n + i)));
+    if (i % 7001 == 3) gsu_buf_printf(b, "o %llx 1 8\n", (unsigned long long)(base + 0x20 * (i / 2)));
+    if (i % 9001 == 5) gsu_buf_printf(b, "o 12 x 8\nr %llx 1 0\n", (unsigned long long)(base + 0x20 * (n + i)));
   }
-  gsu_buf_printf(b, "r %llx 1 0\nc Shape 0\n", (unsigned long long)0x7f0000000000u);
+  gsu_buf_printf(b, "r %llx 1 0\nc Shape 0\n", (unsigned long long)base);
 }
 
 /* Validates in every mode and compares with mode 0 (a buffer read whole,
@@ -283,7 +285,7 @@ static void validation_alike_on_every_shape(void **state) {
   (void)state;
   for (shape = SHAPE_BACK; shape <= SHAPE_RANDOM; shape++) {
     gsu_buf in = {0};
-    shape_heap(&in, shape, 60000);
+    shape_heap(&in, shape, 60000, 0x7f0000000000u);
     validation_alike(names[shape], &in, GS_READER_DEFAULT_MAX_LINE, want);
     gsu_buf_free(&in);
   }
@@ -303,6 +305,31 @@ static void many_sections_validate_alike(void **state) {
     gsu_buf_printf(&in, "r %zx 1 0\nc S%zu 0\n", 0x1000 + 16 * i, i);
   }
   validation_alike("many sections", &in, GS_READER_MIN_MAX_LINE, want);
+  gsu_buf_free(&in);
+}
+
+/* Sections of many blocks each, so that the parsing workers note most of
+ * their references: each section's dangling references name objects of
+ * the next one, a stretch of records outside any section lies between two
+ * of them, and one section is opened inside another. */
+static void large_sections_validate_alike(void **state) {
+  static const char *want[] = {"dangling", "outside-section", "nested-section", NULL};
+  gsu_buf in = {0};
+  uint64_t base = 0x7f0000000000u;
+  size_t i, k, sizes[] = {30000, 9000, 45000, 20000, 25000};
+  (void)state;
+  for (k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    gsu_buf one = {0};
+    shape_heap(&one, (int)(k % 3), sizes[k], base);
+    /* The fourth section is not closed: the fifth opens inside it. */
+    if (k == 3) one.len -= strlen("c Shape 0\n");
+    gsu_buf_printf(&in, "%.*s", (int)one.len, one.data);
+    gsu_buf_free(&one);
+    base += 0x20 * sizes[k];
+    if (k == 1)
+      for (i = 0; i < 15000; i++) gsu_buf_printf(&in, "o %zx 1 8 %zx\n", 0x1000 + 8 * i, 0x1000 + 8 * i);
+  }
+  validation_alike("large sections", &in, GS_READER_DEFAULT_MAX_LINE, want);
   gsu_buf_free(&in);
 }
 
@@ -335,6 +362,7 @@ int main(void) {
     cmocka_unit_test(mixed_blocks_read_alike),
     cmocka_unit_test(validation_alike_on_every_shape),
     cmocka_unit_test(many_sections_validate_alike),
+    cmocka_unit_test(large_sections_validate_alike),
     cmocka_unit_test(free_while_parsing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
