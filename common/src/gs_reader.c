@@ -22,12 +22,6 @@
 #define SMALL_WINDOW 64u
 #define MAX_HEX_DIGITS 16
 
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
-    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-#define GS_FAST_PATH 1
-#else
-#define GS_FAST_PATH 0
-#endif
 
 
 /* Character classes: HEX | value for hex digits, SEP for a field separator,
@@ -411,7 +405,7 @@ static int parse_type(gs_reader *r, const char *p, const char *e, gs_record *rec
   return check_text(r, p, e, "type name");
 }
 
-static int grow_refs(gs_reader *r) {
+int gs_reader_grow_refs_(gs_reader *r) {
   size_t cap = r->refs_cap ? r->refs_cap * 2 : 256;
   uint64_t *refs = realloc(r->refs, cap * sizeof *refs);
   if (!refs) return GS_ENOMEM;
@@ -431,7 +425,7 @@ static int parse_object(gs_reader *r, const char *p, const char *e, gs_record *r
   if ((err = need_hex(r, &p, e, "object size", &rec->size))) return err;
   for (;;) {
     uint64_t ref = 0;
-    if (n == r->refs_cap && (err = grow_refs(r))) return err;
+    if (n == r->refs_cap && (err = gs_reader_grow_refs_(r))) return err;
     err = parse_hex(r, &p, e, "reference", &ref);
     if (err == GS_EOF) break;
     if (err) return err;
@@ -494,108 +488,13 @@ static int parse_line(gs_reader *r, const char *p, const char *e, gs_record *rec
   }
 }
 
-/* ---- fast path for object lines ------------------------------------- */
-
-/* Object lines are nearly all of a dump. When one is written the canonical
- * way ("o ID TYPE SIZE REF...", single spaces, LF or CRLF) it is parsed a
- * word at a time here; anything else, including every error, is left to the
- * general parser below, which decides and explains. */
-#if GS_FAST_PATH
-#define REP(b) (UINT64_C(0x0101010101010101) * (b))
-
-static uint64_t load64(const unsigned char *p) {
-  uint64_t x;
-  memcpy(&x, p, 8);
-  return x;
-}
-
-/* Bytes before the first one below '0' (every separator is below it), or 8. */
-static unsigned digit_run(uint64_t x) {
-  uint64_t stop = (x - REP(0x30)) & ~x & REP(0x80);
-  return stop ? (unsigned)__builtin_ctzll(stop) >> 3 : 8;
-}
-
-/* Value of the first n (1..8) bytes of x as hex digits; 0 if one is not. */
-static int word_value(uint64_t x, unsigned n, uint64_t *out) {
-  uint64_t lower = x | REP(0x20), y = lower & REP(0x7f);
-  uint64_t digit = (y + REP(0x80 - '0')) & ~(y + REP(0x7f - '9'));
-  uint64_t letter = (y + REP(0x80 - 'a')) & ~(y + REP(0x7f - 'f'));
-  uint64_t keep = n == 8 ? ~UINT64_C(0) : (UINT64_C(1) << (8 * n)) - 1;
-  uint64_t v;
-  if (((digit | letter) & ~x & REP(0x80) & keep) != (REP(0x80) & keep)) return 0;
-  v = (lower & REP(0x0f)) + ((letter & REP(0x80)) >> 7) * 9;
-  v <<= 8 * (8 - n);                        /* leading zeros for short numbers */
-  v = ((v << 4) | (v >> 8)) & UINT64_C(0x00ff00ff00ff00ff);
-  v = ((v << 8) | (v >> 16)) & UINT64_C(0x0000ffff0000ffff);
-  *out = ((v << 16) | (v >> 32)) & UINT64_C(0xffffffff);
-  return 1;
-}
-
-/* Parses the number at *pp and the separator after it. Returns 1 when a
- * space follows, 2 at the end of the line, 0 to give up. */
-static int fast_hex(const unsigned char **pp, uint64_t *out) {
-  const unsigned char *p = *pp;
-  uint64_t x = load64(p), hi, lo;
-  unsigned n = digit_run(x), m;
-  if (n == 0) return 0;
-  if (n < 8) {
-    if (!word_value(x, n, out)) return 0;
-  } else {
-    m = digit_run(load64(p + 8));
-    if (m == 8 && p[16] >= '0') return 0;
-    if (!word_value(x, 8, &hi)) return 0;
-    if (m == 0) {
-      *out = hi;
-    } else {
-      if (!word_value(load64(p + 8), m, &lo)) return 0;
-      *out = (hi << (4 * m)) | lo;
-    }
-    n += m;
-  }
-  p += n;
-  *pp = p + 1;
-  if (*p == ' ') return p[1] != ' ' && p[1] != '\n' && p[1] != '\r';
-  if (*p == '\r') { *pp = p + 2; return p[1] == '\n' ? 2 : 0; }
-  return *p == '\n' ? 2 : 0;
-}
-
-static int fast_object(gs_reader *r, gs_record *rec) {
-  const unsigned char *start = (const unsigned char *)r->buf + r->pos, *p = start + 2;
-  uint64_t *f[3];
-  size_t n = 0;
-  int i, more = 1;
-  if (start[1] != ' ') return 0;
-  f[0] = &rec->id; f[1] = &rec->type; f[2] = &rec->size;
-  for (i = 0; i < 3; i++)
-    if ((more = fast_hex(&p, f[i])) != 1 && (i < 2 || more != 2)) return 0;
-  while (more == 1) {
-    if (n == r->refs_cap && grow_refs(r)) return 0;
-    if (!(more = fast_hex(&p, &r->refs[n]))) return 0;
-    n++;
-  }
-  if ((size_t)(p - start) > r->max_line) return 0;
-  r->pos += (size_t)(p - start);
-  rec->kind = GS_REC_OBJECT;
-  rec->line = ++r->line;
-  rec->has_timestamp = 0;
-  rec->name = NULL;
-  rec->name_len = 0;
-  rec->has_container = 0;
-  rec->refs = r->refs;
-  rec->nrefs = n;
-  return 1;
-}
-#else
-static int fast_object(gs_reader *r, gs_record *rec) { (void)r; (void)rec; return 0; }
-#endif
-
 int gs_reader_read_next_(gs_reader *r, gs_record *rec) {
   for (;;) {
     const char *p = NULL, *e = NULL;
     int err;
     if (r->io_error) return r->io_error;
     if (r->fast && r->pos < r->complete && !r->skip_line && r->buf[r->pos] == 'o' &&
-        fast_object(r, rec))
+        gs_reader_fast_object_(r, rec))
       return GS_OK;
     err = next_line(r, &p, &e);
     if (err) return err;

@@ -1,6 +1,7 @@
-/* gs_reader_int.h - the reader's state, shared by its two files.
+/* gs_reader_int.h - the reader's state, shared by its three files.
  *
- * gs_reader.c parses; gs_reader_ahead.c runs that parser on worker threads
+ * gs_reader.c parses, gs_reader_fast.c takes the common object lines
+ * faster; gs_reader_ahead.c runs that parser on worker threads
  * over blocks of the input, each block through a reader of its own that
  * points into the block. Internal to the library. */
 #ifndef GS_READER_INT_H
@@ -14,6 +15,15 @@
 /* Readable bytes kept after the window, so the fast path can load whole
  * words past the end of a line. */
 #define GS_READER_PAD 24
+
+/* The fast path for object lines (gs_reader_fast.c) is built with GCC or
+ * Clang on little-endian processors. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && \
+    __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define GS_FAST_PATH 1
+#else
+#define GS_FAST_PATH 0
+#endif
 
 struct gs_reader {
   gs_read_fn fn;
@@ -39,6 +49,12 @@ struct gs_reader {
   gs_diag diag;
   struct ahead *ahead;  /* parsing on worker threads, when started */
 };
+
+/* Parses the object line at r->pos the fast way: 1 with *rec filled, or 0
+ * when the general parser must take the line. */
+int gs_reader_fast_object_(gs_reader *r, gs_record *rec);
+/* Doubles r->refs: GS_OK or GS_ENOMEM. */
+int gs_reader_grow_refs_(gs_reader *r);
 
 /* The next record, parsed on the calling thread. */
 int gs_reader_read_next_(gs_reader *r, gs_record *rec);
