@@ -63,6 +63,7 @@ void gs_idset_clear(gs_idset *s);
 /* Returns 1 when id was added, 0 when already a member, or GS_ENOMEM. */
 static inline int gs_idset_add(gs_idset *s, uint64_t id);
 static inline int gs_idset_has(gs_idset *s, uint64_t id);
+static inline int gs_idset_put(gs_idset *s, uint64_t id);
 /* gs_idset_prefetch(s, id) asks the processor for the memory a later
  * gs_idset_has(s, id) (or, once sealed, gs_idset_rank) reads, so that the
  * misses of several lookups overlap. Only a hint; a macro, below. */
@@ -147,6 +148,18 @@ static inline int gs_idset_add(gs_idset *s, uint64_t id) {
   *word |= bit;
   s->count++;
   return 1;
+}
+
+/* gs_idset_add without saying whether id was new: no branch on it, which
+ * pays where that is random. Returns GS_OK or what gs_idset_add fails with. */
+static inline int gs_idset_put(gs_idset *s, uint64_t id) {
+  uint64_t *word = gs_idset_word_(s, id), bit;
+  int added;
+  if (!word) return (added = gs_idset_add_slow(s, id)) < 0 ? added : 0;
+  bit = UINT64_C(1) << ((id >> s->shift) & 63);
+  s->count += !(*word & bit);
+  *word |= bit;
+  return 0;
 }
 
 static inline int gs_idset_rank(gs_idset *s, uint64_t id, uint32_t *rank) {

@@ -296,7 +296,7 @@ static int note_refs(gs_idset *set, int *overflow, const uint64_t *refs, size_t 
   for (i = 0; i < n && !*overflow; i++) {
     int added;
     if (i + PREFETCH_AHEAD < n) gs_idset_prefetch(set, refs[i + PREFETCH_AHEAD]);
-    added = gs_idset_add(set, refs[i]);
+    added = gs_idset_put(set, refs[i]);
     if (added == GS_ELIMIT) {
       gs_idset_clear(set);
       *overflow = 1;
