@@ -1,20 +1,23 @@
 /* gs_reader_ahead.c - parsing a dump on two threads while the caller works.
  *
- * The input is cut into blocks of whole lines. Two workers take turns at
- * the byte source: each reads the next block (what the block before left
- * after its last newline, then fresh bytes up to a newline), hands the
- * rest on, and parses its block while the other reads and parses the next
- * one. Each block is parsed in place by a reader of its own that numbers
- * lines from 1; the caller takes the batches of records in block order and
- * adds the lines of the blocks before, so records, diagnostics and errors
- * come out exactly as from one thread. A line over the limit is cut at the
- * limit and the rest of it dropped as it arrives, as the plain reader does,
- * so memory stays bounded by the limit.
+ * The input is cut into blocks of whole lines. A worker that is free takes
+ * the byte source, reads the next block (what the block before left after
+ * its last newline, then fresh bytes up to a newline), hands the rest on,
+ * and parses its block while the other worker reads and parses the next
+ * one; the parsed blocks wait in a ring of slots, in block order. Neither
+ * worker waits for the other to finish a block (the one the scheduler runs
+ * less takes fewer blocks), only for the caller to free a slot. Each block
+ * is parsed in place by a reader of its own that numbers lines from 1; the
+ * caller takes the batches of records in block order and adds the lines of
+ * the blocks before, so records, diagnostics and errors come out exactly as
+ * from one thread. A line over the limit is cut at the limit and the rest
+ * of it dropped as it arrives, as the plain reader does, so memory stays
+ * bounded by the limit.
  *
  * A consumer may do per-reference work on the workers too (gs_reader_on_refs):
- * after parsing, the workers take a second turn, in block order, to count
- * the section records before each block, so that the work knows which
- * section a block belongs to. */
+ * after parsing, the workers take turns in block order to count the section
+ * records before each block, so that the work knows which section a block
+ * belongs to. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
@@ -23,7 +26,7 @@
 
 #define BLOCK   (256u << 10)     /* bytes of fresh input per block */
 #define WORKERS GS_READER_WORKERS
-#define SLOTS   2                /* parsed blocks waiting per worker */
+#define SLOTS   6                /* parsed blocks waiting for the caller */
 
 static const uint64_t no_refs[1];
 
@@ -51,15 +54,16 @@ typedef struct batch {
   int tag;                       /* what the consumer's refs_fn returned for it */
 } batch;
 
+typedef struct slot {
+  batch b;
+  gs_sem *free, *full;           /* posted when the caller is done with it, when parsed */
+  gs_sem *count;                 /* posted when its block may count its sections */
+} slot;
+
 typedef struct worker {
   struct ahead *a;
   gs_thread *thread;
-  gs_sem *turn;                  /* posted when this worker may read the next block */
-  gs_sem *order;                 /* posted when it may count the sections of its block */
   gs_sem *hook_lock;             /* held while it calls the consumer's refs_fn */
-  gs_sem *free_slots, *full_slots;
-  batch slot[SLOTS];
-  size_t put;
   gs_reader sub;                 /* parses the block in place */
   char *block;
   size_t block_cap;
@@ -68,8 +72,11 @@ typedef struct worker {
 typedef struct ahead {
   gs_reader *r;
   worker w[WORKERS];
+  slot slots[SLOTS];
   int stop;
-  /* the source, used by one worker at a time (the one whose turn it is) */
+  /* the source, used by one worker at a time (the one holding it) */
+  gs_sem *source;
+  uint64_t next;                 /* number of the next block */
   char *carry;                   /* start of the next block: a partial line */
   size_t carry_len, carry_cap;
   int skip_line;                 /* drop input up to the next newline */
@@ -99,7 +106,7 @@ static int reserve(char **buf, size_t *cap, size_t need) {
   return GS_OK;
 }
 
-/* ---- reading a block (on the worker whose turn it is) --------------- */
+/* ---- reading a block (on the worker holding the source) ------------- */
 
 /* Drops input up to and including the next newline in b[from..*len). */
 static void skip_rest(ahead *a, char *b, size_t from, size_t *len) {
@@ -248,14 +255,15 @@ static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
 /* Counts the block's sections in block order, then hands its references to
  * the consumer when the block lies within one section. Returns 0 when
  * stopped. */
-static int after_parse(worker *w, worker *next, batch *b) {
+static int after_parse(worker *w, slot *s, slot *next) {
   ahead *a = w->a;
+  batch *b = &s->b;
   uint64_t before;
-  gs_sem_wait(w->order);
+  gs_sem_wait(s->count);
   if (a->stop) return 0;
   before = a->sections;
   a->sections += b->sections;
-  gs_sem_post(next->order);
+  gs_sem_post(next->count);
   b->tag = 0;
   gs_sem_wait(w->hook_lock);
   if (a->refs_fn && !b->sections && b->nrefs)
@@ -264,66 +272,85 @@ static int after_parse(worker *w, worker *next, batch *b) {
   return 1;
 }
 
+/* Takes the source and the slot of the next block, and reads the block:
+ * its slot, or NULL when stopped. */
+static slot *take_next(worker *w, size_t *len, uint64_t *offset, int *status) {
+  ahead *a = w->a;
+  slot *s = NULL;
+  gs_sem_wait(a->source);
+  if (!a->stop) {
+    uint64_t k = a->next++;
+    s = &a->slots[k % SLOTS];
+    gs_sem_wait(s->free);
+  }
+  if (a->stop) {
+    gs_sem_post(a->source);
+    return NULL;
+  }
+  *offset = a->offset;
+  s->b.exact = !a->dropped;
+  *status = take_block(a, w, len);
+  a->offset += *len;
+  gs_sem_post(a->source);
+  return s;
+}
+
 static void worker_main(void *arg) {
   worker *w = arg;
   ahead *a = w->a;
-  worker *next = &a->w[(size_t)(w - a->w + 1) % WORKERS];
   for (;;) {
-    batch *b = &w->slot[w->put];
     size_t len;
     uint64_t offset;
     int status;
-    gs_sem_wait(w->free_slots);
-    if (a->stop) return;
-    gs_sem_wait(w->turn);
-    if (a->stop) return;
-    offset = a->offset;
-    b->exact = !a->dropped;
-    status = take_block(a, w, &len);
-    a->offset += len;
-    gs_sem_post(next->turn);
-    b->end_err = parse_block(w, b, len, offset);
-    if (!b->end_err) b->end_err = status;
-    if (!after_parse(w, next, b)) return;
-    w->put = (w->put + 1) % SLOTS;
-    gs_sem_post(w->full_slots);
-    if (b->end_err) return;
+    slot *s = take_next(w, &len, &offset, &status);
+    if (!s) return;
+    s->b.end_err = parse_block(w, &s->b, len, offset);
+    if (!s->b.end_err) s->b.end_err = status;
+    if (!after_parse(w, s, &a->slots[(size_t)(s - a->slots + 1) % SLOTS])) return;
+    gs_sem_post(s->full);
+    if (s->b.end_err) return;
   }
 }
 
 static void ahead_free(ahead *a) {
-  size_t i, j;
-  for (i = 0; i < WORKERS; i++) {
-    worker *w = &a->w[i];
-    for (j = 0; j < SLOTS; j++) {
-      free(w->slot[j].entries);
-      free(w->slot[j].diags);
-      free(w->slot[j].refs);
-      free(w->slot[j].names);
-    }
-    free(w->block);
-    free(w->sub.refs);
-    gs_sem_free(w->turn);
-    gs_sem_free(w->order);
-    gs_sem_free(w->hook_lock);
-    gs_sem_free(w->free_slots);
-    gs_sem_free(w->full_slots);
+  size_t i;
+  for (i = 0; i < SLOTS; i++) {
+    slot *s = &a->slots[i];
+    free(s->b.entries);
+    free(s->b.diags);
+    free(s->b.refs);
+    free(s->b.names);
+    gs_sem_free(s->free);
+    gs_sem_free(s->full);
+    gs_sem_free(s->count);
   }
+  for (i = 0; i < WORKERS; i++) {
+    free(a->w[i].block);
+    free(a->w[i].sub.refs);
+    gs_sem_free(a->w[i].hook_lock);
+  }
+  gs_sem_free(a->source);
   free(a->carry);
   free(a);
 }
 
-/* Sets up a worker's own reader with the settings of r. */
-static int worker_init(ahead *a, worker *w, unsigned turn) {
-  w->a = a;
-  w->sub.fd = -1;
-  w->sub.fast = a->r->fast;
-  w->sub.max_line = a->r->max_line;
-  if (gs_sem_new(&w->turn, turn) || gs_sem_new(&w->order, turn) || gs_sem_new(&w->hook_lock, 1) ||
-      gs_sem_new(&w->free_slots, SLOTS) ||
-      gs_sem_new(&w->full_slots, 0))
-    return GS_ENOMEM;
-  return GS_OK;
+/* Sets up the workers' own readers with the settings of r, and the slots. */
+static int ahead_init(ahead *a) {
+  size_t i;
+  for (i = 0; i < WORKERS; i++) {
+    worker *w = &a->w[i];
+    w->a = a;
+    w->sub.fd = -1;
+    w->sub.fast = a->r->fast;
+    w->sub.max_line = a->r->max_line;
+    if (gs_sem_new(&w->hook_lock, 1)) return GS_ENOMEM;
+  }
+  for (i = 0; i < SLOTS; i++) {
+    slot *s = &a->slots[i];
+    if (gs_sem_new(&s->free, 1) || gs_sem_new(&s->full, 0) || gs_sem_new(&s->count, i == 0))
+      return GS_ENOMEM;
+  }
+  return gs_sem_new(&a->source, 1);
 }
 
 int gs_reader_start_thread(gs_reader *r) {
@@ -333,8 +360,7 @@ int gs_reader_start_thread(gs_reader *r) {
   if (!(a = calloc(1, sizeof *a))) return GS_ENOMEM;
   a->r = r;
   /* What the window holds already is the start of the first block. */
-  if (worker_init(a, &a->w[0], 1) || worker_init(a, &a->w[1], 0) ||
-      reserve(&a->carry, &a->carry_cap, r->end - r->pos)) {
+  if (ahead_init(a) || reserve(&a->carry, &a->carry_cap, r->end - r->pos)) {
     ahead_free(a);
     return GS_ENOMEM;
   }
@@ -358,10 +384,11 @@ void gs_reader_ahead_stop_(gs_reader *r) {
   size_t i;
   if (!a) return;
   a->stop = 1;
-  for (i = 0; i < WORKERS; i++) {
-    gs_sem_post(a->w[i].free_slots);
-    gs_sem_post(a->w[i].turn);
-    gs_sem_post(a->w[i].order);
+  /* Wakes a worker wherever it waits: at most one waits on each slot. */
+  for (i = 0; i < WORKERS; i++) gs_sem_post(a->source);
+  for (i = 0; i < SLOTS; i++) {
+    gs_sem_post(a->slots[i].free);
+    gs_sem_post(a->slots[i].count);
   }
   for (i = 0; i < WORKERS; i++)
     if (a->w[i].thread) gs_thread_join(a->w[i].thread);
@@ -375,7 +402,7 @@ int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
   ahead *a = r->ahead;
   for (;;) {
     batch *b = a->cur;
-    worker *w;
+    slot *s;
     if (b && a->cur_i < b->n) {
       const entry *e = &b->entries[a->cur_i++];
       if (e->result == GS_EFORMAT) {
@@ -392,11 +419,11 @@ int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
     if (b) {
       if (b->end_err) return b->end_err;
       a->line_base += b->lines;
-      gs_sem_post(a->w[(a->taken - 1) % WORKERS].free_slots);
+      gs_sem_post(a->slots[(a->taken - 1) % SLOTS].free);
     }
-    w = &a->w[a->taken % WORKERS];
-    gs_sem_wait(w->full_slots);
-    a->cur = &w->slot[(a->taken / WORKERS) % SLOTS];
+    s = &a->slots[a->taken % SLOTS];
+    gs_sem_wait(s->full);
+    a->cur = &s->b;
     a->taken++;
     a->cur_i = 0;
     a->cur_offset = a->cur->end_offset;
