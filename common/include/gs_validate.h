@@ -9,7 +9,8 @@
  * and at most 32 bytes per distinct ID referenced but not defined so far in
  * the section, however often it is named (so 10 million dangling IDs take at
  * most 320 MB), plus the bitmaps that spot repeated IDs: 32 MB, or for
- * gs_validate_reader() up to a twentieth of the input's size hint, then 32
+ * gs_validate_reader() up to a twentieth of the input's size hint (once
+ * more per worker when the reader's workers note references), then 32
  * bytes per such ID. gs_validator_memory() says what it holds now. */
 #ifndef GS_VALIDATE_H
 #define GS_VALIDATE_H
@@ -45,10 +46,11 @@ const gs_validate_counts *gs_validator_counts(const gs_validator *v);
 size_t gs_validator_memory(const gs_validator *v);
 
 /* Reads r to its end through a validator. Where r can read its input again
- * (gs_reader_mark_here), references only set bits as they come, and a
- * section with dangling ones is read a second time for their lines; the
- * diagnostics are the same. Returns GS_OK (see counts for the verdict), or
- * GS_EIO / GS_ENOMEM. */
+ * (gs_reader_mark_here), references only set bits as they come (on the
+ * reader's workers, when started: gs_reader_on_refs), and a section with
+ * dangling ones is read a second time for their lines; the diagnostics are
+ * the same. Returns GS_OK (see counts for the verdict), or GS_EIO /
+ * GS_ENOMEM. */
 int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx,
                        gs_validate_counts *counts);
 

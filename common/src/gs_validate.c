@@ -26,10 +26,8 @@
  * above but against all its objects, which gives the same list.
  *
  * When the reader parses on worker threads, the workers set those bits
- * themselves, each in a set of its own, for the blocks that lie within one
- * section; at the section's end the sets that hold it are added to the
- * second set. A worker whose set still holds an earlier section leaves its
- * block to the calling thread. */
+ * themselves for the blocks that lie within one section (gs_refs.h); at the
+ * section's end what they noted for it is added to the second set. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,7 +36,7 @@
 #include "gs_error.h"
 #include "gs_idmap.h"
 #include "gs_idset.h"
-#include "gs_thread.h"
+#include "gs_refs.h"
 #include "gs_validate.h"
 
 #define TYPE_DEFINED    1u     /* type bits */
@@ -49,20 +47,11 @@
 #define EXPECTED_RECORD_BYTES 40
 #define EXPECTED_OBJECT_BYTES 64
 #define PRUNE_AHEAD     64     /* pending references looked up ahead while pruning */
-#define PREFETCH_AHEAD  32     /* references noted ahead in later mode */
 #define REREAD_AHEAD_BYTES (1u << 20) /* sections read again on the parsing threads */
 
 typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
 typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
 typedef struct first_ref { uint64_t line; uint64_t id; } first_ref;
-
-#define NO_EPOCH UINT64_MAX
-typedef struct ahead_refs {   /* references noted on one of the reader's workers */
-  gs_sem *lock;               /* guards epoch */
-  uint64_t epoch;             /* section records before the blocks noted, or NO_EPOCH */
-  int overflow;               /* too sparse for the bitmaps */
-  gs_idset set;
-} ahead_refs;
 
 struct gs_validator {
   gs_diag_fn fn;
@@ -93,7 +82,7 @@ struct gs_validator {
   size_t nroots, roots_cap;
   uint64_t sections;          /* section records ('a', 'c') so far */
   uint64_t section_epoch;     /* sections before this section's objects */
-  ahead_refs *ahead;          /* GS_READER_WORKERS of them, when the workers note */
+  gs_refs_ahead *ahead;       /* references noted on the reader's workers */
 };
 
 
@@ -124,16 +113,6 @@ void gs_validator_report(gs_validator *v, const gs_diag *d) {
 
 /* ---- lifetime -------------------------------------------------------- */
 
-static void ahead_free(gs_validator *v) {
-  size_t i;
-  for (i = 0; v->ahead && i < GS_READER_WORKERS; i++) {
-    gs_sem_free(v->ahead[i].lock);
-    gs_idset_free(&v->ahead[i].set);
-  }
-  free(v->ahead);
-  v->ahead = NULL;
-}
-
 int gs_validator_new(gs_validator **out, gs_diag_fn fn, void *ctx) {
   gs_validator *v = calloc(1, sizeof *v);
   if (!v) return GS_ENOMEM;
@@ -159,16 +138,13 @@ void gs_validator_free(gs_validator *v) {
   free(v->names);
   free(v->roots);
   free(v->section_name);
-  ahead_free(v);
   free(v);
 }
 
 const gs_validate_counts *gs_validator_counts(const gs_validator *v) { return &v->counts; }
 
 size_t gs_validator_memory(const gs_validator *v) {
-  size_t i, ahead = 0;
-  for (i = 0; v->ahead && i < GS_READER_WORKERS; i++) ahead += gs_idset_memory(&v->ahead[i].set);
-  return ahead + sizeof *v + gs_idset_memory(&v->defined) + gs_idset_memory(&v->forward) + v->refs_cap * sizeof *v->refs +
+  return gs_refs_ahead_memory(v->ahead) + sizeof *v + gs_idset_memory(&v->defined) + gs_idset_memory(&v->forward) + v->refs_cap * sizeof *v->refs +
          (v->types.mask + 1) * sizeof *v->types.slots + v->types_cap * sizeof *v->type_infos +
          v->names_cap + v->roots_cap * sizeof *v->roots + v->section_name_len + 1;
 }
@@ -288,27 +264,9 @@ static void add_bytes(gs_validator *v, const gs_record *rec) {
        (unsigned long long)GS_MAX_BYTES);
 }
 
-/* Later mode: only notes that the IDs are referenced. Each lands anywhere
- * in the bitmaps and costs little else, so the next ones are asked for
- * well ahead. */
-static int note_refs(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
-  size_t i;
-  for (i = 0; i < n && !*overflow; i++) {
-    int added;
-    if (i + PREFETCH_AHEAD < n) gs_idset_prefetch(set, refs[i + PREFETCH_AHEAD]);
-    added = gs_idset_put(set, refs[i]);
-    if (added == GS_ELIMIT) {
-      gs_idset_clear(set);
-      *overflow = 1;
-    } else if (added < 0) {
-      return added;
-    }
-  }
-  return GS_OK;
-}
-
+/* Later mode: only notes that the IDs are referenced. */
 static int note_references(gs_validator *v, const uint64_t *refs, size_t n) {
-  return note_refs(&v->forward, &v->overflow, refs, n);
+  return gs_refs_note(&v->forward, &v->overflow, refs, n);
 }
 
 /* References land anywhere in the bitmaps: asks for them all first (in
@@ -410,80 +368,13 @@ static int check_root(gs_validator *v, const gs_record *rec) {
   return GS_OK;
 }
 
-/* ---- references noted on the reader's workers ------------------------ */
-
-/* On worker `worker`: notes a block's references when the worker's set is
- * free or holds the block's section already. The block's tag: 1 when
- * noted, else 0 and the calling thread notes them. */
-static int note_ahead(void *ctx, unsigned worker, uint64_t sections, const uint64_t *refs, size_t n) {
-  ahead_refs *w = &((gs_validator *)ctx)->ahead[worker];
-  int mine;
-  gs_sem_wait(w->lock);
-  if ((mine = w->epoch == NO_EPOCH || w->epoch == sections)) w->epoch = sections;
-  gs_sem_post(w->lock);
-  return mine && note_refs(&w->set, &w->overflow, refs, n) == GS_OK;
-}
-
-/* Frees the sets that hold sections before `before`; no worker writes to
- * them, since the calling thread has taken all their blocks. */
-static void release_ahead(gs_validator *v, uint64_t before) {
-  size_t i;
-  for (i = 0; v->ahead && i < GS_READER_WORKERS; i++) {
-    ahead_refs *w = &v->ahead[i];
-    gs_sem_wait(w->lock);
-    if (w->epoch < before) {
-      gs_idset_clear(&w->set);
-      w->overflow = 0;
-      w->epoch = NO_EPOCH;
-    }
-    gs_sem_post(w->lock);
-  }
-}
-
-/* Later mode, at the section's end: adds what the workers noted for it to
- * the second set. */
-static int gather_ahead(gs_validator *v) {
-  size_t i;
-  for (i = 0; v->ahead && i < GS_READER_WORKERS; i++) {
-    ahead_refs *w = &v->ahead[i];
-    int mine, err = GS_OK;
-    gs_sem_wait(w->lock);
-    mine = w->epoch == v->section_epoch;
-    gs_sem_post(w->lock);
-    if (mine && w->overflow) v->overflow = 1;
-    if (mine && !v->overflow) err = gs_idset_merge(&v->forward, &w->set);
-    if (err == GS_ELIMIT) {
-      gs_idset_clear(&v->forward);
-      v->overflow = 1;
-    } else if (err) {
-      return err;
-    }
-  }
-  release_ahead(v, v->section_epoch + 1);
-  return GS_OK;
-}
-
-/* Lets the reader's workers note references (see the top of the file),
- * when it has workers and later mode can be used; else they need not. */
-static void start_ahead(gs_validator *v, gs_reader *r, size_t free_chunks) {
-  size_t i;
-  if (!gs_reader_can_reopen(r) || !(v->ahead = calloc(GS_READER_WORKERS, sizeof *v->ahead))) return;
-  for (i = 0; i < GS_READER_WORKERS; i++) {
-    ahead_refs *w = &v->ahead[i];
-    w->epoch = NO_EPOCH;
-    if (gs_idset_init(&w->set) || gs_sem_new(&w->lock, 1)) break;
-    gs_idset_bitmaps_only(&w->set, free_chunks);
-  }
-  if (i < GS_READER_WORKERS || gs_reader_on_refs(r, note_ahead, v)) ahead_free(v);
-}
+/* ---- sections -------------------------------------------------------- */
 
 /* One more section record: sets of sections before it are done with. */
 static void pass_section_record(gs_validator *v) {
   v->sections++;
-  release_ahead(v, v->sections);
+  gs_refs_ahead_release(v->ahead, v->sections);
 }
-
-/* ---- sections -------------------------------------------------------- */
 
 static int late_cmp(const void *a, const void *b) {
   const late_diag *x = a, *y = b;
@@ -559,7 +450,7 @@ static int reread(gs_validator *v, uint64_t close_line, size_t missing) {
  * them as they came would have left them. */
 static int later_refs(gs_validator *v, uint64_t close_line) {
   size_t missing;
-  int err = gather_ahead(v);
+  int err = gs_refs_ahead_gather(v->ahead, v->section_epoch, &v->forward, &v->overflow);
   if (err) return err;
   missing = v->overflow ? SIZE_MAX : gs_idset_count_outside(&v->forward, &v->defined);
   if (!missing) return GS_OK;
@@ -739,7 +630,7 @@ int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_count
    * references ahead of their objects may touch from the start. */
   free_chunks = (size_t)(gs_reader_size_hint(r) / EXPECTED_RECORD_BYTES * EXPECTED_OBJECT_BYTES >> 24);
   gs_idset_bitmaps_only(&v->forward, free_chunks);
-  start_ahead(v, r, free_chunks);
+  if (gs_reader_can_reopen(r)) v->ahead = gs_refs_ahead_start(r, free_chunks);
   v->source = r;
   g->n = g->nrefs = 0;
   for (;;) {
@@ -757,7 +648,7 @@ int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_count
     if (err == GS_EOF) err = flushed ? flushed : gs_validator_finish(v);
   }
   if (counts) *counts = v->counts;
-  if (v->ahead) gs_reader_on_refs(r, NULL, NULL);
+  gs_refs_ahead_stop(v->ahead, r);
   gs_validator_free(v);
   free(g);
   return err;

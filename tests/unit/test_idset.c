@@ -1,7 +1,7 @@
 /* test_idset.c - the ID set behind validation and graph loading: membership,
  * duplicates, rank and member order in each of its representations (address
  * bitmaps at 8 then 4 bytes a bit, one bit per ID value, hash table), and
- * the switches between them while a set fills. */
+ * the switches between them while a set fills, and the union of two sets. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -136,6 +136,49 @@ static void edge_ids(void **state) {
   check_set(ids, 0, 0, 3);
 }
 
+/* IDs of one kind: 8-byte addresses, 4-byte ones, counters, or scattered
+ * (a hash table), n of them, from seed. */
+static void ids_of_kind(uint64_t *ids, size_t n, int kind, uint64_t seed) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    uint64_t r = next_random(&seed);
+    if (kind == 0) ids[i] = 0x200000000u + 8 * (r % (4 * n));
+    else if (kind == 1) ids[i] = 0x200000000u + 4 * (r % (4 * n));
+    else if (kind == 2) ids[i] = r % (4 * n);
+    else ids[i] = r & ~UINT64_C(7);
+  }
+}
+
+/* Merging a set of any kind into one of any kind gives their union, and
+ * gs_idset_put counts as gs_idset_add does. */
+static void merge_is_the_union(void **state) {
+  size_t n = 30000, i, k;
+  uint64_t *ids = malloc(2 * n * sizeof *ids), *members = malloc(2 * n * sizeof *members);
+  int a_kind, b_kind;
+  (void)state;
+  for (a_kind = 0; a_kind < 4; a_kind++)
+    for (b_kind = 0; b_kind < 4; b_kind++) {
+      gs_idset a, b;
+      gsu_assert_ok(gs_idset_init(&a));
+      gsu_assert_ok(gs_idset_init(&b));
+      ids_of_kind(ids, n, a_kind, 11);
+      ids_of_kind(ids + n, n, b_kind, 11 + (uint64_t)b_kind);
+      for (i = 0; i < n; i++) gsu_assert_ok(gs_idset_put(&a, ids[i]));
+      for (i = n; i < 2 * n; i++) assert_true(gs_idset_add(&b, ids[i]) >= 0);
+      gsu_assert_ok(gs_idset_merge(&a, &b));
+      qsort(ids, 2 * n, sizeof *ids, cmp_u64);
+      for (i = 1, k = 1; i < 2 * n; i++)
+        if (ids[i] != ids[k - 1]) ids[k++] = ids[i];
+      assert_int_equal(a.count, k);
+      gsu_assert_ok(gs_idset_members(&a, members));
+      for (i = 0; i < k; i++) assert_int_equal(members[i], ids[i]);
+      gs_idset_free(&a);
+      gs_idset_free(&b);
+    }
+  free(ids);
+  free(members);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(addresses_use_bitmaps),
@@ -143,6 +186,7 @@ int main(void) {
     cmocka_unit_test(counters_use_one_bit_per_id),
     cmocka_unit_test(scattered_ids_use_a_hash_table),
     cmocka_unit_test(edge_ids),
+    cmocka_unit_test(merge_is_the_union),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,40 @@
+/* gs_refs.h - sets of referenced object IDs, noted on the calling thread or
+ * on a reader's workers, for the validator's check at a section's end.
+ *
+ * A set becomes "overflowed" (and empty) when its IDs are too sparse for
+ * bitmaps; its owner then checks every reference another way. The workers'
+ * sets (gs_refs_ahead) each hold the references of one section at a time,
+ * named by the number of section records before it. Internal. */
+#ifndef GS_REFS_H
+#define GS_REFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "gs_idset.h"
+#include "gs_reader.h"
+
+/* Adds refs[0..n) to set unless *overflow; sets *overflow (and empties the
+ * set) when it would stop being bitmaps. Returns GS_OK or GS_ENOMEM. */
+int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n);
+
+typedef struct gs_refs_ahead gs_refs_ahead;
+
+/* Has r's workers note the references of the blocks that lie within one
+ * section, in sets of the given bitmap allowance (gs_idset_bitmaps_only);
+ * gs_reader_tag() is then 1 for their records. NULL when r has no workers
+ * or memory is short: the caller notes everything itself. */
+gs_refs_ahead *gs_refs_ahead_start(gs_reader *r, size_t free_chunks);
+/* Stops the noting and frees the sets. */
+void gs_refs_ahead_stop(gs_refs_ahead *a, gs_reader *r);
+/* Adds what the workers noted for the section after `section` section
+ * records to `into` (or sets *overflow), then frees those sets: call once
+ * the caller has taken every record of that section. Returns GS_OK or
+ * GS_ENOMEM. */
+int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int *overflow);
+/* Frees the sets of sections before `before`, whose records the caller has
+ * all taken, so the workers can note later ones. */
+void gs_refs_ahead_release(gs_refs_ahead *a, uint64_t before);
+/* Bytes the sets hold. */
+size_t gs_refs_ahead_memory(const gs_refs_ahead *a);
+
+#endif
