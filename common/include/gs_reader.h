@@ -83,14 +83,15 @@ uint64_t gs_reader_size_hint(const gs_reader *r);
  * that compare them). */
 void gs_reader_set_fast_path(gs_reader *r, int on);
 
-/* Parses ahead on two worker threads, each taking blocks of whole lines in
- * turn, so that parsing runs on two processors and overlaps with the work
- * the caller does per record (nothing happens on a single processor).
- * Records, diagnostics and errors come out exactly as without it. Call
- * before the first gs_reader_next() and after any setting; the read
- * callback then runs on the workers, one call at a time. Returns GS_OK or
- * GS_ENOMEM (and the reader goes on without threads). gs_reader_free()
- * stops the workers once they have parsed the blocks they are on. */
+/* Parses ahead on two worker threads, each taking the next block of whole
+ * lines when it is free, so that parsing runs on two processors and
+ * overlaps with the work the caller does per record (nothing happens on a
+ * single processor). Records, diagnostics and errors come out exactly as
+ * without it. Call before the first gs_reader_next() and after any
+ * setting; the read callback then runs on the workers, one call at a time.
+ * Returns GS_OK or GS_ENOMEM (and the reader goes on without threads).
+ * gs_reader_free() stops the workers once they have parsed the blocks they
+ * are on. */
 int gs_reader_start_thread(gs_reader *r);
 #define GS_READER_WORKERS 2
 
