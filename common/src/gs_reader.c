@@ -23,7 +23,6 @@
 #define MAX_HEX_DIGITS 16
 
 
-
 /* Character classes: HEX | value for hex digits, SEP for a field separator,
  * 0 for anything else. A constant table keeps the reader free of start-up
  * state. */

@@ -18,8 +18,8 @@
 
 #if GS_FAST_PATH
 /* Fills in the record of the object line of `len` bytes at the reader's
- * position, and moves past it. */
-static int take_line(gs_reader *r, gs_record *rec, size_t len, const uint64_t *fields, size_t nrefs) {
+ * position, whose references are refs[0..nrefs), and moves past it. */
+static int take_line(gs_reader *r, gs_record *rec, size_t len, const uint64_t *refs, size_t nrefs) {
   if (len > r->max_line) return 0;
   r->pos += len;
   rec->kind = GS_REC_OBJECT;
@@ -28,7 +28,7 @@ static int take_line(gs_reader *r, gs_record *rec, size_t len, const uint64_t *f
   rec->name = NULL;
   rec->name_len = 0;
   rec->has_container = 0;
-  rec->refs = fields;
+  rec->refs = refs;
   rec->nrefs = nrefs;
   return 1;
 }
