@@ -8,21 +8,25 @@
  * so the deepest heap cannot overflow the C stack.
  *
  * A heap's references land anywhere in arrays much larger than the cache,
- * so the cost is cache misses: what a step of the search needs about a
- * vertex is kept in one 16-byte record, the scans over references ask for
- * their targets' entries some steps ahead, and predecessors are gathered
- * reading the graph in node order. */
+ * so the cost is cache misses: what a step of the path compression reads
+ * about a vertex is kept in one 8-byte record apart from the rest, the
+ * scans over references ask for their targets' entries some steps ahead,
+ * and predecessors are gathered reading the graph in node order, each half
+ * of the nodes on a thread of its own when there are two processors. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_dom.h"
 #include "gs_error.h"
+#include "gs_thread.h"
 
 #define NONE UINT32_MAX
 /* How far ahead of a scan over the references to ask for the entry of a
  * node they name: a heap's references land anywhere in arrays far larger
  * than the cache, and asking early lets the misses overlap. */
 #define AHEAD 16
+/* A graph with fewer references than this is scanned on one thread. */
+#define PARALLEL_MIN 65536u
 
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -30,25 +34,37 @@
 #define PREFETCH(p) ((void)0)
 #endif
 
-/* What semi-NCA reads about a vertex, together, since a step of its path
- * compression lands on an arbitrary vertex: one cache miss, not four. */
-typedef struct dom_vertex {
-  uint32_t semi;         /* during the search: position in the successor list;
-                          * then the least semi-dominator candidate so far */
-  uint32_t best;         /* least semi-dominator on the compressed path above */
-  uint32_t ancestor;     /* link-eval forest; until the vertex is linked, the
-                          * end of its predecessors in preds */
+/* What the search and the semi-dominators read about a vertex in order. */
+typedef struct dom_tree {
+  uint32_t semi;         /* while the vertex is open in the search: position
+                          * in its successor list; then the least
+                          * semi-dominator candidate so far */
   uint32_t parent;       /* preorder number of the DFS parent */
-} dom_vertex;
+} dom_tree;
+
+/* What path compression reads about a vertex, together and apart from the
+ * rest, since each of its steps lands on an arbitrary vertex: one cache
+ * miss, and twice as many vertices in the cache as with the whole record. */
+typedef struct dom_link {
+  uint32_t ancestor;     /* link-eval forest; until the vertex is linked, its
+                          * predecessors' count, then cursor, from the first
+                          * half of the nodes */
+  uint32_t best;         /* least semi-dominator on the compressed path above;
+                          * until linked, the same from the second half, which
+                          * ends as the end of its predecessors in preds */
+} dom_link;
 
 typedef struct dom_work {
   const gs_graph *g;
   uint32_t count;        /* vertices numbered so far */
+  uint32_t half;         /* nodes below it are the first half, about half
+                          * the references */
   uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen */
   uint32_t *vertex;      /* preorder number -> node */
-  dom_vertex *vx;        /* by preorder number */
+  dom_tree *tree;        /* by preorder number */
+  dom_link *link;        /* by preorder number */
   uint32_t *stack;       /* of compress(), touched only as deep as a path goes */
-  uint32_t *idom;        /* by preorder number, in the memory vx had */
+  uint32_t *idom;        /* by preorder number, in the memory link had */
   uint32_t *preds;       /* predecessors by preorder number, back to back */
 } dom_work;
 
@@ -75,41 +91,58 @@ static uint32_t succ_next(succ_iter *it) {
 
 /* ---- depth-first numbering -------------------------------------------- */
 
+/* A new vertex: asks for what the search will read about each target. */
+static void prefetch_targets(const dom_work *w, uint32_t node) {
+  const gs_graph *g = w->g;
+  uint32_t k;
+  if (node == g->nnodes) return;
+  for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++) {
+    PREFETCH(&w->dfn[g->refs[k]]);
+    PREFETCH(&g->ref_offsets[g->refs[k]]);
+  }
+}
+
+/* An edge from open vertex cur to numbered vertex t, which the search reads
+ * anyway. Ancestors of t are numbered before it, so an edge from before t
+ * is its own eval() when t is processed and only lowers t's first
+ * semi-dominator candidate: t is then a finished descendant of cur, whose
+ * semi field is free again. Edges from after t are listed later. */
+static void lower_semi(dom_work *w, uint32_t cur, uint32_t t) {
+  if (t > cur && cur < w->tree[t].semi) w->tree[t].semi = cur;
+}
+
 /* The position of each open vertex in its successor list lives in its
- * semi field, which is free until the semi-dominators are computed. */
+ * semi field; a finished vertex's holds its parent, the candidate of its
+ * tree edge. */
 static void number_vertices(dom_work *w) {
   const gs_graph *g = w->g;
   uint32_t cur = 0;
   succ_iter it;
   w->dfn[g->nnodes] = 0;
   w->vertex[0] = g->nnodes;
-  w->vx[0].parent = NONE;
-  w->vx[0].semi = NONE;
+  w->tree[0].parent = NONE;
+  w->tree[0].semi = NONE;
   w->count = 1;
   while (cur != NONE) {
-    uint32_t y;
+    uint32_t y, t;
     succ_start(&it, g, w->vertex[cur]);
-    if (w->vx[cur].semi != NONE) it.k = w->vx[cur].semi;
-    else if (it.node != g->nnodes) {
-      /* A new vertex: ask for what the search will read about each target. */
-      uint32_t k;
-      for (k = it.k; k < it.end; k++) {
-        PREFETCH(&w->dfn[g->refs[k]]);
-        PREFETCH(&g->ref_offsets[g->refs[k]]);
-      }
-    }
+    if (w->tree[cur].semi != NONE) it.k = w->tree[cur].semi;
+    else prefetch_targets(w, it.node);
     y = succ_next(&it);
-    w->vx[cur].semi = it.k;
-    if (y == NONE) { cur = w->vx[cur].parent; continue; }
-    if (w->dfn[y] != NONE) continue;
+    w->tree[cur].semi = it.k;
+    if (y == NONE) {
+      w->tree[cur].semi = w->tree[cur].parent;
+      cur = w->tree[cur].parent;
+      continue;
+    }
+    if ((t = w->dfn[y]) != NONE) { lower_semi(w, cur, t); continue; }
     w->dfn[y] = w->count;
     w->vertex[w->count] = y;
-    w->vx[w->count].parent = cur;
-    w->vx[w->count].semi = NONE;
+    w->tree[w->count].parent = cur;
+    w->tree[w->count].semi = NONE;
     cur = w->count++;
   }
 }
-
 /* vertex from dfn. */
 static void invert_numbering(dom_work *w) {
   uint32_t x;
@@ -133,51 +166,84 @@ static void cursors_to_offsets(uint32_t *off, uint32_t n) {
   off[0] = 0;
 }
 
-/* Calls add(w, from, to) for every edge between numbered vertices, by
- * preorder number: the roots' first, then the references of each object in
- * node order, which reads the reference arrays from start to end. */
-static void each_edge(dom_work *w, void (*add)(dom_work *, uint32_t, uint32_t)) {
-  const gs_graph *g = w->g;
-  uint32_t x, y, k, end = g->ref_offsets[g->nnodes];
-  succ_iter it;
-  for (succ_start(&it, g, g->nnodes); (y = succ_next(&it)) != NONE;) add(w, 0, w->dfn[y]);
-  for (x = 0; x < g->nnodes; x++) {
-    uint32_t from = w->dfn[x];
+/* The first node of the second half: the one whose references start
+ * nearest after the middle, so each half holds about as many. */
+static uint32_t middle_node(const gs_graph *g) {
+  uint32_t lo = 0, hi = g->nnodes, mid = g->ref_offsets[g->nnodes] / 2;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (g->ref_offsets[m] < mid) lo = m + 1;
+    else hi = m;
+  }
+  return lo;
+}
+
+/* ---- predecessors ----------------------------------------------------- */
+
+/* Only the edges that point back in preorder are listed. Each half of the
+ * nodes counts, then lists, its sources in a part of each list of its own,
+ * with a counter of its own (ancestor for the first, best for the second),
+ * so the halves can be scanned at once without sharing a word. */
+typedef struct pred_job { dom_work *w; uint32_t first, end; int second, fill; } pred_job;
+
+static void scan_half(void *arg) {
+  const pred_job *j = arg;
+  const gs_graph *g = j->w->g;
+  const uint32_t *dfn = j->w->dfn;
+  dom_link *link = j->w->link;
+  uint32_t x, k, end = g->ref_offsets[j->end];
+  for (x = j->first; x < j->end; x++) {
+    uint32_t from = dfn[x];
     if (from == NONE) continue;
     for (k = g->ref_offsets[x]; k < g->ref_offsets[x + 1]; k++) {
-      if (k + AHEAD < end) PREFETCH(&w->dfn[g->refs[k + AHEAD]]);
-      add(w, from, w->dfn[g->refs[k]]);
+      uint32_t to, *c;
+      if (k + AHEAD < end) PREFETCH(&dfn[g->refs[k + AHEAD]]);
+      if (from <= (to = dfn[g->refs[k]])) continue;
+      c = j->second ? &link[to].best : &link[to].ancestor;
+      if (j->fill) j->w->preds[(*c)++] = from;
+      else ++*c;
     }
   }
 }
 
-/* A predecessor numbered before its target is not linked when the target
- * is processed, so it is its own eval(): the least of them is the first
- * candidate semi-dominator, taken here, and only the predecessors numbered
- * after their target are kept in lists. The list offsets live in the
- * vertices' ancestor fields, zeroed when allocated and unused until the
- * semi-dominators: a count, then the start as each list's cursor, which
- * the filling leaves at its end. */
-static void count_pred(dom_work *w, uint32_t from, uint32_t to) {
-  if (from > to) w->vx[to].ancestor++;
-  else if (from < w->vx[to].semi) w->vx[to].semi = from;
+/* Scans both halves, on two threads when there are two processors (on
+ * this one alone if a thread cannot start: the result is the same). */
+static void scan_halves(dom_work *w, int fill) {
+  pred_job jobs[2];
+  gs_thread *helper = NULL;
+  jobs[0].w = jobs[1].w = w;
+  jobs[0].first = 0;
+  jobs[0].end = jobs[1].first = w->half;
+  jobs[1].end = w->g->nnodes;
+  jobs[0].second = 0;
+  jobs[1].second = 1;
+  jobs[0].fill = jobs[1].fill = fill;
+  if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN ||
+      gs_thread_start(&helper, scan_half, &jobs[1]))
+    scan_half(&jobs[1]);
+  scan_half(&jobs[0]);
+  if (helper) gs_thread_join(helper);
 }
 
-static void put_pred(dom_work *w, uint32_t from, uint32_t to) {
-  if (from > to) w->preds[w->vx[to].ancestor++] = from;
-}
-
-static int build_predecessors(dom_work *w) {
+/* Counts to cursors: each list has the first half's sources, then the
+ * second's. Returns the number of predecessors. */
+static uint32_t place_lists(dom_work *w) {
   uint32_t i, total = 0;
-  for (i = 0; i < w->count; i++) w->vx[i].semi = i;
-  each_edge(w, count_pred);
   for (i = 0; i < w->count; i++) {
-    uint32_t c = w->vx[i].ancestor;
-    w->vx[i].ancestor = total;
-    total += c;
+    dom_link *l = &w->link[i];
+    uint32_t first = l->ancestor, second = l->best;
+    l->ancestor = total;
+    l->best = total + first;
+    total += first + second;
   }
-  if (!(w->preds = malloc(((size_t)total + 1) * sizeof *w->preds))) return GS_ENOMEM;
-  each_edge(w, put_pred);
+  return total;
+}
+
+/* The link fields start zeroed; each list ends where its best field says. */
+static int build_predecessors(dom_work *w) {
+  scan_halves(w, 0);
+  if (!(w->preds = malloc(((size_t)place_lists(w) + 1) * sizeof *w->preds))) return GS_ENOMEM;
+  scan_halves(w, 1);
   return GS_OK;
 }
 
@@ -189,14 +255,14 @@ static int build_predecessors(dom_work *w) {
  * numbered after i, so a number tells whether an ancestor is linked
  * without reading its entry. */
 static void compress(dom_work *w, uint32_t v, uint32_t i) {
-  dom_vertex *vx = w->vx;
+  dom_link *link = w->link;
   uint32_t *stack = w->stack, top = 0, x = v;
-  while (vx[x].ancestor > i) {
+  while (link[x].ancestor > i) {
     stack[top++] = x;
-    x = vx[x].ancestor;
+    x = link[x].ancestor;
   }
   while (top) {
-    dom_vertex *e = &vx[stack[--top]], *a = &vx[e->ancestor];
+    dom_link *e = &link[stack[--top]], *a = &link[e->ancestor];
     if (a->best < e->best) e->best = a->best;
     e->ancestor = a->ancestor;
   }
@@ -206,28 +272,30 @@ static void compress(dom_work *w, uint32_t v, uint32_t i) {
  * vertex numbered up to i is not linked yet: it is its own answer. */
 static uint32_t eval(dom_work *w, uint32_t v, uint32_t i) {
   if (v <= i) return v;
-  if (w->vx[v].ancestor > i) compress(w, v, i);
-  return w->vx[v].best;
+  if (w->link[v].ancestor > i) compress(w, v, i);
+  return w->link[v].best;
 }
 
 /* Only linked vertices (numbered after the one processed) are read as
- * ancestors, so each vertex's fields are set when it is processed; its
- * predecessors end where its ancestor field says and start where the
- * previous vertex's does. */
+ * ancestors, so each vertex's link is set when it is processed; its
+ * predecessors end where its best field says and start where the previous
+ * vertex's does. */
 static void semi_dominators(dom_work *w) {
-  dom_vertex *vx = w->vx;
+  dom_link *link = w->link;
   uint32_t i, k;
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
   for (i = w->count; i-- > 1;) {
-    for (k = vx[i].ancestor; k-- > vx[i - 1].ancestor;) {
+    uint32_t semi = w->tree[i].semi;
+    for (k = link[i].best; k-- > link[i - 1].best;) {
       uint32_t s;
-      if (k >= AHEAD) PREFETCH(&vx[w->preds[k - AHEAD]]);
+      if (k >= AHEAD) PREFETCH(&link[w->preds[k - AHEAD]]);
       s = eval(w, w->preds[k], i);
-      if (s < vx[i].semi) vx[i].semi = s;
+      if (s < semi) semi = s;
     }
-    vx[i].best = vx[i].semi;
-    vx[i].ancestor = vx[i].parent;
+    w->tree[i].semi = semi;
+    link[i].best = semi;
+    link[i].ancestor = w->tree[i].parent;
   }
 }
 
@@ -235,30 +303,30 @@ static void semi_dominators(dom_work *w) {
  * are known, so no other array of a word per vertex is live beside the
  * records. */
 static void immediate_dominators(dom_work *w) {
-  dom_vertex *vx = w->vx;
+  dom_link *link = w->link;
   uint32_t i;
-  vx[0].best = NONE;
+  link[0].best = NONE;
   for (i = 1; i < w->count; i++) {
-    uint32_t d = vx[i].parent;
-    while (d > vx[i].semi) d = vx[d].best;
-    vx[i].best = d;
+    uint32_t d = w->tree[i].parent;
+    while (d > w->tree[i].semi) d = link[d].best;
+    link[i].best = d;
   }
 }
 
 /* Packs the immediate dominators into the first 4 bytes per vertex of the
- * records' memory and gives the rest back: entry i is read at byte 16i + 4
+ * links' memory and gives the rest back: entry i is read at byte 8i + 4
  * before byte 4i is written, and memcpy keeps the compiler from assuming
  * the two views do not overlap. */
 static void keep_idom(dom_work *w) {
-  char *mem = (char *)w->vx;
+  char *mem = (char *)w->link;
   uint32_t i, d, *p;
   for (i = 0; i < w->count; i++) {
-    memcpy(&d, mem + i * sizeof *w->vx + offsetof(dom_vertex, best), 4);
+    memcpy(&d, mem + i * sizeof *w->link + offsetof(dom_link, best), 4);
     memcpy(mem + 4 * (size_t)i, &d, 4);
   }
   p = realloc(mem, ((size_t)w->count + 1) * sizeof *p);
   w->idom = p ? p : (uint32_t *)(void *)mem;   /* the larger block holds them too */
-  w->vx = NULL;
+  w->link = NULL;
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -278,7 +346,8 @@ static void fill_result(dom_work *w, gs_dom *d) {
 }
 
 static void work_free(dom_work *w) {
-  free(w->dfn); free(w->vertex); free(w->vx); free(w->stack); free(w->idom); free(w->preds);
+  free(w->dfn); free(w->vertex); free(w->tree); free(w->link); free(w->stack); free(w->idom);
+  free(w->preds);
 }
 
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
@@ -287,9 +356,10 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   memset(&w, 0, sizeof w);
   memset(d, 0, sizeof *d);
   w.g = g;
+  w.half = middle_node(g);
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
-      !(w.vx = calloc(n, sizeof *w.vx)))
+      !(w.tree = malloc(n * sizeof *w.tree)) || !(w.link = calloc(n, sizeof *w.link)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
@@ -301,7 +371,8 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   semi_dominators(&w);
   immediate_dominators(&w);
   /* What semi-NCA needed is no longer: free it before the results grow. */
-  free(w.stack); free(w.preds);
+  free(w.tree); free(w.stack); free(w.preds);
+  w.tree = NULL;
   w.stack = NULL;
   w.preds = NULL;
   keep_idom(&w);
