@@ -25,6 +25,9 @@
  * node they name: a heap's references land anywhere in arrays far larger
  * than the cache, and asking early lets the misses overlap. */
 #define AHEAD 16
+/* How many edges later the search reads the entry of an edge's target it
+ * does not need at once. */
+#define LATER 16
 /* A graph with fewer references than this is scanned on one thread. */
 #define PARALLEL_MIN 65536u
 
@@ -54,8 +57,12 @@ typedef struct dom_link {
                           * ends as the end of its predecessors in preds */
 } dom_link;
 
+typedef struct dom_edge { uint32_t from, to; } dom_edge;
+
 typedef struct dom_work {
   const gs_graph *g;
+  dom_edge later[LATER]; /* forward edges whose target's entry is coming */
+  uint32_t nlater;       /* of them so far, slot nlater % LATER next */
   uint32_t count;        /* vertices numbered so far */
   uint32_t half;         /* nodes below it are the first half, about half
                           * the references */
@@ -91,7 +98,9 @@ static uint32_t succ_next(succ_iter *it) {
 
 /* ---- depth-first numbering -------------------------------------------- */
 
-/* A new vertex: asks for what the search will read about each target. */
+/* A new vertex: asks for what the search will read about each target,
+ * then, once that has come, for the references of those not numbered yet,
+ * so a descent into one of them does not wait for two misses in a row. */
 static void prefetch_targets(const dom_work *w, uint32_t node) {
   const gs_graph *g = w->g;
   uint32_t k;
@@ -100,6 +109,8 @@ static void prefetch_targets(const dom_work *w, uint32_t node) {
     PREFETCH(&w->dfn[g->refs[k]]);
     PREFETCH(&g->ref_offsets[g->refs[k]]);
   }
+  for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++)
+    if (w->dfn[g->refs[k]] == NONE) PREFETCH(&g->refs[g->ref_offsets[g->refs[k]]]);
 }
 
 /* An edge from open vertex cur to numbered vertex t, which the search reads
@@ -108,7 +119,23 @@ static void prefetch_targets(const dom_work *w, uint32_t node) {
  * semi-dominator candidate: t is then a finished descendant of cur, whose
  * semi field is free again. Edges from after t are listed later. */
 static void lower_semi(dom_work *w, uint32_t cur, uint32_t t) {
-  if (t > cur && cur < w->tree[t].semi) w->tree[t].semi = cur;
+  if (cur < w->tree[t].semi) w->tree[t].semi = cur;
+}
+
+/* Lowers later: t's entry is asked for now and read LATER edges on, since
+ * nothing else reads it until the search ends (then lower_all). */
+static void lower_semi_later(dom_work *w, uint32_t cur, uint32_t t) {
+  dom_edge *e = &w->later[w->nlater % LATER];
+  if (t <= cur) return;
+  if (++w->nlater > LATER) lower_semi(w, e->from, e->to);
+  PREFETCH(&w->tree[t]);
+  e->from = cur;
+  e->to = t;
+}
+
+static void lower_all(dom_work *w) {
+  uint32_t k;
+  for (k = 0; k < LATER && k < w->nlater; k++) lower_semi(w, w->later[k].from, w->later[k].to);
 }
 
 /* The position of each open vertex in its successor list lives in its
@@ -135,14 +162,16 @@ static void number_vertices(dom_work *w) {
       cur = w->tree[cur].parent;
       continue;
     }
-    if ((t = w->dfn[y]) != NONE) { lower_semi(w, cur, t); continue; }
+    if ((t = w->dfn[y]) != NONE) { lower_semi_later(w, cur, t); continue; }
     w->dfn[y] = w->count;
     w->vertex[w->count] = y;
     w->tree[w->count].parent = cur;
     w->tree[w->count].semi = NONE;
     cur = w->count++;
   }
+  lower_all(w);
 }
+
 /* vertex from dfn. */
 static void invert_numbering(dom_work *w) {
   uint32_t x;
