@@ -57,11 +57,11 @@ typedef struct dom_link {
                           * ends as the end of its predecessors in preds */
 } dom_link;
 
-typedef struct dom_edge { uint32_t from, to; } dom_edge;
+typedef struct dom_edge { uint32_t from, to, second; } dom_edge;
 
 typedef struct dom_work {
   const gs_graph *g;
-  dom_edge later[LATER]; /* forward edges whose target's entry is coming */
+  dom_edge later[LATER]; /* edges whose target's entry is coming */
   uint32_t nlater;       /* of them so far, slot nlater % LATER next */
   uint32_t count;        /* vertices numbered so far */
   uint32_t half;         /* nodes below it are the first half, about half
@@ -117,25 +117,31 @@ static void prefetch_targets(const dom_work *w, uint32_t node) {
  * anyway. Ancestors of t are numbered before it, so an edge from before t
  * is its own eval() when t is processed and only lowers t's first
  * semi-dominator candidate: t is then a finished descendant of cur, whose
- * semi field is free again. Edges from after t are listed later. */
-static void lower_semi(dom_work *w, uint32_t cur, uint32_t t) {
-  if (cur < w->tree[t].semi) w->tree[t].semi = cur;
+ * semi field is free again. An edge from after t is counted in t's link,
+ * by the half of the nodes its source is in, to be listed later. */
+static void sort_edge(dom_work *w, const dom_edge *e) {
+  if (e->to > e->from) {
+    if (e->from < w->tree[e->to].semi) w->tree[e->to].semi = e->from;
+  } else if (e->second) w->link[e->to].best++;
+  else w->link[e->to].ancestor++;
 }
 
-/* Lowers later: t's entry is asked for now and read LATER edges on, since
- * nothing else reads it until the search ends (then lower_all). */
-static void lower_semi_later(dom_work *w, uint32_t cur, uint32_t t) {
+/* Sorts later: t's entry is asked for now and read LATER edges on, since
+ * nothing else reads it until the search ends (then sort_all). */
+static void sort_later(dom_work *w, uint32_t cur, uint32_t x, uint32_t t) {
   dom_edge *e = &w->later[w->nlater % LATER];
-  if (t <= cur) return;
-  if (++w->nlater > LATER) lower_semi(w, e->from, e->to);
-  PREFETCH(&w->tree[t]);
+  if (t == cur) return;
+  if (++w->nlater > LATER) sort_edge(w, e);
+  if (t > cur) PREFETCH(&w->tree[t]);
+  else PREFETCH(&w->link[t]);
   e->from = cur;
   e->to = t;
+  e->second = x >= w->half;
 }
 
-static void lower_all(dom_work *w) {
+static void sort_all(dom_work *w) {
   uint32_t k;
-  for (k = 0; k < LATER && k < w->nlater; k++) lower_semi(w, w->later[k].from, w->later[k].to);
+  for (k = 0; k < LATER && k < w->nlater; k++) sort_edge(w, &w->later[k]);
 }
 
 /* The position of each open vertex in its successor list lives in its
@@ -162,14 +168,14 @@ static void number_vertices(dom_work *w) {
       cur = w->tree[cur].parent;
       continue;
     }
-    if ((t = w->dfn[y]) != NONE) { lower_semi_later(w, cur, t); continue; }
+    if ((t = w->dfn[y]) != NONE) { sort_later(w, cur, it.node, t); continue; }
     w->dfn[y] = w->count;
     w->vertex[w->count] = y;
     w->tree[w->count].parent = cur;
     w->tree[w->count].semi = NONE;
     cur = w->count++;
   }
-  lower_all(w);
+  sort_all(w);
 }
 
 /* vertex from dfn. */
@@ -209,11 +215,12 @@ static uint32_t middle_node(const gs_graph *g) {
 
 /* ---- predecessors ----------------------------------------------------- */
 
-/* Only the edges that point back in preorder are listed. Each half of the
- * nodes counts, then lists, its sources in a part of each list of its own,
- * with a counter of its own (ancestor for the first, best for the second),
- * so the halves can be scanned at once without sharing a word. */
-typedef struct pred_job { dom_work *w; uint32_t first, end; int second, fill; } pred_job;
+/* Only the edges that point back in preorder are listed. The search counted
+ * each half of the nodes' sources apart (ancestor for the first, best for
+ * the second), so each half lists its own in a part of each list with a
+ * cursor of its own, and the halves can be scanned at once without sharing
+ * a word. */
+typedef struct pred_job { dom_work *w; uint32_t first, end; int second; } pred_job;
 
 static void scan_half(void *arg) {
   const pred_job *j = arg;
@@ -229,15 +236,14 @@ static void scan_half(void *arg) {
       if (k + AHEAD < end) PREFETCH(&dfn[g->refs[k + AHEAD]]);
       if (from <= (to = dfn[g->refs[k]])) continue;
       c = j->second ? &link[to].best : &link[to].ancestor;
-      if (j->fill) j->w->preds[(*c)++] = from;
-      else ++*c;
+      j->w->preds[(*c)++] = from;
     }
   }
 }
 
 /* Scans both halves, on two threads when there are two processors (on
  * this one alone if a thread cannot start: the result is the same). */
-static void scan_halves(dom_work *w, int fill) {
+static void scan_halves(dom_work *w) {
   pred_job jobs[2];
   gs_thread *helper = NULL;
   jobs[0].w = jobs[1].w = w;
@@ -246,7 +252,6 @@ static void scan_halves(dom_work *w, int fill) {
   jobs[1].end = w->g->nnodes;
   jobs[0].second = 0;
   jobs[1].second = 1;
-  jobs[0].fill = jobs[1].fill = fill;
   if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN ||
       gs_thread_start(&helper, scan_half, &jobs[1]))
     scan_half(&jobs[1]);
@@ -270,9 +275,8 @@ static uint32_t place_lists(dom_work *w) {
 
 /* The link fields start zeroed; each list ends where its best field says. */
 static int build_predecessors(dom_work *w) {
-  scan_halves(w, 0);
   if (!(w->preds = malloc(((size_t)place_lists(w) + 1) * sizeof *w->preds))) return GS_ENOMEM;
-  scan_halves(w, 1);
+  scan_halves(w);
   return GS_OK;
 }
 
