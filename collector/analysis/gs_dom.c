@@ -45,18 +45,6 @@ typedef struct dom_tree {
   uint32_t parent;       /* preorder number of the DFS parent */
 } dom_tree;
 
-/* What path compression reads about a vertex, together and apart from the
- * rest, since each of its steps lands on an arbitrary vertex: one cache
- * miss, and twice as many vertices in the cache as with the whole record. */
-typedef struct dom_link {
-  uint32_t ancestor;     /* link-eval forest; until the vertex is linked, its
-                          * predecessors' count, then cursor, from the first
-                          * half of the nodes */
-  uint32_t best;         /* least semi-dominator on the compressed path above;
-                          * until linked, the same from the second half, which
-                          * ends as the end of its predecessors in preds */
-} dom_link;
-
 typedef struct dom_edge { uint32_t from, to, second; } dom_edge;
 
 typedef struct dom_work {
@@ -69,9 +57,18 @@ typedef struct dom_work {
   uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen */
   uint32_t *vertex;      /* preorder number -> node */
   dom_tree *tree;        /* by preorder number */
-  dom_link *link;        /* by preorder number */
+  /* Path compression chases ancestor alone, so it lands in an array of 4
+   * bytes per vertex, about the size of the processor's cache, and reads
+   * best, which no step needs to go on, only as it unwinds. */
+  uint32_t *ancestor;    /* by preorder number: link-eval forest; until the
+                          * vertex is linked, its predecessors' count, then
+                          * cursor, from the first half of the nodes */
+  uint32_t *best;        /* by preorder number: least semi-dominator on the
+                          * compressed path above; until linked, the same as
+                          * ancestor from the second half, which ends as the
+                          * end of its predecessors in preds; at last, the
+                          * immediate dominator */
   uint32_t *stack;       /* of compress(), touched only as deep as a path goes */
-  uint32_t *idom;        /* by preorder number, in the memory link had */
   uint32_t *preds;       /* predecessors by preorder number, back to back */
 } dom_work;
 
@@ -117,13 +114,13 @@ static void prefetch_targets(const dom_work *w, uint32_t node) {
  * anyway. Ancestors of t are numbered before it, so an edge from before t
  * is its own eval() when t is processed and only lowers t's first
  * semi-dominator candidate: t is then a finished descendant of cur, whose
- * semi field is free again. An edge from after t is counted in t's link,
+ * semi field is free again. An edge from after t is counted in t's fields,
  * by the half of the nodes its source is in, to be listed later. */
 static void sort_edge(dom_work *w, const dom_edge *e) {
   if (e->to > e->from) {
     if (e->from < w->tree[e->to].semi) w->tree[e->to].semi = e->from;
-  } else if (e->second) w->link[e->to].best++;
-  else w->link[e->to].ancestor++;
+  } else if (e->second) w->best[e->to]++;
+  else w->ancestor[e->to]++;
 }
 
 /* Sorts later: t's entry is asked for now and read LATER edges on, since
@@ -133,7 +130,7 @@ static void sort_later(dom_work *w, uint32_t cur, uint32_t x, uint32_t t) {
   if (t == cur) return;
   if (++w->nlater > LATER) sort_edge(w, e);
   if (t > cur) PREFETCH(&w->tree[t]);
-  else PREFETCH(&w->link[t]);
+  else PREFETCH(x >= w->half ? &w->best[t] : &w->ancestor[t]);
   e->from = cur;
   e->to = t;
   e->second = x >= w->half;
@@ -226,7 +223,6 @@ static void scan_half(void *arg) {
   const pred_job *j = arg;
   const gs_graph *g = j->w->g;
   const uint32_t *dfn = j->w->dfn;
-  dom_link *link = j->w->link;
   uint32_t x, k, end = g->ref_offsets[j->end];
   for (x = j->first; x < j->end; x++) {
     uint32_t from = dfn[x];
@@ -235,7 +231,7 @@ static void scan_half(void *arg) {
       uint32_t to, *c;
       if (k + AHEAD < end) PREFETCH(&dfn[g->refs[k + AHEAD]]);
       if (from <= (to = dfn[g->refs[k]])) continue;
-      c = j->second ? &link[to].best : &link[to].ancestor;
+      c = j->second ? &j->w->best[to] : &j->w->ancestor[to];
       j->w->preds[(*c)++] = from;
     }
   }
@@ -264,16 +260,15 @@ static void scan_halves(dom_work *w) {
 static uint32_t place_lists(dom_work *w) {
   uint32_t i, total = 0;
   for (i = 0; i < w->count; i++) {
-    dom_link *l = &w->link[i];
-    uint32_t first = l->ancestor, second = l->best;
-    l->ancestor = total;
-    l->best = total + first;
+    uint32_t first = w->ancestor[i], second = w->best[i];
+    w->ancestor[i] = total;
+    w->best[i] = total + first;
     total += first + second;
   }
   return total;
 }
 
-/* The link fields start zeroed; each list ends where its best field says. */
+/* The counts start zeroed; each list ends where its best field says. */
 static int build_predecessors(dom_work *w) {
   if (!(w->preds = malloc(((size_t)place_lists(w) + 1) * sizeof *w->preds))) return GS_ENOMEM;
   scan_halves(w);
@@ -288,16 +283,20 @@ static int build_predecessors(dom_work *w) {
  * numbered after i, so a number tells whether an ancestor is linked
  * without reading its entry. */
 static void compress(dom_work *w, uint32_t v, uint32_t i) {
-  dom_link *link = w->link;
-  uint32_t *stack = w->stack, top = 0, x = v;
-  while (link[x].ancestor > i) {
+  uint32_t *ancestor = w->ancestor, *best = w->best;
+  uint32_t *stack = w->stack, top = 0, x = v, root, least;
+  while (ancestor[x] > i) {
     stack[top++] = x;
-    x = link[x].ancestor;
+    x = ancestor[x];
   }
+  /* x is its tree's root; everything on the path now hangs from x's parent. */
+  root = ancestor[x];
+  least = best[x];
   while (top) {
-    dom_link *e = &link[stack[--top]], *a = &link[e->ancestor];
-    if (a->best < e->best) e->best = a->best;
-    e->ancestor = a->ancestor;
+    uint32_t e = stack[--top];
+    if (best[e] < least) least = best[e];
+    best[e] = least;
+    ancestor[e] = root;
   }
 }
 
@@ -305,61 +304,42 @@ static void compress(dom_work *w, uint32_t v, uint32_t i) {
  * vertex numbered up to i is not linked yet: it is its own answer. */
 static uint32_t eval(dom_work *w, uint32_t v, uint32_t i) {
   if (v <= i) return v;
-  if (w->link[v].ancestor > i) compress(w, v, i);
-  return w->link[v].best;
+  if (w->ancestor[v] > i) compress(w, v, i);
+  return w->best[v];
 }
 
 /* Only linked vertices (numbered after the one processed) are read as
- * ancestors, so each vertex's link is set when it is processed; its
+ * ancestors, so each vertex's fields are set when it is processed; its
  * predecessors end where its best field says and start where the previous
  * vertex's does. */
 static void semi_dominators(dom_work *w) {
-  dom_link *link = w->link;
-  uint32_t i, k;
+  uint32_t *ancestor = w->ancestor, *best = w->best, i, k;
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
   for (i = w->count; i-- > 1;) {
     uint32_t semi = w->tree[i].semi;
-    for (k = link[i].best; k-- > link[i - 1].best;) {
+    for (k = best[i]; k-- > best[i - 1];) {
       uint32_t s;
-      if (k >= AHEAD) PREFETCH(&link[w->preds[k - AHEAD]]);
+      if (k >= AHEAD) PREFETCH(&ancestor[w->preds[k - AHEAD]]);
       s = eval(w, w->preds[k], i);
       if (s < semi) semi = s;
     }
     w->tree[i].semi = semi;
-    link[i].best = semi;
-    link[i].ancestor = w->tree[i].parent;
+    best[i] = semi;
+    ancestor[i] = w->tree[i].parent;
   }
 }
 
 /* Each one lands in the vertex's best field, dead once the semi-dominators
- * are known, so no other array of a word per vertex is live beside the
- * records. */
+ * are known, so no other array of a word per vertex is live beside them. */
 static void immediate_dominators(dom_work *w) {
-  dom_link *link = w->link;
-  uint32_t i;
-  link[0].best = NONE;
+  uint32_t *best = w->best, i;
+  best[0] = NONE;
   for (i = 1; i < w->count; i++) {
     uint32_t d = w->tree[i].parent;
-    while (d > w->tree[i].semi) d = link[d].best;
-    link[i].best = d;
+    while (d > w->tree[i].semi) d = best[d];
+    best[i] = d;
   }
-}
-
-/* Packs the immediate dominators into the first 4 bytes per vertex of the
- * links' memory and gives the rest back: entry i is read at byte 8i + 4
- * before byte 4i is written, and memcpy keeps the compiler from assuming
- * the two views do not overlap. */
-static void keep_idom(dom_work *w) {
-  char *mem = (char *)w->link;
-  uint32_t i, d, *p;
-  for (i = 0; i < w->count; i++) {
-    memcpy(&d, mem + i * sizeof *w->link + offsetof(dom_link, best), 4);
-    memcpy(mem + 4 * (size_t)i, &d, 4);
-  }
-  p = realloc(mem, ((size_t)w->count + 1) * sizeof *p);
-  w->idom = p ? p : (uint32_t *)(void *)mem;   /* the larger block holds them too */
-  w->link = NULL;
 }
 
 /* ---- results ---------------------------------------------------------- */
@@ -370,7 +350,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
   for (i = 0; i <= g->nnodes; i++) d->idom[i] = GS_DOM_UNREACHABLE;
   for (i = 1; i < w->count; i++) {
     uint32_t node = w->vertex[i];
-    d->idom[node] = w->vertex[w->idom[i]];
+    d->idom[node] = w->vertex[w->best[i]];
     d->retained[node] = gs_graph_size(g, node);
   }
   /* Children come after their dominator in preorder: sum from the end. */
@@ -379,7 +359,7 @@ static void fill_result(dom_work *w, gs_dom *d) {
 }
 
 static void work_free(dom_work *w) {
-  free(w->dfn); free(w->vertex); free(w->tree); free(w->link); free(w->stack); free(w->idom);
+  free(w->dfn); free(w->vertex); free(w->tree); free(w->ancestor); free(w->best); free(w->stack);
   free(w->preds);
 }
 
@@ -392,7 +372,8 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   w.half = middle_node(g);
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
-      !(w.tree = malloc(n * sizeof *w.tree)) || !(w.link = calloc(n, sizeof *w.link)))
+      !(w.tree = malloc(n * sizeof *w.tree)) || !(w.ancestor = calloc(n, sizeof *w.ancestor)) ||
+      !(w.best = calloc(n, sizeof *w.best)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
@@ -404,11 +385,11 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   semi_dominators(&w);
   immediate_dominators(&w);
   /* What semi-NCA needed is no longer: free it before the results grow. */
-  free(w.tree); free(w.stack); free(w.preds);
+  free(w.tree); free(w.ancestor); free(w.stack); free(w.preds);
   w.tree = NULL;
+  w.ancestor = NULL;
   w.stack = NULL;
   w.preds = NULL;
-  keep_idom(&w);
   if (!(w.vertex = calloc(w.count, sizeof *w.vertex))) goto nomem;
   invert_numbering(&w);
   free(w.dfn);
