@@ -175,13 +175,6 @@ static void number_vertices(dom_work *w) {
   sort_all(w);
 }
 
-/* vertex from dfn. */
-static void invert_numbering(dom_work *w) {
-  uint32_t x;
-  for (x = 0; x <= w->g->nnodes; x++)
-    if (w->dfn[x] != NONE) w->vertex[w->dfn[x]] = x;
-}
-
 /* Turns per-list counts in off[1..n] into list starts in off[0..n]
  * (gs_dom_retained_by_type's children). */
 static void counts_to_offsets(uint32_t *off, uint32_t n) {
@@ -237,22 +230,28 @@ static void scan_half(void *arg) {
   }
 }
 
-/* Scans both halves, on two threads when there are two processors (on
- * this one alone if a thread cannot start: the result is the same). */
+/* Runs a(arg_a) and b(arg_b), which share no word they write, on two
+ * threads when there are two processors and the graph is large enough to
+ * pay for a thread (on this one alone if a thread cannot start: the result
+ * is the same). */
+static void run_both(const dom_work *w, void (*a)(void *), void *arg_a, void (*b)(void *),
+                     void *arg_b) {
+  gs_thread *helper = NULL;
+  if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN || gs_thread_start(&helper, a, arg_a))
+    a(arg_a);
+  b(arg_b);
+  if (helper) gs_thread_join(helper);
+}
+
 static void scan_halves(dom_work *w) {
   pred_job jobs[2];
-  gs_thread *helper = NULL;
   jobs[0].w = jobs[1].w = w;
   jobs[0].first = 0;
   jobs[0].end = jobs[1].first = w->half;
   jobs[1].end = w->g->nnodes;
   jobs[0].second = 0;
   jobs[1].second = 1;
-  if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN ||
-      gs_thread_start(&helper, scan_half, &jobs[1]))
-    scan_half(&jobs[1]);
-  scan_half(&jobs[0]);
-  if (helper) gs_thread_join(helper);
+  run_both(w, scan_half, &jobs[1], scan_half, &jobs[0]);
 }
 
 /* Counts to cursors: each list has the first half's sources, then the
@@ -344,18 +343,58 @@ static void immediate_dominators(dom_work *w) {
 
 /* ---- results ---------------------------------------------------------- */
 
-static void fill_result(dom_work *w, gs_dom *d) {
-  const gs_graph *g = w->g;
+/* The results by node, two arrays at a time on two threads: while dfn
+ * lives, vertex is rebuilt from it and each reachable object's own size
+ * read in node order; then idom and the sums. */
+typedef struct fill_job { dom_work *w; gs_dom *d; } fill_job;
+
+static void invert_numbering(void *arg) {
+  dom_work *w = ((fill_job *)arg)->w;
+  uint32_t x;
+  for (x = 0; x <= w->g->nnodes; x++)
+    if (w->dfn[x] != NONE) w->vertex[w->dfn[x]] = x;
+}
+
+static void fill_sizes(void *arg) {
+  const fill_job *j = arg;
+  uint32_t x;
+  for (x = 0; x < j->w->g->nnodes; x++)
+    if (j->w->dfn[x] != NONE) j->d->retained[x] = gs_graph_size(j->w->g, x);
+}
+
+static void fill_idom(void *arg) {
+  const fill_job *j = arg;
+  const dom_work *w = j->w;
   uint32_t i;
-  for (i = 0; i <= g->nnodes; i++) d->idom[i] = GS_DOM_UNREACHABLE;
-  for (i = 1; i < w->count; i++) {
-    uint32_t node = w->vertex[i];
-    d->idom[node] = w->vertex[w->best[i]];
-    d->retained[node] = gs_graph_size(g, node);
-  }
-  /* Children come after their dominator in preorder: sum from the end. */
-  for (i = w->count; i-- > 1;) d->retained[d->idom[w->vertex[i]]] += d->retained[w->vertex[i]];
+  for (i = 0; i <= w->g->nnodes; i++) j->d->idom[i] = GS_DOM_UNREACHABLE;
+  for (i = 1; i < w->count; i++) j->d->idom[w->vertex[i]] = w->vertex[w->best[i]];
+}
+
+/* Children come after their dominator in preorder: summed from the end. */
+static void sum_retained(void *arg) {
+  const fill_job *j = arg;
+  const dom_work *w = j->w;
+  uint64_t *retained = j->d->retained;
+  uint32_t i;
+  for (i = w->count; i-- > 1;) retained[w->vertex[w->best[i]]] += retained[w->vertex[i]];
+}
+
+/* What semi-NCA needed is no longer: the results grow as the work shrinks. */
+static int fill_result(dom_work *w, gs_dom *d) {
+  size_t n = (size_t)w->g->nnodes + 1;
+  fill_job job;
+  job.w = w;
+  job.d = d;
+  if (!(w->vertex = malloc(w->count * sizeof *w->vertex)) ||
+      !(d->retained = calloc(n, sizeof *d->retained)))
+    return GS_ENOMEM;
+  run_both(w, invert_numbering, &job, fill_sizes, &job);
+  free(w->dfn);
+  w->dfn = NULL;
+  if (!(d->idom = malloc(n * sizeof *d->idom))) return GS_ENOMEM;
+  run_both(w, fill_idom, &job, sum_retained, &job);
   d->reachable = w->count - 1;
+  return GS_OK;
 }
 
 static void work_free(dom_work *w) {
@@ -384,19 +423,12 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   if (build_predecessors(&w) || !(w.stack = malloc(w.count * sizeof *w.stack))) goto nomem;
   semi_dominators(&w);
   immediate_dominators(&w);
-  /* What semi-NCA needed is no longer: free it before the results grow. */
   free(w.tree); free(w.ancestor); free(w.stack); free(w.preds);
   w.tree = NULL;
   w.ancestor = NULL;
   w.stack = NULL;
   w.preds = NULL;
-  if (!(w.vertex = calloc(w.count, sizeof *w.vertex))) goto nomem;
-  invert_numbering(&w);
-  free(w.dfn);
-  w.dfn = NULL;
-  if (!(d->idom = malloc(n * sizeof *d->idom)) || !(d->retained = calloc(n, sizeof *d->retained)))
-    goto nomem;
-  fill_result(&w, d);
+  if (fill_result(&w, d)) goto nomem;
   work_free(&w);
   return GS_OK;
 nomem:
