@@ -411,7 +411,7 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   w.half = middle_node(g);
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
-      !(w.tree = malloc(n * sizeof *w.tree)) || !(w.ancestor = calloc(n, sizeof *w.ancestor)) ||
+      !(w.tree = calloc(n, sizeof *w.tree)) || !(w.ancestor = calloc(n, sizeof *w.ancestor)) ||
       !(w.best = calloc(n, sizeof *w.best)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
