@@ -216,16 +216,17 @@ static void scan_half(void *arg) {
   const pred_job *j = arg;
   const gs_graph *g = j->w->g;
   const uint32_t *dfn = j->w->dfn;
+  uint32_t *cursor = j->second ? j->w->best : j->w->ancestor;
   uint32_t x, k, end = g->ref_offsets[j->end];
   for (x = j->first; x < j->end; x++) {
     uint32_t from = dfn[x];
     if (from == NONE) continue;
     for (k = g->ref_offsets[x]; k < g->ref_offsets[x + 1]; k++) {
-      uint32_t to, *c;
+      uint32_t to;
+      /* Two steps: a target's number, then, once it has come, its cursor. */
       if (k + AHEAD < end) PREFETCH(&dfn[g->refs[k + AHEAD]]);
-      if (from <= (to = dfn[g->refs[k]])) continue;
-      c = j->second ? &j->w->best[to] : &j->w->ancestor[to];
-      j->w->preds[(*c)++] = from;
+      if (k + AHEAD / 2 < end && (to = dfn[g->refs[k + AHEAD / 2]]) != NONE) PREFETCH(&cursor[to]);
+      if (from > (to = dfn[g->refs[k]])) j->w->preds[cursor[to]++] = from;
     }
   }
 }
