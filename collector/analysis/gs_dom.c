@@ -8,11 +8,14 @@
  * so the deepest heap cannot overflow the C stack.
  *
  * A heap's references land anywhere in arrays much larger than the cache,
- * so the cost is cache misses: what a step of the path compression reads
- * about a vertex is kept in one 8-byte record apart from the rest, the
- * scans over references ask for their targets' entries some steps ahead,
- * and predecessors are gathered reading the graph in node order, each half
- * of the nodes on a thread of its own when there are two processors. */
+ * so the cost is cache misses. Path compression chases an array of
+ * ancestors alone (4 bytes a vertex); the search sorts each edge it meets
+ * into a forward one, which lowers its target's first candidate, or a
+ * backward one, counted for its target's list, and does that some edges
+ * after asking for the target's entry; the scans over references ask for
+ * their targets' entries some steps ahead. Predecessors are listed and the
+ * results filled on two threads when there are two processors, on
+ * disjoint words, so the result does not depend on it. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
