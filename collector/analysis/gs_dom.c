@@ -157,18 +157,17 @@ static void number_vertices(dom_work *w) {
   w->tree[0].semi = NONE;
   w->count = 1;
   while (cur != NONE) {
-    uint32_t y, t;
+    uint32_t y, t = 0;
     succ_start(&it, g, w->vertex[cur]);
     if (w->tree[cur].semi != NONE) it.k = w->tree[cur].semi;
     else prefetch_targets(w, it.node);
-    y = succ_next(&it);
-    w->tree[cur].semi = it.k;
+    while ((y = succ_next(&it)) != NONE && (t = w->dfn[y]) != NONE) sort_later(w, cur, it.node, t);
     if (y == NONE) {
       w->tree[cur].semi = w->tree[cur].parent;
       cur = w->tree[cur].parent;
       continue;
     }
-    if ((t = w->dfn[y]) != NONE) { sort_later(w, cur, it.node, t); continue; }
+    w->tree[cur].semi = it.k;
     w->dfn[y] = w->count;
     w->vertex[w->count] = y;
     w->tree[w->count].parent = cur;
