@@ -8,21 +8,31 @@
  * so the deepest heap cannot overflow the C stack.
  *
  * A heap's references land anywhere in arrays much larger than the cache,
- * so the cost is cache misses: what a step of the search needs about a
- * vertex is kept in one 16-byte record, the scans over references ask for
- * their targets' entries some steps ahead, and predecessors are gathered
- * reading the graph in node order. */
+ * so the cost is cache misses. Path compression chases an array of
+ * ancestors alone (4 bytes a vertex); the search sorts each edge it meets
+ * into a forward one, which lowers its target's first candidate, or a
+ * backward one, counted for its target's list, and does that some edges
+ * after asking for the target's entry; the scans over references ask for
+ * their targets' entries some steps ahead. Predecessors are listed and the
+ * results filled on two threads when there are two processors, on
+ * disjoint words, so the result does not depend on it. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_dom.h"
 #include "gs_error.h"
+#include "gs_thread.h"
 
 #define NONE UINT32_MAX
 /* How far ahead of a scan over the references to ask for the entry of a
  * node they name: a heap's references land anywhere in arrays far larger
  * than the cache, and asking early lets the misses overlap. */
 #define AHEAD 16
+/* How many edges later the search reads the entry of an edge's target it
+ * does not need at once. */
+#define LATER 16
+/* A graph with fewer references than this is scanned on one thread. */
+#define PARALLEL_MIN 65536u
 
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -30,25 +40,38 @@
 #define PREFETCH(p) ((void)0)
 #endif
 
-/* What semi-NCA reads about a vertex, together, since a step of its path
- * compression lands on an arbitrary vertex: one cache miss, not four. */
-typedef struct dom_vertex {
-  uint32_t semi;         /* during the search: position in the successor list;
-                          * then the least semi-dominator candidate so far */
-  uint32_t best;         /* least semi-dominator on the compressed path above */
-  uint32_t ancestor;     /* link-eval forest; until the vertex is linked, the
-                          * end of its predecessors in preds */
+/* What the search and the semi-dominators read about a vertex in order. */
+typedef struct dom_tree {
+  uint32_t semi;         /* while the vertex is open in the search: position
+                          * in its successor list; then the least
+                          * semi-dominator candidate so far */
   uint32_t parent;       /* preorder number of the DFS parent */
-} dom_vertex;
+} dom_tree;
+
+typedef struct dom_edge { uint32_t from, to, second; } dom_edge;
 
 typedef struct dom_work {
   const gs_graph *g;
+  dom_edge later[LATER]; /* edges whose target's entry is coming */
+  uint32_t nlater;       /* of them so far, slot nlater % LATER next */
   uint32_t count;        /* vertices numbered so far */
+  uint32_t half;         /* nodes below it are the first half, about half
+                          * the references */
   uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen */
   uint32_t *vertex;      /* preorder number -> node */
-  dom_vertex *vx;        /* by preorder number */
+  dom_tree *tree;        /* by preorder number */
+  /* Path compression chases ancestor alone, so it lands in an array of 4
+   * bytes per vertex, about the size of the processor's cache, and reads
+   * best, which no step needs to go on, only as it unwinds. */
+  uint32_t *ancestor;    /* by preorder number: link-eval forest; until the
+                          * vertex is linked, its predecessors' count, then
+                          * cursor, from the first half of the nodes */
+  uint32_t *best;        /* by preorder number: least semi-dominator on the
+                          * compressed path above; until linked, the same as
+                          * ancestor from the second half, which ends as the
+                          * end of its predecessors in preds; at last, the
+                          * immediate dominator */
   uint32_t *stack;       /* of compress(), touched only as deep as a path goes */
-  uint32_t *idom;        /* by preorder number, in the memory vx had */
   uint32_t *preds;       /* predecessors by preorder number, back to back */
 } dom_work;
 
@@ -75,46 +98,83 @@ static uint32_t succ_next(succ_iter *it) {
 
 /* ---- depth-first numbering -------------------------------------------- */
 
+/* A new vertex: asks for what the search will read about each target,
+ * then, once that has come, for the references of those not numbered yet,
+ * so a descent into one of them does not wait for two misses in a row. */
+static void prefetch_targets(const dom_work *w, uint32_t node) {
+  const gs_graph *g = w->g;
+  uint32_t k;
+  if (node == g->nnodes) return;
+  for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++) {
+    PREFETCH(&w->dfn[g->refs[k]]);
+    PREFETCH(&g->ref_offsets[g->refs[k]]);
+  }
+  for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++)
+    if (w->dfn[g->refs[k]] == NONE) PREFETCH(&g->refs[g->ref_offsets[g->refs[k]]]);
+}
+
+/* An edge from open vertex cur to numbered vertex t, which the search reads
+ * anyway. Ancestors of t are numbered before it, so an edge from before t
+ * is its own eval() when t is processed and only lowers t's first
+ * semi-dominator candidate: t is then a finished descendant of cur, whose
+ * semi field is free again. An edge from after t is counted in t's fields,
+ * by the half of the nodes its source is in, to be listed later. */
+static void sort_edge(dom_work *w, const dom_edge *e) {
+  if (e->to > e->from) {
+    if (e->from < w->tree[e->to].semi) w->tree[e->to].semi = e->from;
+  } else if (e->second) w->best[e->to]++;
+  else w->ancestor[e->to]++;
+}
+
+/* Sorts later: t's entry is asked for now and read LATER edges on, since
+ * nothing else reads it until the search ends (then sort_all). */
+static void sort_later(dom_work *w, uint32_t cur, uint32_t x, uint32_t t) {
+  dom_edge *e = &w->later[w->nlater % LATER];
+  if (t == cur) return;
+  if (++w->nlater > LATER) sort_edge(w, e);
+  if (t > cur) PREFETCH(&w->tree[t]);
+  else PREFETCH(x >= w->half ? &w->best[t] : &w->ancestor[t]);
+  e->from = cur;
+  e->to = t;
+  e->second = x >= w->half;
+}
+
+static void sort_all(dom_work *w) {
+  uint32_t k;
+  for (k = 0; k < LATER && k < w->nlater; k++) sort_edge(w, &w->later[k]);
+}
+
 /* The position of each open vertex in its successor list lives in its
- * semi field, which is free until the semi-dominators are computed. */
+ * semi field; a finished vertex's holds its parent, the candidate of its
+ * tree edge. */
 static void number_vertices(dom_work *w) {
   const gs_graph *g = w->g;
   uint32_t cur = 0;
   succ_iter it;
   w->dfn[g->nnodes] = 0;
   w->vertex[0] = g->nnodes;
-  w->vx[0].parent = NONE;
-  w->vx[0].semi = NONE;
+  w->tree[0].parent = NONE;
+  w->tree[0].semi = NONE;
   w->count = 1;
   while (cur != NONE) {
-    uint32_t y;
+    uint32_t y, t = 0;
     succ_start(&it, g, w->vertex[cur]);
-    if (w->vx[cur].semi != NONE) it.k = w->vx[cur].semi;
-    else if (it.node != g->nnodes) {
-      /* A new vertex: ask for what the search will read about each target. */
-      uint32_t k;
-      for (k = it.k; k < it.end; k++) {
-        PREFETCH(&w->dfn[g->refs[k]]);
-        PREFETCH(&g->ref_offsets[g->refs[k]]);
-      }
+    if (w->tree[cur].semi != NONE) it.k = w->tree[cur].semi;
+    else prefetch_targets(w, it.node);
+    while ((y = succ_next(&it)) != NONE && (t = w->dfn[y]) != NONE) sort_later(w, cur, it.node, t);
+    if (y == NONE) {
+      w->tree[cur].semi = w->tree[cur].parent;
+      cur = w->tree[cur].parent;
+      continue;
     }
-    y = succ_next(&it);
-    w->vx[cur].semi = it.k;
-    if (y == NONE) { cur = w->vx[cur].parent; continue; }
-    if (w->dfn[y] != NONE) continue;
+    w->tree[cur].semi = it.k;
     w->dfn[y] = w->count;
     w->vertex[w->count] = y;
-    w->vx[w->count].parent = cur;
-    w->vx[w->count].semi = NONE;
+    w->tree[w->count].parent = cur;
+    w->tree[w->count].semi = NONE;
     cur = w->count++;
   }
-}
-
-/* vertex from dfn. */
-static void invert_numbering(dom_work *w) {
-  uint32_t x;
-  for (x = 0; x <= w->g->nnodes; x++)
-    if (w->dfn[x] != NONE) w->vertex[w->dfn[x]] = x;
+  sort_all(w);
 }
 
 /* Turns per-list counts in off[1..n] into list starts in off[0..n]
@@ -133,51 +193,87 @@ static void cursors_to_offsets(uint32_t *off, uint32_t n) {
   off[0] = 0;
 }
 
-/* Calls add(w, from, to) for every edge between numbered vertices, by
- * preorder number: the roots' first, then the references of each object in
- * node order, which reads the reference arrays from start to end. */
-static void each_edge(dom_work *w, void (*add)(dom_work *, uint32_t, uint32_t)) {
-  const gs_graph *g = w->g;
-  uint32_t x, y, k, end = g->ref_offsets[g->nnodes];
-  succ_iter it;
-  for (succ_start(&it, g, g->nnodes); (y = succ_next(&it)) != NONE;) add(w, 0, w->dfn[y]);
-  for (x = 0; x < g->nnodes; x++) {
-    uint32_t from = w->dfn[x];
+/* The first node of the second half: the one whose references start
+ * nearest after the middle, so each half holds about as many. */
+static uint32_t middle_node(const gs_graph *g) {
+  uint32_t lo = 0, hi = g->nnodes, mid = g->ref_offsets[g->nnodes] / 2;
+  while (lo < hi) {
+    uint32_t m = lo + (hi - lo) / 2;
+    if (g->ref_offsets[m] < mid) lo = m + 1;
+    else hi = m;
+  }
+  return lo;
+}
+
+/* ---- predecessors ----------------------------------------------------- */
+
+/* Only the edges that point back in preorder are listed. The search counted
+ * each half of the nodes' sources apart (ancestor for the first, best for
+ * the second), so each half lists its own in a part of each list with a
+ * cursor of its own, and the halves can be scanned at once without sharing
+ * a word. */
+typedef struct pred_job { dom_work *w; uint32_t first, end; int second; } pred_job;
+
+static void scan_half(void *arg) {
+  const pred_job *j = arg;
+  const gs_graph *g = j->w->g;
+  const uint32_t *dfn = j->w->dfn;
+  uint32_t *cursor = j->second ? j->w->best : j->w->ancestor;
+  uint32_t x, k, end = g->ref_offsets[j->end];
+  for (x = j->first; x < j->end; x++) {
+    uint32_t from = dfn[x];
     if (from == NONE) continue;
     for (k = g->ref_offsets[x]; k < g->ref_offsets[x + 1]; k++) {
-      if (k + AHEAD < end) PREFETCH(&w->dfn[g->refs[k + AHEAD]]);
-      add(w, from, w->dfn[g->refs[k]]);
+      uint32_t to;
+      /* Two steps: a target's number, then, once it has come, its cursor. */
+      if (k + AHEAD < end) PREFETCH(&dfn[g->refs[k + AHEAD]]);
+      if (k + AHEAD / 2 < end && (to = dfn[g->refs[k + AHEAD / 2]]) != NONE) PREFETCH(&cursor[to]);
+      if (from > (to = dfn[g->refs[k]])) j->w->preds[cursor[to]++] = from;
     }
   }
 }
 
-/* A predecessor numbered before its target is not linked when the target
- * is processed, so it is its own eval(): the least of them is the first
- * candidate semi-dominator, taken here, and only the predecessors numbered
- * after their target are kept in lists. The list offsets live in the
- * vertices' ancestor fields, zeroed when allocated and unused until the
- * semi-dominators: a count, then the start as each list's cursor, which
- * the filling leaves at its end. */
-static void count_pred(dom_work *w, uint32_t from, uint32_t to) {
-  if (from > to) w->vx[to].ancestor++;
-  else if (from < w->vx[to].semi) w->vx[to].semi = from;
+/* Runs a(arg_a) and b(arg_b), which share no word they write, on two
+ * threads when there are two processors and the graph is large enough to
+ * pay for a thread (on this one alone if a thread cannot start: the result
+ * is the same). */
+static void run_both(const dom_work *w, void (*a)(void *), void *arg_a, void (*b)(void *),
+                     void *arg_b) {
+  gs_thread *helper = NULL;
+  if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN || gs_thread_start(&helper, a, arg_a))
+    a(arg_a);
+  b(arg_b);
+  if (helper) gs_thread_join(helper);
 }
 
-static void put_pred(dom_work *w, uint32_t from, uint32_t to) {
-  if (from > to) w->preds[w->vx[to].ancestor++] = from;
+static void scan_halves(dom_work *w) {
+  pred_job jobs[2];
+  jobs[0].w = jobs[1].w = w;
+  jobs[0].first = 0;
+  jobs[0].end = jobs[1].first = w->half;
+  jobs[1].end = w->g->nnodes;
+  jobs[0].second = 0;
+  jobs[1].second = 1;
+  run_both(w, scan_half, &jobs[1], scan_half, &jobs[0]);
 }
 
-static int build_predecessors(dom_work *w) {
+/* Counts to cursors: each list has the first half's sources, then the
+ * second's. Returns the number of predecessors. */
+static uint32_t place_lists(dom_work *w) {
   uint32_t i, total = 0;
-  for (i = 0; i < w->count; i++) w->vx[i].semi = i;
-  each_edge(w, count_pred);
   for (i = 0; i < w->count; i++) {
-    uint32_t c = w->vx[i].ancestor;
-    w->vx[i].ancestor = total;
-    total += c;
+    uint32_t first = w->ancestor[i], second = w->best[i];
+    w->ancestor[i] = total;
+    w->best[i] = total + first;
+    total += first + second;
   }
-  if (!(w->preds = malloc(((size_t)total + 1) * sizeof *w->preds))) return GS_ENOMEM;
-  each_edge(w, put_pred);
+  return total;
+}
+
+/* The counts start zeroed; each list ends where its best field says. */
+static int build_predecessors(dom_work *w) {
+  if (!(w->preds = malloc(((size_t)place_lists(w) + 1) * sizeof *w->preds))) return GS_ENOMEM;
+  scan_halves(w);
   return GS_OK;
 }
 
@@ -189,16 +285,20 @@ static int build_predecessors(dom_work *w) {
  * numbered after i, so a number tells whether an ancestor is linked
  * without reading its entry. */
 static void compress(dom_work *w, uint32_t v, uint32_t i) {
-  dom_vertex *vx = w->vx;
-  uint32_t *stack = w->stack, top = 0, x = v;
-  while (vx[x].ancestor > i) {
+  uint32_t *ancestor = w->ancestor, *best = w->best;
+  uint32_t *stack = w->stack, top = 0, x = v, root, least;
+  while (ancestor[x] > i) {
     stack[top++] = x;
-    x = vx[x].ancestor;
+    x = ancestor[x];
   }
+  /* x is its tree's root; everything on the path now hangs from x's parent. */
+  root = ancestor[x];
+  least = best[x];
   while (top) {
-    dom_vertex *e = &vx[stack[--top]], *a = &vx[e->ancestor];
-    if (a->best < e->best) e->best = a->best;
-    e->ancestor = a->ancestor;
+    uint32_t e = stack[--top];
+    if (best[e] < least) least = best[e];
+    best[e] = least;
+    ancestor[e] = root;
   }
 }
 
@@ -206,79 +306,103 @@ static void compress(dom_work *w, uint32_t v, uint32_t i) {
  * vertex numbered up to i is not linked yet: it is its own answer. */
 static uint32_t eval(dom_work *w, uint32_t v, uint32_t i) {
   if (v <= i) return v;
-  if (w->vx[v].ancestor > i) compress(w, v, i);
-  return w->vx[v].best;
+  if (w->ancestor[v] > i) compress(w, v, i);
+  return w->best[v];
 }
 
 /* Only linked vertices (numbered after the one processed) are read as
  * ancestors, so each vertex's fields are set when it is processed; its
- * predecessors end where its ancestor field says and start where the
- * previous vertex's does. */
+ * predecessors end where its best field says and start where the previous
+ * vertex's does. */
 static void semi_dominators(dom_work *w) {
-  dom_vertex *vx = w->vx;
-  uint32_t i, k;
+  uint32_t *ancestor = w->ancestor, *best = w->best, i, k;
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
   for (i = w->count; i-- > 1;) {
-    for (k = vx[i].ancestor; k-- > vx[i - 1].ancestor;) {
+    uint32_t semi = w->tree[i].semi;
+    for (k = best[i]; k-- > best[i - 1];) {
       uint32_t s;
-      if (k >= AHEAD) PREFETCH(&vx[w->preds[k - AHEAD]]);
+      if (k >= AHEAD) PREFETCH(&ancestor[w->preds[k - AHEAD]]);
       s = eval(w, w->preds[k], i);
-      if (s < vx[i].semi) vx[i].semi = s;
+      if (s < semi) semi = s;
     }
-    vx[i].best = vx[i].semi;
-    vx[i].ancestor = vx[i].parent;
+    w->tree[i].semi = semi;
+    best[i] = semi;
+    ancestor[i] = w->tree[i].parent;
   }
 }
 
 /* Each one lands in the vertex's best field, dead once the semi-dominators
- * are known, so no other array of a word per vertex is live beside the
- * records. */
+ * are known, so no other array of a word per vertex is live beside them. */
 static void immediate_dominators(dom_work *w) {
-  dom_vertex *vx = w->vx;
-  uint32_t i;
-  vx[0].best = NONE;
+  uint32_t *best = w->best, i;
+  best[0] = NONE;
   for (i = 1; i < w->count; i++) {
-    uint32_t d = vx[i].parent;
-    while (d > vx[i].semi) d = vx[d].best;
-    vx[i].best = d;
+    uint32_t d = w->tree[i].parent;
+    while (d > w->tree[i].semi) d = best[d];
+    best[i] = d;
   }
-}
-
-/* Packs the immediate dominators into the first 4 bytes per vertex of the
- * records' memory and gives the rest back: entry i is read at byte 16i + 4
- * before byte 4i is written, and memcpy keeps the compiler from assuming
- * the two views do not overlap. */
-static void keep_idom(dom_work *w) {
-  char *mem = (char *)w->vx;
-  uint32_t i, d, *p;
-  for (i = 0; i < w->count; i++) {
-    memcpy(&d, mem + i * sizeof *w->vx + offsetof(dom_vertex, best), 4);
-    memcpy(mem + 4 * (size_t)i, &d, 4);
-  }
-  p = realloc(mem, ((size_t)w->count + 1) * sizeof *p);
-  w->idom = p ? p : (uint32_t *)(void *)mem;   /* the larger block holds them too */
-  w->vx = NULL;
 }
 
 /* ---- results ---------------------------------------------------------- */
 
-static void fill_result(dom_work *w, gs_dom *d) {
-  const gs_graph *g = w->g;
+/* The results by node, two arrays at a time on two threads: while dfn
+ * lives, vertex is rebuilt from it and each reachable object's own size
+ * read in node order; then idom and the sums. */
+typedef struct fill_job { dom_work *w; gs_dom *d; } fill_job;
+
+static void invert_numbering(void *arg) {
+  dom_work *w = ((fill_job *)arg)->w;
+  uint32_t x;
+  for (x = 0; x <= w->g->nnodes; x++)
+    if (w->dfn[x] != NONE) w->vertex[w->dfn[x]] = x;
+}
+
+static void fill_sizes(void *arg) {
+  const fill_job *j = arg;
+  uint32_t x;
+  for (x = 0; x < j->w->g->nnodes; x++)
+    if (j->w->dfn[x] != NONE) j->d->retained[x] = gs_graph_size(j->w->g, x);
+}
+
+static void fill_idom(void *arg) {
+  const fill_job *j = arg;
+  const dom_work *w = j->w;
   uint32_t i;
-  for (i = 0; i <= g->nnodes; i++) d->idom[i] = GS_DOM_UNREACHABLE;
-  for (i = 1; i < w->count; i++) {
-    uint32_t node = w->vertex[i];
-    d->idom[node] = w->vertex[w->idom[i]];
-    d->retained[node] = gs_graph_size(g, node);
-  }
-  /* Children come after their dominator in preorder: sum from the end. */
-  for (i = w->count; i-- > 1;) d->retained[d->idom[w->vertex[i]]] += d->retained[w->vertex[i]];
+  for (i = 0; i <= w->g->nnodes; i++) j->d->idom[i] = GS_DOM_UNREACHABLE;
+  for (i = 1; i < w->count; i++) j->d->idom[w->vertex[i]] = w->vertex[w->best[i]];
+}
+
+/* Children come after their dominator in preorder: summed from the end. */
+static void sum_retained(void *arg) {
+  const fill_job *j = arg;
+  const dom_work *w = j->w;
+  uint64_t *retained = j->d->retained;
+  uint32_t i;
+  for (i = w->count; i-- > 1;) retained[w->vertex[w->best[i]]] += retained[w->vertex[i]];
+}
+
+/* What semi-NCA needed is no longer: the results grow as the work shrinks. */
+static int fill_result(dom_work *w, gs_dom *d) {
+  size_t n = (size_t)w->g->nnodes + 1;
+  fill_job job;
+  job.w = w;
+  job.d = d;
+  if (!(w->vertex = malloc(w->count * sizeof *w->vertex)) ||
+      !(d->retained = calloc(n, sizeof *d->retained)))
+    return GS_ENOMEM;
+  run_both(w, invert_numbering, &job, fill_sizes, &job);
+  free(w->dfn);
+  w->dfn = NULL;
+  if (!(d->idom = malloc(n * sizeof *d->idom))) return GS_ENOMEM;
+  run_both(w, fill_idom, &job, sum_retained, &job);
   d->reachable = w->count - 1;
+  return GS_OK;
 }
 
 static void work_free(dom_work *w) {
-  free(w->dfn); free(w->vertex); free(w->vx); free(w->stack); free(w->idom); free(w->preds);
+  free(w->dfn); free(w->vertex); free(w->tree); free(w->ancestor); free(w->best); free(w->stack);
+  free(w->preds);
 }
 
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
@@ -287,9 +411,11 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   memset(&w, 0, sizeof w);
   memset(d, 0, sizeof *d);
   w.g = g;
+  w.half = middle_node(g);
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
-      !(w.vx = calloc(n, sizeof *w.vx)))
+      !(w.tree = calloc(n, sizeof *w.tree)) || !(w.ancestor = calloc(n, sizeof *w.ancestor)) ||
+      !(w.best = calloc(n, sizeof *w.best)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   number_vertices(&w);
@@ -300,18 +426,12 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   if (build_predecessors(&w) || !(w.stack = malloc(w.count * sizeof *w.stack))) goto nomem;
   semi_dominators(&w);
   immediate_dominators(&w);
-  /* What semi-NCA needed is no longer: free it before the results grow. */
-  free(w.stack); free(w.preds);
+  free(w.tree); free(w.ancestor); free(w.stack); free(w.preds);
+  w.tree = NULL;
+  w.ancestor = NULL;
   w.stack = NULL;
   w.preds = NULL;
-  keep_idom(&w);
-  if (!(w.vertex = calloc(w.count, sizeof *w.vertex))) goto nomem;
-  invert_numbering(&w);
-  free(w.dfn);
-  w.dfn = NULL;
-  if (!(d->idom = malloc(n * sizeof *d->idom)) || !(d->retained = calloc(n, sizeof *d->retained)))
-    goto nomem;
-  fill_result(&w, d);
+  if (fill_result(&w, d)) goto nomem;
   work_free(&w);
   return GS_OK;
 nomem:

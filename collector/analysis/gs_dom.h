@@ -8,8 +8,10 @@
  *
  * Semi-NCA (Georgiadis), iterative throughout, on flat arrays: at most 24
  * bytes per object while it runs, plus 4 per reference that points back in
- * depth-first order; 12 per object after. Sizes are read through
- * gs_graph_size, so the graph may be packed (gs_graph_pack). */
+ * depth-first order; 12 per object after. The scans over all references
+ * and the results use a second thread when there are two processors (the
+ * result is the same either way). Sizes are read through gs_graph_size, so
+ * the graph may be packed (gs_graph_pack). */
 #ifndef GS_DOM_H
 #define GS_DOM_H
 

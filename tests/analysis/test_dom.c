@@ -1,7 +1,8 @@
 /* test_dom.c - dominators and retained sizes, checked against the
  * definition (v dominates w when w cannot be reached without v) on many
  * small random graphs, and on hand-made shapes: chains, diamonds, cycles,
- * self references, weak roots and unreachable cycles. */
+ * self references, weak roots and unreachable cycles; on a graph large
+ * enough to be worked on two threads, against a much simpler algorithm. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -141,6 +142,124 @@ static void random_graphs(void **state) {
   }
 }
 
+/* Successor k of node v (the virtual root is node n), UINT32_MAX for a
+ * weak root. */
+static uint32_t successor(const gs_graph *g, uint32_t v, uint32_t k) {
+  if (v != g->nnodes) return g->refs[g->ref_offsets[v] + k];
+  return g->roots[k].flags & GS_FLAG_WEAK ? UINT32_MAX : g->roots[k].node;
+}
+
+static uint32_t successors(const gs_graph *g, uint32_t v) {
+  return v == g->nnodes ? g->nroots : g->ref_offsets[v + 1] - g->ref_offsets[v];
+}
+
+/* Postorder from the virtual root: post[v] (UINT32_MAX if unreachable) and
+ * order[] (the vertices by postorder). Returns how many are reachable. */
+static uint32_t postorder(const gs_graph *g, uint32_t *post, uint32_t *order) {
+  uint32_t n = g->nnodes, top = 0, count = 0;
+  uint32_t *stack = malloc((n + 1) * sizeof *stack), *pos = calloc(n + 1, sizeof *pos);
+  memset(post, 0xff, (n + 1) * sizeof *post);
+  stack[top++] = n;
+  pos[n] = 0;
+  post[n] = 0;   /* seen; numbered when it finishes */
+  while (top) {
+    uint32_t v = stack[top - 1], w;
+    if (pos[v] == successors(g, v)) { post[v] = count; order[count++] = v; top--; continue; }
+    w = successor(g, v, pos[v]++);
+    if (w != UINT32_MAX && post[w] == UINT32_MAX) { post[w] = 0; stack[top++] = w; }
+  }
+  free(stack);
+  free(pos);
+  return count;
+}
+
+static uint32_t intersect(const uint32_t *idom, const uint32_t *post, uint32_t a, uint32_t b) {
+  while (a != b) {
+    while (post[a] < post[b]) a = idom[a];
+    while (post[b] < post[a]) b = idom[b];
+  }
+  return a;
+}
+
+/* Cooper, Harvey and Kennedy's iteration over reverse postorder, with the
+ * predecessors found by scanning all edges: slow, but too simple to share a
+ * mistake with semi-NCA. */
+static void iterate_dominators(const gs_graph *g, const uint32_t *post, const uint32_t *order,
+                               uint32_t count, uint32_t *idom) {
+  uint32_t n = g->nnodes, i, k, v;
+  uint32_t *start = calloc(n + 2, sizeof *start), *preds = malloc((g->nrefs + g->nroots) * sizeof *preds);
+  int changed = 1;
+  for (i = 0; i < count; i++)
+    for (k = 0; k < successors(g, order[i]); k++)
+      if ((v = successor(g, order[i], k)) != UINT32_MAX) start[v + 1]++;
+  for (v = 0; v <= n; v++) start[v + 1] += start[v];
+  for (i = 0; i < count; i++)
+    for (k = 0; k < successors(g, order[i]); k++)
+      if ((v = successor(g, order[i], k)) != UINT32_MAX) preds[start[v]++] = order[i];
+  for (v = n + 1; v > 0; v--) start[v] = start[v - 1];
+  start[0] = 0;
+  memset(idom, 0xff, (n + 1) * sizeof *idom);
+  idom[n] = n;
+  while (changed) {
+    changed = 0;
+    for (i = count - 1; i-- > 0;) {
+      uint32_t b = order[i], best = UINT32_MAX;
+      for (k = start[b]; k < start[b + 1]; k++)
+        if (idom[preds[k]] != UINT32_MAX)
+          best = best == UINT32_MAX ? preds[k] : intersect(idom, post, preds[k], best);
+      if (idom[b] != best) { idom[b] = best; changed = 1; }
+    }
+  }
+  free(start);
+  free(preds);
+}
+
+/* 60000 objects with random references and loops back to the objects
+ * just before (about 150000 references): enough for the work split over
+ * two threads, with many edges pointing back in depth-first order from
+ * both halves of the nodes. */
+static void large_random_graph(void **state) {
+  gsu_buf b = {0};
+  uint64_t seed = 7, *retained;
+  uint32_t n = 60000, i, k, count, *post, *order, *idom;
+  gs_graph *g;
+  gs_dom d;
+  (void)state;
+  gsu_buf_printf(&b, "a 2 Big 0\nt 1 A\n");
+  for (i = 0; i < n; i++) {
+    uint32_t degree = next_random(&seed) % 5;
+    gsu_buf_printf(&b, "o %x 1 %x", 16 * (i + 1), 8 + 8 * (next_random(&seed) % 9));
+    for (k = 0; k < degree; k++) gsu_buf_printf(&b, " %x", 16 * (1 + next_random(&seed) % n));
+    if (i > 8 && next_random(&seed) % 2) gsu_buf_printf(&b, " %x", 16 * (i - next_random(&seed) % 8));
+    gsu_buf_printf(&b, "\n");
+  }
+  for (i = 0; i < 40; i++)
+    gsu_buf_printf(&b, "r %x 1 %x\n", 16 * (1 + next_random(&seed) % n), i % 4 == 3 ? 2 : 0);
+  gsu_buf_printf(&b, "c Big 0\n");
+  g = load(b.data);
+  assert_true(g->nrefs > 100000);
+  post = malloc((n + 1) * sizeof *post);
+  order = malloc((n + 1) * sizeof *order);
+  idom = malloc((n + 1) * sizeof *idom);
+  retained = calloc(n + 1, sizeof *retained);
+  count = postorder(g, post, order);
+  iterate_dominators(g, post, order, count, idom);
+  /* A dominator finishes after what it dominates: sums in postorder. */
+  for (i = 0; i + 1 < count; i++) retained[order[i]] += g->sizes[order[i]];
+  for (i = 0; i + 1 < count; i++) retained[idom[order[i]]] += retained[order[i]];
+  gsu_assert_ok(gs_dom_build(g, &d));
+  assert_int_equal(d.reachable, count - 1);
+  for (i = 0; i < n; i++) {
+    assert_int_equal(d.idom[i], post[i] == UINT32_MAX ? GS_DOM_UNREACHABLE : idom[i]);
+    assert_int_equal(d.retained[i], retained[i]);
+  }
+  assert_int_equal(d.retained[n], retained[n]);
+  gs_dom_free(&d);
+  gs_graph_free(g);
+  gsu_buf_free(&b);
+  free(post); free(order); free(idom); free(retained);
+}
+
 /* A long chain would overflow a recursive implementation's stack. */
 static void deep_chain(void **state) {
   gsu_buf b = {0};
@@ -169,6 +288,7 @@ int main(void) {
     cmocka_unit_test(hand_made_shapes),
     cmocka_unit_test(random_graphs),
     cmocka_unit_test(deep_chain),
+    cmocka_unit_test(large_random_graph),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
