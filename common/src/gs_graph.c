@@ -23,6 +23,11 @@
 /* References resolved ahead of the one being rewritten: they name objects
  * anywhere in the rank tables, and asking early lets the misses overlap. */
 #define AHEAD 64
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)0)
+#endif
 
 typedef struct loader {
   gs_reader *reader;
@@ -432,27 +437,30 @@ const char *gs_graph_type_name(const gs_graph *g, uint32_t t, char *buf, size_t 
   return buf;
 }
 
+/* Breadth first: the queue says which nodes come next, so their reference
+ * ranges, then their references, are asked for some nodes ahead (they land
+ * anywhere in arrays far larger than the cache); a stack would pop each
+ * node just as it learnt of it. Each node enters the queue once. */
 int gs_graph_reachable(const gs_graph *g, uint8_t *bits) {
-  uint32_t *stack, top = 0, i;
-  if (!(stack = malloc(((size_t)g->nnodes + 1) * sizeof *stack))) return GS_ENOMEM;
+  uint32_t *queue, head = 0, tail = 0, i;
+  if (!(queue = malloc(((size_t)g->nnodes + 1) * sizeof *queue))) return GS_ENOMEM;
 #define MARK(n) (bits[(n) >> 3] & (1u << ((n) & 7)))
+#define ENQUEUE(n) (bits[(n) >> 3] |= (uint8_t)(1u << ((n) & 7)), queue[tail++] = (n))
   for (i = 0; i < g->nroots; i++) {
     uint32_t n = g->roots[i].node;
-    if ((g->roots[i].flags & GS_FLAG_WEAK) || MARK(n)) continue;
-    bits[n >> 3] |= (uint8_t)(1u << (n & 7));
-    stack[top++] = n;
+    if (!(g->roots[i].flags & GS_FLAG_WEAK) && !MARK(n)) ENQUEUE(n);
   }
-  while (top) {
-    uint32_t n = stack[--top], k;
-    for (k = g->ref_offsets[n]; k < g->ref_offsets[n + 1]; k++) {
-      uint32_t m = g->refs[k];
-      if (MARK(m)) continue;
-      bits[m >> 3] |= (uint8_t)(1u << (m & 7));
-      stack[top++] = m;
-    }
+  while (head < tail) {
+    uint32_t n, k;
+    if (tail - head > AHEAD) PREFETCH(&g->ref_offsets[queue[head + AHEAD]]);
+    if (tail - head > AHEAD / 2) PREFETCH(&g->refs[g->ref_offsets[queue[head + AHEAD / 2]]]);
+    n = queue[head++];
+    for (k = g->ref_offsets[n]; k < g->ref_offsets[n + 1]; k++)
+      if (!MARK(g->refs[k])) ENQUEUE(g->refs[k]);
   }
+#undef ENQUEUE
 #undef MARK
-  free(stack);
+  free(queue);
   return GS_OK;
 }
 
