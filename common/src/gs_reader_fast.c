@@ -20,7 +20,7 @@
 /* Fills in the record of the object line of `len` bytes at the reader's
  * position, whose references are refs[0..nrefs), and moves past it. */
 static int take_line(gs_reader *r, gs_record *rec, size_t len, const uint64_t *refs, size_t nrefs) {
-  if (len > r->max_line) return 0;
+  if (nrefs > r->max_refs) return 0;
   r->pos += len;
   rec->kind = GS_REC_OBJECT;
   rec->line = ++r->line;
