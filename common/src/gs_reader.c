@@ -24,6 +24,7 @@
 #define WINDOW       (1u << 20)   /* initial window; grows only for longer lines */
 #define SMALL_WINDOW 64u
 #define LONG_OBJECT  (WINDOW / 2) /* object lines above this are parsed in pieces */
+#define TRIM_REFS    (1u << 20)   /* references kept for the next record at most */
 #define MAX_HEX_DIGITS 16
 
 
@@ -579,7 +580,15 @@ static int parse_line(gs_reader *r, const char *p, const char *e, gs_record *rec
   }
 }
 
+void gs_reader_trim_refs_(uint64_t **refs, size_t *cap) {
+  if (*cap <= TRIM_REFS) return;
+  free(*refs);
+  *refs = NULL;
+  *cap = 0;
+}
+
 int gs_reader_read_next_(gs_reader *r, gs_record *rec) {
+  gs_reader_trim_refs_(&r->refs, &r->refs_cap);
   for (;;) {
     const char *p = NULL, *e = NULL;
     int err;

@@ -506,6 +506,7 @@ int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
     if (b) {
       if (b->end_err) return b->end_err;
       a->line_base += b->lines;
+      gs_reader_trim_refs_(&b->refs, &b->refs_cap);
       gs_sem_post(a->slots[(a->taken - 1) % SLOTS].free);
     }
     s = &a->slots[a->taken % SLOTS];

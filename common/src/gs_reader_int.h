@@ -63,6 +63,9 @@ size_t gs_reader_stream_at_(const gs_reader *r);
 #define GS_READER_LONG_ 1
 /* Moves the partial line to the front of the window and reads more. */
 int gs_reader_refill_(gs_reader *r);
+/* Frees a reference array grown for one huge object, so that it is not
+ * kept for the rest of the input. */
+void gs_reader_trim_refs_(uint64_t **refs, size_t *cap);
 /* Doubles r->refs: GS_OK or GS_ENOMEM. */
 int gs_reader_grow_refs_(gs_reader *r);
 
