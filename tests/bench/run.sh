@@ -32,6 +32,7 @@ EOF
 json=0
 check=0
 prepare=0
+made_s= conv_s=        # seconds making and converting the real heap of the row, when this run did
 while [ $# -gt 0 ]; do
   case $1 in
     --json) json=1 ;;
@@ -198,6 +199,9 @@ run_input() { # run_input NAME FILE
   if [ "${name#mock-}" != "$name" ] && [ -n "$gen_seconds" ]; then
     say "$(calc '%-14s %8.3f s %8.1f MB/s' "\"generate\", $gen_seconds, $bytes / 1e6 / $gen_seconds")"
   fi
+  if [ "${name#mock-}" = "$name" ] && [ -n "$made_s$conv_s" ]; then
+    say "$(calc '%-14s %8.1f s by the runtime, %.1f s by gcsnap convert' "\"make\", 0${made_s}, 0${conv_s}")"
+  fi
   say "$(calc '%-14s %8.3f s %8.1f MB/s   (baseline)' "\"wc -l\", $wc_seconds, $wc_mbps")"
   say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc   peak RSS %7.1f MB   (baseline)' \
     "\"naive\", $(field "$naive_line" seconds), $n_mbps, $n_mbps / $wc_mbps, $(field "$naive_line" maxrss_kb) / 1024")"
@@ -250,16 +254,19 @@ not_available() {
 converts_from() { "$gcsnap" convert --help 2>&1 | grep -q -- "$1"; }
 
 real_heaps() {
+  made_s= conv_s=
   if ! command -v node >/dev/null; then not_available v8 "node is not installed"
   elif ! converts_from .heapsnapshot; then not_available v8 "gcsnap convert cannot read .heapsnapshot yet"
   elif v8_heap && converted v8-heap.heapsnapshot; then run_input v8 "$work/v8-heap.gclog"
   else not_available v8 "making or converting the heap failed (see above)"
   fi
+  made_s= conv_s=
   if ! command -v jcmd >/dev/null || ! command -v javac >/dev/null; then not_available jvm "no JDK (javac, jcmd)"
   elif ! converts_from .hprof; then not_available jvm "gcsnap convert cannot read .hprof yet"
   elif jvm_heap && converted jvm-heap.hprof; then run_input jvm "$work/jvm-heap.gclog"
   else not_available jvm "making or converting the heap failed (see above)"
   fi
+  made_s= conv_s=
   if ! command -v mono >/dev/null; then not_available mono "mono is not installed"
   elif [ ! -f "$build/lib/libmono-profiler-gcsnap.so" ] || [ ! -f "$build/mono-apps/Churn.exe" ]; then
     not_available mono "$build has no Mono profiler module or Churn.exe (configure with Mono installed)"
@@ -277,7 +284,8 @@ converted() {
   note "converting $work/$1"
   t0=$(now)
   "$gcsnap" convert "$work/$1" "$out" || return 1
-  note "converted $work/$1 in $(calc '%.1f' "$(now) - $t0") s"
+  conv_s=$(calc '%.1f' "$(now) - $t0")
+  note "converted $work/$1 in $conv_s s"
   cp "$work/$1.stamp" "$out.stamp"
 }
 
@@ -295,7 +303,8 @@ fresh() {
 # made FILE: stamps $work/FILE, made since fresh, and says how long it took.
 made() {
   [ -s "$work/$1" ] || return 1
-  note "made $work/$1 in $(calc '%.1f' "$(now) - $t_made") s"
+  made_s=$(calc '%.1f' "$(now) - $t_made")
+  note "made $work/$1 in $made_s s"
   printf '%s\n' "$stamp" > "$work/$1.stamp"
 }
 
