@@ -448,12 +448,13 @@ static void start_record(const gs_reader *r, gs_record *rec, char letter) {
   rec->has_container = 0;
 }
 
+static const char *const object_field[3] = {"object ID", "type ID", "object size"};
+
 /* Parses the numbers of an object line in [*pp, e), the k-th field of the
  * line first (0-2: ID, type, size; then references, counted in rec->nrefs).
  * Returns GS_EOF when they are all read, else an error. */
 static int parse_object_fields(gs_reader *r, const char **pp, const char *e, unsigned *k,
                                gs_record *rec) {
-  static const char *const what[3] = {"object ID", "type ID", "object size"};
   uint64_t *head[3];
   int err;
   head[0] = &rec->id; head[1] = &rec->type; head[2] = &rec->size;
@@ -462,7 +463,7 @@ static int parse_object_fields(gs_reader *r, const char **pp, const char *e, uns
     const char *start = skip_blanks(*pp, e);
     if (*k == 2 && start < e && *start == '-')
       return fail(r, GS_D_NEGATIVE_SIZE, "object size is negative");
-    if ((err = parse_hex(r, pp, e, *k < 3 ? what[*k] : "reference", &v))) return err;
+    if ((err = parse_hex(r, pp, e, *k < 3 ? object_field[*k] : "reference", &v))) return err;
     /* An object line has no byte limit, but one number (leading zeros) has. */
     if ((size_t)(*pp - start) > r->max_line) return too_long(r);
     if (*k < 3) { *head[*k] = v; continue; }
@@ -477,9 +478,8 @@ static int parse_object_fields(gs_reader *r, const char **pp, const char *e, uns
 /* The end of the object fields: an error, or GS_OK when the ID, type and
  * size were all there. */
 static int object_done(gs_reader *r, int err, unsigned k, gs_record *rec) {
-  static const char *const what[3] = {"object ID", "type ID", "object size"};
   if (err != GS_EOF) return err;
-  if (k < 3) return fail(r, GS_D_MISSING_FIELD, "%s is missing", what[k]);
+  if (k < 3) return fail(r, GS_D_MISSING_FIELD, "%s is missing", object_field[k]);
   rec->refs = r->refs;
   return GS_OK;
 }
