@@ -502,15 +502,17 @@ static int parse_long_object(gs_reader *r, gs_record *rec) {
   r->line++;
   start_record(r, rec, 'o');
   for (;;) {
-    const char *p = r->buf + r->pos, *e = r->buf + r->end;
+    char *p = r->buf + r->pos, *e = r->buf + r->end;
     char *nl = memchr(r->buf + r->pos, '\n', r->end - r->pos);
+    const char *q = p;
     if (nl || r->eof) {
       if (nl) e = nl;
       else r->buf[r->end] = '\n';
       r->pos = (size_t)(e - r->buf) + (nl != NULL);
       r->scanned = 0;
+      if (k >= 3 && r->fast && gs_reader_fast_refs_(r, p, e, rec)) return object_done(r, GS_EOF, k, rec);
       while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
-      err = parse_object_fields(r, &p, e, &k, rec);
+      err = parse_object_fields(r, &q, e, &k, rec);
       return object_done(r, err, k, rec);
     }
     /* p is a blank: parse up to the window's last blank after it, before
@@ -518,15 +520,18 @@ static int parse_long_object(gs_reader *r, gs_record *rec) {
     while (e > p + 1 && e[-1] != ' ' && e[-1] != '\t') e--;
     if (e > p + 1) {
       e--;
-      err = parse_object_fields(r, &p, e, &k, rec);
       r->pos = (size_t)(e - r->buf);
-      if (err != GS_EOF) { r->skip_line = 1; return err; }
+      if (!(k >= 3 && r->fast && gs_reader_fast_refs_(r, p, e, rec)) &&
+          (err = parse_object_fields(r, &q, e, &k, rec)) != GS_EOF) {
+        r->skip_line = 1;
+        return err;
+      }
     } else if (r->end - r->pos - 1 > r->max_line) {
       /* One number over the line limit: what is wrong with it if anything,
        * as for a whole line, else its length. */
       r->buf[r->end] = '\n';
       r->skip_line = 1;
-      err = parse_object_fields(r, &p, r->buf + r->end, &k, rec);
+      err = parse_object_fields(r, &q, r->buf + r->end, &k, rec);
       return err == GS_EOF ? too_long(r) : err;
     }
     r->scanned = r->end - r->pos;

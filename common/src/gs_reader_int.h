@@ -54,6 +54,11 @@ struct gs_reader {
 /* Parses the object line at r->pos the fast way: 1 with *rec filled, or 0
  * when the general parser must take the line. */
 int gs_reader_fast_object_(gs_reader *r, gs_record *rec);
+/* Parses the references of a piece of a long object line the fast way:
+ * the numbers between the blank at p and the end at e (a blank, or the
+ * line's end), after rec->nrefs. 1 when done, 0 when the general parser
+ * must take the piece. */
+int gs_reader_fast_refs_(gs_reader *r, char *p, char *e, gs_record *rec);
 /* Whether the n bytes at p start an object record ("o" after blanks). */
 int gs_reader_object_line_(const char *p, size_t n);
 /* Bytes of an object line without its end after which it is parsed in
