@@ -104,6 +104,7 @@ PY
   "$gcsnap" convert big.hprof big.gclog || fail "big.hprof: convert exit $?"
   "$gcsnap" validate --strict big.gclog > /dev/null || fail "big.hprof: the converted records are not valid"
   check_summary big.gclog "$want"
+  check_summary big.hprof "$want"
   rm -f big.hprof big.gclog
 }
 
