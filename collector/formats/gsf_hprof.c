@@ -18,9 +18,8 @@
 #define MAGIC "JAVA PROFILE 1.0."
 #define MAGIC_LEN 17
 #define HEADER_MAX 64
-/* References of one object: its record line must stay under the record
- * reader's line limit (17 bytes a reference). */
-#define MAX_REFS 3000000u
+/* References of one object: as many as the record reader takes. */
+#define MAX_REFS GS_READER_DEFAULT_MAX_REFS
 /* Bytes kept of all strings together (only class names are used). */
 #define MAX_STRING_BYTES (512u << 20)
 #define NONE UINT32_MAX

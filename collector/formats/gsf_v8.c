@@ -22,9 +22,8 @@
 #define MAX_DEPTH 32
 #define MAX_NODE_TYPES 64
 #define MAX_FIELDS 32
-/* References of one object: its record line must stay under the record
- * reader's line limit. */
-#define MAX_REFS 3000000u
+/* References of one object: as many as the record reader takes. */
+#define MAX_REFS GS_READER_DEFAULT_MAX_REFS
 /* Type IDs of the node types named by category ("(string)", ...): above
  * every string index, which name the other types. */
 #define CATEGORY_TYPE 0x100000000ull

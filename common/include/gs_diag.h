@@ -31,6 +31,7 @@ typedef enum gs_diag_code {
   GS_D_BAD_HEAP_FILE,      /* a foreign heap file (.heapsnapshot, .hprof, .gcdump) is malformed */
   GS_D_TRUNCATED_HEAP_FILE,/* a foreign heap file ends early */
   GS_D_BYTES_OVERFLOW,     /* object sizes add up to more than GS_MAX_BYTES */
+  GS_D_TOO_MANY_REFS,      /* an object with more references than the reader's limit */
   /* warnings */
   GS_D_DANGLING_REFERENCE, /* reference to an object not in the section */
   GS_D_DANGLING_ROOT,      /* root naming an object not in the section */

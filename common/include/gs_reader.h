@@ -2,7 +2,9 @@
  *
  * The reader pulls one record at a time from a byte source (a callback, a file
  * descriptor, a FILE* or a buffer) and keeps only the current line in memory,
- * so memory is O(longest line), never O(file). It accepts both versions of the
+ * so memory is O(longest line), never O(file). An object line too long for
+ * the input window (an array of millions of references) is parsed a piece at
+ * a time: the reader then holds its references, never its text. It accepts both versions of the
  * format: "a" and "c" with or without their timestamp, LF or CRLF, blank
  * lines, and a missing final newline.
  *
@@ -16,10 +18,15 @@
 #include <stdio.h>
 #include "gs_diag.h"
 
-/* Default and hard limits on one line, in bytes. An object with a million
- * references takes about 17 MB, well inside the default. */
+/* Default and hard limits on one line, in bytes. They bound every line but
+ * object records, which are bounded by their references instead: 8 bytes of
+ * memory each, at most GS_READER_DEFAULT_MAX_REFS (256 MiB of them), which
+ * holds a Java or JavaScript array of 30 million elements. Writers of the
+ * format (converters, agents) refuse objects above it, so that what they
+ * write reads back. */
 #define GS_READER_DEFAULT_MAX_LINE (64u << 20)
 #define GS_READER_MIN_MAX_LINE     1024u
+#define GS_READER_DEFAULT_MAX_REFS (1u << 25)
 
 typedef enum gs_record_kind {
   GS_REC_SECTION = 'a', GS_REC_TYPE = 't', GS_REC_OBJECT = 'o',
@@ -64,8 +71,11 @@ int gs_reader_new_fd(gs_reader **r, int fd);
 int gs_reader_new_buffer(gs_reader **r, const void *data, size_t len);
 void gs_reader_free(gs_reader *r);
 
-/* Lines longer than max_line bytes are reported as GS_D_LINE_TOO_LONG. */
+/* Lines other than object records longer than max_line bytes are reported
+ * as GS_D_LINE_TOO_LONG; objects with more than max_refs references (at
+ * least 1) as GS_D_TOO_MANY_REFS. */
 void gs_reader_set_max_line(gs_reader *r, size_t max_line);
+void gs_reader_set_max_refs(gs_reader *r, size_t max_refs);
 
 /* Returns GS_OK with *rec filled, GS_EOF at end of input, GS_EFORMAT when the
  * line is malformed (gs_reader_diag() says why; the next call goes on with

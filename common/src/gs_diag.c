@@ -25,6 +25,7 @@ static const char *const diag_names[GS_D_COUNT_] = {
   [GS_D_BAD_HEAP_FILE] = "bad-heap-file",
   [GS_D_TRUNCATED_HEAP_FILE] = "truncated-heap-file",
   [GS_D_BYTES_OVERFLOW] = "bytes-overflow",
+  [GS_D_TOO_MANY_REFS] = "too-many-references",
   [GS_D_DANGLING_REFERENCE] = "dangling-reference",
   [GS_D_DANGLING_ROOT] = "dangling-root",
   [GS_D_UNDEFINED_TYPE] = "undefined-type",

@@ -3,7 +3,10 @@
  * Input is read in large blocks into one window buffer; each call finds the
  * next line with memchr and parses it in place. The window only grows to hold
  * the longest line, and the reference array only to hold the most references
- * of one object, so a steady-state read allocates nothing.
+ * of one object, so a steady-state read allocates nothing. An object line
+ * longer than half the first window is parsed as it arrives instead (numbers
+ * up to the window's last blank, then the window refilled), so an array of
+ * millions of elements costs its references, not its text as well.
  *
  * Lenient where both seed versions differ (optional timestamps, blank lines,
  * CRLF, runs of blanks between numbers), strict about everything else: each
@@ -20,6 +23,8 @@
 
 #define WINDOW       (1u << 20)   /* initial window; grows only for longer lines */
 #define SMALL_WINDOW 64u
+#define LONG_OBJECT  (WINDOW / 2) /* object lines above this are parsed in pieces */
+#define TRIM_REFS    (1u << 20)   /* references kept for the next record at most */
 #define MAX_HEX_DIGITS 16
 
 
@@ -43,6 +48,7 @@ static int reader_alloc(gs_reader **out) {
   gs_reader *r = calloc(1, sizeof *r);
   if (!r) return GS_ENOMEM;
   r->max_line = GS_READER_DEFAULT_MAX_LINE;
+  r->max_refs = GS_READER_DEFAULT_MAX_REFS;
   r->fd = -1;
   r->fast = GS_FAST_PATH;
   *out = r;
@@ -170,6 +176,7 @@ int gs_reader_reopen(const gs_reader *r, const gs_reader_mark *m, gs_reader **ou
   (*out)->base = m->offset;
   (*out)->line = m->line;
   (*out)->max_line = r->max_line;
+  (*out)->max_refs = r->max_refs;
   (*out)->fast = r->fast;
   return GS_OK;
 }
@@ -185,6 +192,10 @@ void gs_reader_free(gs_reader *r) {
 
 void gs_reader_set_max_line(gs_reader *r, size_t max_line) {
   r->max_line = max_line < GS_READER_MIN_MAX_LINE ? GS_READER_MIN_MAX_LINE : max_line;
+}
+
+void gs_reader_set_max_refs(gs_reader *r, size_t max_refs) {
+  r->max_refs = max_refs ? max_refs : 1;
 }
 
 void gs_reader_set_size_hint(gs_reader *r, uint64_t bytes) { r->size_hint = bytes; }
@@ -223,7 +234,7 @@ static int is_control(unsigned char c) {
 
 /* Moves the partial line to the front of the window, grows the window when
  * the partial line fills it, and reads one more block. */
-static int refill(gs_reader *r) {
+int gs_reader_refill_(gs_reader *r) {
   size_t partial = r->end - r->pos, got = 0;
   int err;
   if (r->pos > 0) {
@@ -251,8 +262,23 @@ static int refill(gs_reader *r) {
   return GS_OK;
 }
 
+int gs_reader_object_line_(const char *p, size_t n) {
+  while (n && (*p == ' ' || *p == '\t')) p++, n--;
+  return n >= 2 && p[0] == 'o' && (p[1] == ' ' || p[1] == '\t');
+}
+
+size_t gs_reader_stream_at_(const gs_reader *r) {
+  return r->max_line < LONG_OBJECT ? r->max_line : LONG_OBJECT;
+}
+
+static int too_long(gs_reader *r) {
+  return fail(r, GS_D_LINE_TOO_LONG, "line is longer than the limit of %lu bytes",
+              (unsigned long)r->max_line);
+}
+
 /* Sets [*start, *stop) to the next line without its newline. Returns GS_OK,
- * GS_EOF, GS_EFORMAT for an overlong line, or an I/O error. */
+ * GS_EOF, GS_EFORMAT for an overlong line, GS_READER_LONG_ before an object
+ * line to parse in pieces, or an I/O error. */
 static int next_line(gs_reader *r, const char **start, const char **stop) {
   for (;;) {
     char *p = r->buf + r->pos;
@@ -267,9 +293,7 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
       r->scanned = 0;
       if (r->skip_line) { r->skip_line = 0; continue; }
       r->line++;
-      if (len > r->max_line)
-        return fail(r, GS_D_LINE_TOO_LONG, "line is longer than the limit of %lu bytes",
-                    (unsigned long)r->max_line);
+      if (len > r->max_line && !gs_reader_object_line_(p, len)) return too_long(r);
       /* The parsers rely on a non-hex byte right after the line. */
       if (!nl) p[len] = '\n';
       *start = p;
@@ -277,7 +301,9 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
       return GS_OK;
     }
     if (r->eof) return GS_EOF;
-    if (avail > r->max_line) {
+    if (!r->skip_line && avail > gs_reader_stream_at_(r) && gs_reader_object_line_(p, avail))
+      return GS_READER_LONG_;
+    if (r->skip_line || avail > r->max_line) {
       /* Report now and drop the rest of the line as it arrives, so that
        * memory stays bounded by the limit. */
       int reported = r->skip_line;
@@ -286,11 +312,10 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
       if (!reported) {
         r->skip_line = 1;
         r->line++;
-        return fail(r, GS_D_LINE_TOO_LONG, "line is longer than the limit of %lu bytes",
-                    (unsigned long)r->max_line);
+        return too_long(r);
       }
     }
-    if ((err = refill(r))) { r->io_error = err; return err; }
+    if ((err = gs_reader_refill_(r))) { r->io_error = err; return err; }
   }
 }
 
@@ -413,26 +438,105 @@ int gs_reader_grow_refs_(gs_reader *r) {
   return GS_OK;
 }
 
-static int parse_object(gs_reader *r, const char *p, const char *e, gs_record *rec) {
-  size_t n = 0;
+static void start_record(const gs_reader *r, gs_record *rec, char letter) {
+  rec->kind = (gs_record_kind)letter;
+  rec->line = r->line;
+  rec->has_timestamp = 0;
+  rec->name = NULL;
+  rec->name_len = 0;
+  rec->nrefs = 0;
+  rec->has_container = 0;
+}
+
+static const char *const object_field[3] = {"object ID", "type ID", "object size"};
+
+/* Parses the numbers of an object line in [*pp, e), the k-th field of the
+ * line first (0-2: ID, type, size; then references, counted in rec->nrefs).
+ * Returns GS_EOF when they are all read, else an error. */
+static int parse_object_fields(gs_reader *r, const char **pp, const char *e, unsigned *k,
+                               gs_record *rec) {
+  uint64_t *head[3];
   int err;
-  if ((err = need_hex(r, &p, e, "object ID", &rec->id)) ||
-      (err = need_hex(r, &p, e, "type ID", &rec->type)))
-    return err;
-  p = skip_blanks(p, e);
-  if (p < e && *p == '-') return fail(r, GS_D_NEGATIVE_SIZE, "object size is negative");
-  if ((err = need_hex(r, &p, e, "object size", &rec->size))) return err;
-  for (;;) {
-    uint64_t ref = 0;
-    if (n == r->refs_cap && (err = gs_reader_grow_refs_(r))) return err;
-    err = parse_hex(r, &p, e, "reference", &ref);
-    if (err == GS_EOF) break;
-    if (err) return err;
-    r->refs[n++] = ref;
+  head[0] = &rec->id; head[1] = &rec->type; head[2] = &rec->size;
+  for (;; ++*k) {
+    uint64_t v = 0;
+    const char *start = skip_blanks(*pp, e);
+    if (*k == 2 && start < e && *start == '-')
+      return fail(r, GS_D_NEGATIVE_SIZE, "object size is negative");
+    if ((err = parse_hex(r, pp, e, *k < 3 ? object_field[*k] : "reference", &v))) return err;
+    /* An object line has no byte limit, but one number (leading zeros) has. */
+    if ((size_t)(*pp - start) > r->max_line) return too_long(r);
+    if (*k < 3) { *head[*k] = v; continue; }
+    if (rec->nrefs == r->max_refs)
+      return fail(r, GS_D_TOO_MANY_REFS, "object has more than %lu references (the limit of one object)",
+                  (unsigned long)r->max_refs);
+    if (rec->nrefs == r->refs_cap && (err = gs_reader_grow_refs_(r))) return err;
+    r->refs[rec->nrefs++] = v;
   }
+}
+
+/* The end of the object fields: an error, or GS_OK when the ID, type and
+ * size were all there. */
+static int object_done(gs_reader *r, int err, unsigned k, gs_record *rec) {
+  if (err != GS_EOF) return err;
+  if (k < 3) return fail(r, GS_D_MISSING_FIELD, "%s is missing", object_field[k]);
   rec->refs = r->refs;
-  rec->nrefs = n;
   return GS_OK;
+}
+
+static int parse_object(gs_reader *r, const char *p, const char *e, gs_record *rec) {
+  unsigned k = 0;
+  int err = parse_object_fields(r, &p, e, &k, rec);
+  return object_done(r, err, k, rec);
+}
+
+/* Parses the object line at r->pos, which does not fit the window, as it
+ * arrives: the numbers before the window's last blank, then the window is
+ * refilled with the rest, until the line ends. A failure drops the rest of
+ * the line. */
+static int parse_long_object(gs_reader *r, gs_record *rec) {
+  unsigned k = 0;
+  int err;
+  while (r->buf[r->pos] != 'o') r->pos++;
+  r->pos++;
+  r->line++;
+  start_record(r, rec, 'o');
+  for (;;) {
+    char *p = r->buf + r->pos, *e = r->buf + r->end;
+    char *nl = memchr(r->buf + r->pos, '\n', r->end - r->pos);
+    const char *q = p;
+    if (nl || r->eof) {
+      if (nl) e = nl;
+      else r->buf[r->end] = '\n';
+      r->pos = (size_t)(e - r->buf) + (nl != NULL);
+      r->scanned = 0;
+      if (k >= 3 && r->fast && gs_reader_fast_refs_(r, p, e, rec)) return object_done(r, GS_EOF, k, rec);
+      while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
+      err = parse_object_fields(r, &q, e, &k, rec);
+      return object_done(r, err, k, rec);
+    }
+    /* p is a blank: parse up to the window's last blank after it, before
+     * which the numbers are whole. */
+    while (e > p + 1 && e[-1] != ' ' && e[-1] != '\t') e--;
+    if (e > p + 1) {
+      e--;
+      r->pos = (size_t)(e - r->buf);
+      if (!(k >= 3 && r->fast && gs_reader_fast_refs_(r, p, e, rec)) &&
+          (err = parse_object_fields(r, &q, e, &k, rec)) != GS_EOF) {
+        r->skip_line = 1;
+        return err;
+      }
+    } else if (r->end - r->pos - 1 > r->max_line) {
+      /* One number over the line limit: what is wrong with it if anything,
+       * as for a whole line, else its length. */
+      r->buf[r->end] = '\n';
+      r->skip_line = 1;
+      err = parse_object_fields(r, &q, r->buf + r->end, &k, rec);
+      return err == GS_EOF ? too_long(r) : err;
+    }
+    r->scanned = r->end - r->pos;
+    if ((err = gs_reader_refill_(r))) { r->io_error = err; return err; }
+  }
 }
 
 static int parse_root(gs_reader *r, const char *p, const char *e, gs_record *rec) {
@@ -464,13 +568,7 @@ static int parse_end(gs_reader *r, const char *p, const char *e, gs_record *rec)
 static int parse_line(gs_reader *r, const char *p, const char *e, gs_record *rec) {
   char letter = *p;
   if (e - p > 1 && p[1] != ' ' && p[1] != '\t') letter = 0;
-  rec->kind = (gs_record_kind)letter;
-  rec->line = r->line;
-  rec->has_timestamp = 0;
-  rec->name = NULL;
-  rec->name_len = 0;
-  rec->nrefs = 0;
-  rec->has_container = 0;
+  start_record(r, rec, letter);
   switch (letter) {
   case 'o': return parse_object(r, p + 1, e, rec);
   case 'r': return parse_root(r, p + 1, e, rec);
@@ -487,7 +585,15 @@ static int parse_line(gs_reader *r, const char *p, const char *e, gs_record *rec
   }
 }
 
+void gs_reader_trim_refs_(uint64_t **refs, size_t *cap) {
+  if (*cap <= TRIM_REFS) return;
+  free(*refs);
+  *refs = NULL;
+  *cap = 0;
+}
+
 int gs_reader_read_next_(gs_reader *r, gs_record *rec) {
+  gs_reader_trim_refs_(&r->refs, &r->refs_cap);
   for (;;) {
     const char *p = NULL, *e = NULL;
     int err;
@@ -496,6 +602,7 @@ int gs_reader_read_next_(gs_reader *r, gs_record *rec) {
         gs_reader_fast_object_(r, rec))
       return GS_OK;
     err = next_line(r, &p, &e);
+    if (err == GS_READER_LONG_) return parse_long_object(r, rec);
     if (err) return err;
     while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
     p = skip_blanks(p, e);

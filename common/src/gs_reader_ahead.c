@@ -12,7 +12,10 @@
  * the blocks before, so records, diagnostics and errors come out exactly as
  * from one thread. A line over the limit is cut at the limit and the rest
  * of it dropped as it arrives, as the plain reader does, so memory stays
- * bounded by the limit.
+ * bounded by the limit. An object line too long for a block (an array of
+ * millions of elements) is a block of its own: the worker that meets it
+ * parses it as it reads it, holding the source meanwhile, so that its text
+ * is never held whole.
  *
  * A consumer may do per-reference work on the workers too (gs_reader_on_refs):
  * after parsing, the workers take turns in block order to count the section
@@ -79,6 +82,7 @@ typedef struct ahead {
   uint64_t next;                 /* number of the next block */
   char *carry;                   /* start of the next block: a partial line */
   size_t carry_len, carry_cap;
+  int carry_lines;               /* carry may hold whole lines (after a long one) */
   int skip_line;                 /* drop input up to the next newline */
   int dropped;                   /* bytes were dropped: offsets are off */
   int src_end;                   /* 0, or GS_EOF or an error once the source is done */
@@ -141,10 +145,11 @@ static const char *last_newline(const char *b, size_t from, size_t len) {
 }
 
 /* Takes the next block of whole lines into w->block: its length, and the
- * state of the source after it (0, GS_EOF or an error). */
+ * state of the source after it (0, GS_EOF or an error), or GS_READER_LONG_
+ * when the block starts a long object line. */
 static int take_block(ahead *a, worker *w, size_t *len) {
   const char *nl = NULL;
-  size_t rest;
+  size_t rest, from;
   int status = 0;
   *len = 0;
   if (a->src_end) return a->src_end;
@@ -152,11 +157,17 @@ static int take_block(ahead *a, worker *w, size_t *len) {
   memcpy(w->block, a->carry, a->carry_len);
   *len = a->carry_len;
   a->carry_len = 0;
-  /* The carried bytes hold no newline: only fresh ones are searched. */
+  /* The carried bytes hold no newline, but after a long line: only fresh
+   * ones are searched. */
+  from = a->carry_lines ? 0 : *len;
+  a->carry_lines = 0;
   while (!status && !nl) {
-    size_t from = *len;
     status = read_more(a, w, len);
     nl = last_newline(w->block, from, *len);
+    from = *len;
+    if (!status && !nl && *len > gs_reader_stream_at_(a->r) &&
+        gs_reader_object_line_(w->block, *len))
+      return GS_READER_LONG_;
     /* One line longer than the limit: keep what the parser needs to
      * report it, drop the rest as it comes. */
     if (!status && !nl && *len > a->r->max_line) {
@@ -189,12 +200,23 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first)
   return GS_OK;
 }
 
-/* Copies what the record points to into the batch. */
-static int keep(batch *b, entry *e) {
+/* Copies what the record points to into the batch; the references of a
+ * batch's first record change places with the parser's instead (a long
+ * object's are tens of MB). */
+static int keep(batch *b, gs_reader *sub, entry *e) {
   gs_record *rec = &e->rec;
-  if (grow((void **)&b->refs, &b->refs_cap, b->nrefs + rec->nrefs, sizeof *b->refs, 4096))
+  if (!b->nrefs && rec->nrefs > b->refs_cap && rec->refs == sub->refs) {
+    uint64_t *refs = b->refs;
+    size_t cap = b->refs_cap;
+    b->refs = sub->refs;
+    b->refs_cap = sub->refs_cap;
+    sub->refs = refs;
+    sub->refs_cap = cap;
+  } else if (grow((void **)&b->refs, &b->refs_cap, b->nrefs + rec->nrefs, sizeof *b->refs, 4096)) {
     return GS_ENOMEM;
-  if (rec->nrefs) memcpy(b->refs + b->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
+  } else if (rec->nrefs) {
+    memcpy(b->refs + b->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
+  }
   e->refs_at = b->nrefs;
   b->nrefs += rec->nrefs;
   if (!rec->name) return GS_OK;
@@ -220,34 +242,96 @@ static void sub_start(worker *w, size_t len, uint64_t offset) {
   s->base = offset;
 }
 
-static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
-  int err = GS_OK;
+static void batch_start(batch *b) {
   b->n = b->ndiags = b->nrefs = b->names_len = 0;
   b->sections = 0;
-  sub_start(w, len, offset);
-  for (;;) {
-    entry *e;
-    if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof *b->entries, 1024)) return GS_ENOMEM;
-    e = &b->entries[b->n];
-    err = gs_reader_read_next_(&w->sub, &e->rec);
-    if (err == GS_EOF) break;
-    e->end = w->sub.pos;
-    if (err == GS_EFORMAT) {
-      if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags, 16)) return GS_ENOMEM;
-      b->diags[b->ndiags] = w->sub.diag;
-      e->diag = b->ndiags++;
-    } else if (err || (err = keep(b, e))) {
-      return err;
-    } else if (e->rec.kind == GS_REC_SECTION || e->rec.kind == GS_REC_END) {
-      b->sections++;
-    }
-    e->result = err;
-    b->n++;
+}
+
+/* Parses the next record of w->sub into the batch: GS_OK, GS_EOF at the
+ * end of the block, or an error. */
+static int parse_entry(worker *w, batch *b, uint64_t offset) {
+  entry *e;
+  int err;
+  if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof *b->entries, 1024)) return GS_ENOMEM;
+  e = &b->entries[b->n];
+  err = gs_reader_read_next_(&w->sub, &e->rec);
+  if (err == GS_EOF) return err;
+  e->end = (size_t)(w->sub.base + w->sub.pos - offset);
+  if (err == GS_EFORMAT) {
+    if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags, 16)) return GS_ENOMEM;
+    b->diags[b->ndiags] = w->sub.diag;
+    e->diag = b->ndiags++;
+  } else if (err || (err = keep(b, &w->sub, e))) {
+    return err;
+  } else if (e->rec.kind == GS_REC_SECTION || e->rec.kind == GS_REC_END) {
+    b->sections++;
   }
+  e->result = err;
+  b->n++;
+  return GS_OK;
+}
+
+static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
+  int err;
+  batch_start(b);
+  sub_start(w, len, offset);
+  while ((err = parse_entry(w, b, offset)) == GS_OK) continue;
+  if (err != GS_EOF) return err;
   b->lines = w->sub.line;
   b->start_offset = offset;
   b->end_offset = offset + len;
   return GS_OK;
+}
+
+/* Drops the rest of the line w->sub failed on, as it arrives. */
+static int skip_line(gs_reader *s) {
+  while (s->skip_line) {
+    char *nl = memchr(s->buf + s->pos, '\n', s->end - s->pos);
+    int err;
+    if (nl) {
+      s->pos = (size_t)(nl + 1 - s->buf);
+      s->skip_line = 0;
+    } else if (s->eof) {
+      s->pos = s->end;
+      s->skip_line = 0;
+    } else {
+      s->pos = s->end;
+      if ((err = gs_reader_refill_(s))) return err;
+    }
+  }
+  return GS_OK;
+}
+
+/* Parses the long object line that starts the len bytes of w->block while
+ * reading the rest of it from the source (held by this worker); what came
+ * after it is carried to the next block. Sets *len to the bytes of the line
+ * and returns the state of the source, as take_block does. */
+static int stream_block(ahead *a, worker *w, batch *b, size_t *len, uint64_t offset) {
+  gs_reader *s = &w->sub;
+  int err;
+  batch_start(b);
+  sub_start(w, *len, offset);
+  s->eof = 0;
+  s->complete = 0;
+  s->fn = a->r->fn;
+  s->ctx = a->r->ctx;
+  err = parse_entry(w, b, offset);
+  if (!err || err == GS_EFORMAT) err = skip_line(s);
+  w->block = s->buf;                   /* the window may have grown */
+  w->block_cap = s->cap + GS_READER_PAD;
+  s->fn = NULL;
+  *len = (size_t)(s->base + s->pos - offset);
+  if (b->n) b->entries[b->n - 1].end = *len;
+  b->lines = s->line;
+  b->start_offset = offset;
+  b->end_offset = offset + *len;
+  if (err) return a->src_end = err;
+  if (reserve(&a->carry, &a->carry_cap, s->end - s->pos)) return a->src_end = GS_ENOMEM;
+  memcpy(a->carry, s->buf + s->pos, s->end - s->pos);
+  a->carry_len = s->end - s->pos;
+  a->carry_lines = 1;
+  if (s->eof && !a->carry_len) return a->src_end = GS_EOF;
+  return 0;
 }
 
 /* ---- the workers ----------------------------------------------------- */
@@ -274,7 +358,7 @@ static int after_parse(worker *w, slot *s, slot *next) {
 
 /* Takes the source and the slot of the next block, and reads the block:
  * its slot, or NULL when stopped. */
-static slot *take_next(worker *w, size_t *len, uint64_t *offset, int *status) {
+static slot *take_next(worker *w, size_t *len, uint64_t *offset, int *status, int *parsed) {
   ahead *a = w->a;
   slot *s = NULL;
   gs_sem_wait(a->source);
@@ -290,6 +374,8 @@ static slot *take_next(worker *w, size_t *len, uint64_t *offset, int *status) {
   *offset = a->offset;
   s->b.exact = !a->dropped;
   *status = take_block(a, w, len);
+  *parsed = *status == GS_READER_LONG_;
+  if (*parsed) *status = stream_block(a, w, &s->b, len, *offset);
   a->offset += *len;
   gs_sem_post(a->source);
   return s;
@@ -301,10 +387,10 @@ static void worker_main(void *arg) {
   for (;;) {
     size_t len;
     uint64_t offset;
-    int status;
-    slot *s = take_next(w, &len, &offset, &status);
+    int status, parsed;
+    slot *s = take_next(w, &len, &offset, &status, &parsed);
     if (!s) return;
-    s->b.end_err = parse_block(w, &s->b, len, offset);
+    s->b.end_err = parsed ? 0 : parse_block(w, &s->b, len, offset);
     if (!s->b.end_err) s->b.end_err = status;
     if (!after_parse(w, s, &a->slots[(size_t)(s - a->slots + 1) % SLOTS])) return;
     gs_sem_post(s->full);
@@ -343,6 +429,7 @@ static int ahead_init(ahead *a) {
     w->sub.fd = -1;
     w->sub.fast = a->r->fast;
     w->sub.max_line = a->r->max_line;
+    w->sub.max_refs = a->r->max_refs;
     if (gs_sem_new(&w->hook_lock, 1)) return GS_ENOMEM;
   }
   for (i = 0; i < SLOTS; i++) {
@@ -419,6 +506,7 @@ int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
     if (b) {
       if (b->end_err) return b->end_err;
       a->line_base += b->lines;
+      gs_reader_trim_refs_(&b->refs, &b->refs_cap);
       gs_sem_post(a->slots[(a->taken - 1) % SLOTS].free);
     }
     s = &a->slots[a->taken % SLOTS];

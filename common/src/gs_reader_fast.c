@@ -20,7 +20,7 @@
 /* Fills in the record of the object line of `len` bytes at the reader's
  * position, whose references are refs[0..nrefs), and moves past it. */
 static int take_line(gs_reader *r, gs_record *rec, size_t len, const uint64_t *refs, size_t nrefs) {
-  if (len > r->max_line) return 0;
+  if (nrefs > r->max_refs) return 0;
   r->pos += len;
   rec->kind = GS_REC_OBJECT;
   rec->line = ++r->line;
@@ -95,25 +95,32 @@ static int window_ends(const unsigned char *p, uint64_t *ends, uint64_t *eol) {
   return !other;
 }
 
-int gs_reader_fast_object_(gs_reader *r, gs_record *rec) {
-  const unsigned char *start = (const unsigned char *)r->buf + r->pos, *p = start + 2;
-  size_t n = 0;
+/* Parses the numbers from p (the first one's first digit) to the end of
+ * the line into r->refs from *n on: the end of the line, or NULL when the
+ * general parser must take it. */
+static const unsigned char *fast_numbers(gs_reader *r, const unsigned char *p, size_t *n) {
   uint64_t ends, eol = 0;
-  if (start[1] != ' ') return 0;
   while (!eol) {
     unsigned from = 0;
-    if (!window_ends(p, &ends, &eol)) return 0;
-    while (r->refs_cap < n + WINDOW / 2)
-      if (gs_reader_grow_refs_(r)) return 0;
+    if (!window_ends(p, &ends, &eol)) return NULL;
+    while (r->refs_cap < *n + WINDOW / 2)
+      if (gs_reader_grow_refs_(r)) return NULL;
     for (; ends; ends &= ends - 1) {
       unsigned to = (unsigned)__builtin_ctzll(ends), len = to - from;
-      if (len - 1 >= MAX_DIGITS) return 0;     /* empty or too long */
-      r->refs[n++] = hex_value(p + from, len);
+      if (len - 1 >= MAX_DIGITS) return NULL;  /* empty or too long */
+      r->refs[(*n)++] = hex_value(p + from, len);
       from = to + 1;
     }
-    if (!from) return 0;                       /* a number over the window */
+    if (!from) return NULL;                    /* a number over the window */
     p += from;
   }
+  return p;
+}
+
+int gs_reader_fast_object_(gs_reader *r, gs_record *rec) {
+  const unsigned char *start = (const unsigned char *)r->buf + r->pos, *p;
+  size_t n = 0;
+  if (start[1] != ' ' || !(p = fast_numbers(r, start + 2, &n))) return 0;
   if (n < 3) return 0;
   rec->id = r->refs[0];
   rec->type = r->refs[1];
@@ -181,6 +188,19 @@ static int fast_hex(const unsigned char **pp, uint64_t *out) {
   return *p == '\n' ? 2 : 0;
 }
 
+/* Parses the numbers from p (the first one's first digit) to the end of
+ * the line into r->refs from *n on: the end of the line, or NULL when the
+ * general parser must take it. */
+static const unsigned char *fast_numbers(gs_reader *r, const unsigned char *p, size_t *n) {
+  int more = 1;
+  while (more == 1) {
+    if (*n == r->refs_cap && gs_reader_grow_refs_(r)) return NULL;
+    if (!(more = fast_hex(&p, &r->refs[*n]))) return NULL;
+    ++*n;
+  }
+  return p;
+}
+
 int gs_reader_fast_object_(gs_reader *r, gs_record *rec) {
   const unsigned char *start = (const unsigned char *)r->buf + r->pos, *p = start + 2;
   uint64_t *f[3];
@@ -190,13 +210,28 @@ int gs_reader_fast_object_(gs_reader *r, gs_record *rec) {
   f[0] = &rec->id; f[1] = &rec->type; f[2] = &rec->size;
   for (i = 0; i < 3; i++)
     if ((more = fast_hex(&p, f[i])) != 1 && (i < 2 || more != 2)) return 0;
-  while (more == 1) {
-    if (n == r->refs_cap && gs_reader_grow_refs_(r)) return 0;
-    if (!(more = fast_hex(&p, &r->refs[n]))) return 0;
-    n++;
-  }
+  if (more == 1 && !(p = fast_numbers(r, p, &n))) return 0;
   return take_line(r, rec, (size_t)(p - start), r->refs, n);
+}
+#endif
+
+#if GS_FAST_PATH
+int gs_reader_fast_refs_(gs_reader *r, char *p, char *e, gs_record *rec) {
+  size_t n = rec->nrefs;
+  char c = *e;
+  const unsigned char *end;
+  if (e - p < 2 || p[1] == ' ') return 0;
+  *e = '\n';
+  end = fast_numbers(r, (const unsigned char *)p + 1, &n);
+  *e = c;
+  if (!end || n > r->max_refs) return 0;
+  rec->nrefs = n;
+  return 1;
 }
 #else
 int gs_reader_fast_object_(gs_reader *r, gs_record *rec) { (void)r; (void)rec; return 0; }
+int gs_reader_fast_refs_(gs_reader *r, char *p, char *e, gs_record *rec) {
+  (void)r; (void)p; (void)e; (void)rec;
+  return 0;
+}
 #endif

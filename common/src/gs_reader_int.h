@@ -41,6 +41,7 @@ struct gs_reader {
   uint64_t line;        /* number of the line last returned */
   uint64_t base;        /* stream offset of buf[0] */
   size_t max_line;
+  size_t max_refs;
   uint64_t size_hint;
   gs_read_at_fn read_at; /* reads the source again, when it can */
   void *read_at_ctx;
@@ -53,6 +54,23 @@ struct gs_reader {
 /* Parses the object line at r->pos the fast way: 1 with *rec filled, or 0
  * when the general parser must take the line. */
 int gs_reader_fast_object_(gs_reader *r, gs_record *rec);
+/* Parses the references of a piece of a long object line the fast way:
+ * the numbers between the blank at p and the end at e (a blank, or the
+ * line's end), after rec->nrefs. 1 when done, 0 when the general parser
+ * must take the piece. */
+int gs_reader_fast_refs_(gs_reader *r, char *p, char *e, gs_record *rec);
+/* Whether the n bytes at p start an object record ("o" after blanks). */
+int gs_reader_object_line_(const char *p, size_t n);
+/* Bytes of an object line without its end after which it is parsed in
+ * pieces rather than held whole. */
+size_t gs_reader_stream_at_(const gs_reader *r);
+/* What gs_reader_read_next_ and the workers' blocks see before such a line. */
+#define GS_READER_LONG_ 1
+/* Moves the partial line to the front of the window and reads more. */
+int gs_reader_refill_(gs_reader *r);
+/* Frees a reference array grown for one huge object, so that it is not
+ * kept for the rest of the input. */
+void gs_reader_trim_refs_(uint64_t **refs, size_t *cap);
 /* Doubles r->refs: GS_OK or GS_ENOMEM. */
 int gs_reader_grow_refs_(gs_reader *r);
 

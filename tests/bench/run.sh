@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh - benchmark of reading, validating and loading large dumps.
 #
-# usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
+# usage: tests/bench/run.sh [--json] [--check] [--prepare] [BUILD_DIR] [OBJECTS]
 #
 # Captures mock heaps of OBJECTS objects (default 10000000) with gcsnap-agent
 # once into $GS_BENCH_DIR (default $TMPDIR/gcsnap-bench), one per reference
@@ -9,30 +9,35 @@
 # and a naive validator, gcsnap-bench-naive) and each phase of gcsnap-bench
 # and `gcsnap dominators` in its own process, and does the same for the real
 # heaps it can get: wpfapp.gclog when the shared folder is present, and V8,
-# JVM and Mono heaps (made once, of at most 2 million objects), read by
-# gcsnap convert or captured by the agent's mono source.
+# JVM and Mono heaps of about OBJECTS objects (made once), read by gcsnap
+# convert or captured by the agent's mono source.
 # README.md beside this script explains every figure.
 set -eu
 
 usage() {
   cat <<'EOF'
-usage: tests/bench/run.sh [--json] [--check] [BUILD_DIR] [OBJECTS]
+usage: tests/bench/run.sh [--json] [--check] [--prepare] [BUILD_DIR] [OBJECTS]
   BUILD_DIR  build folder holding bin/gcsnap-agent and bin/gcsnap-bench (default build)
   OBJECTS    objects in the mock heap dump (default 10000000)
   --json     print the figures as one JSON object instead of text
   --check    exit 1 when a figure misses its target
+  --prepare  only make the dumps that are missing (mock and real), time nothing
 Environment: GS_BENCH_DIR (where the dump is kept), GS_BENCH_SEED (default 1),
 GS_BENCH_REPEAT (runs per phase, best time kept; default 3), GS_SHARED_DIR,
-GS_BENCH_SHAPES (mock reference shapes; default "local forward random").
+GS_BENCH_SHAPES (mock reference shapes; default "local forward random"),
+GS_BENCH_REAL_OBJECTS (objects of the V8, JVM and Mono heaps; default OBJECTS).
 EOF
 }
 
 json=0
 check=0
+prepare=0
+made_s= conv_s=        # seconds making and converting the real heap of the row, when this run did
 while [ $# -gt 0 ]; do
   case $1 in
     --json) json=1 ;;
     --check) check=1 ;;
+    --prepare) prepare=1 ;;
     -h|--help) usage; exit 0 ;;
     --) shift; break ;;
     -*) echo "run.sh: unknown option '$1'" >&2; usage >&2; exit 2 ;;
@@ -46,6 +51,7 @@ build=${1:-build}
 objects=${2:-10000000}
 seed=${GS_BENCH_SEED:-1}
 repeat=${GS_BENCH_REPEAT:-3}
+real=${GS_BENCH_REAL_OBJECTS:-$objects}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 shared=${GS_SHARED_DIR:-$repo/../shared}
@@ -71,6 +77,7 @@ target_ref_bytes=4
 
 case $objects in ''|*[!0-9]*) echo "run.sh: OBJECTS must be a number: '$objects'" >&2; exit 2 ;; esac
 case $repeat in ''|*[!0-9]*|0) echo "run.sh: GS_BENCH_REPEAT must be a positive number" >&2; exit 2 ;; esac
+case $real in ''|*[!0-9]*|0) echo "run.sh: GS_BENCH_REAL_OBJECTS must be a positive number" >&2; exit 2 ;; esac
 for p in "$agent" "$bench" "$naive" "$gcsnap"; do
   [ -x "$p" ] || { echo "run.sh: $p not found; build first (cmake --build $build)" >&2; exit 2; }
 done
@@ -157,6 +164,7 @@ verdict() {
 
 run_input() { # run_input NAME FILE
   name=$1 file=$2
+  [ "$prepare" = 1 ] && return 0
   note "benchmarking $name: $file"
   cat "$file" > /dev/null          # warm the page cache: time parsing, not the disk
   bytes=$(wc -c < "$file" | tr -d ' ')
@@ -190,6 +198,9 @@ run_input() { # run_input NAME FILE
     "\"file\", $bytes / 1e6, $wc_lines, $objects_n, $refs_n, $(field "$graph_line" sections)")"
   if [ "${name#mock-}" != "$name" ] && [ -n "$gen_seconds" ]; then
     say "$(calc '%-14s %8.3f s %8.1f MB/s' "\"generate\", $gen_seconds, $bytes / 1e6 / $gen_seconds")"
+  fi
+  if [ "${name#mock-}" = "$name" ] && [ -n "$made_s$conv_s" ]; then
+    say "$(calc '%-14s %8.1f s by the runtime, %.1f s by gcsnap convert' "\"make\", 0${made_s}, 0${conv_s}")"
   fi
   say "$(calc '%-14s %8.3f s %8.1f MB/s   (baseline)' "\"wc -l\", $wc_seconds, $wc_mbps")"
   say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc   peak RSS %7.1f MB   (baseline)' \
@@ -243,16 +254,19 @@ not_available() {
 converts_from() { "$gcsnap" convert --help 2>&1 | grep -q -- "$1"; }
 
 real_heaps() {
+  made_s= conv_s=
   if ! command -v node >/dev/null; then not_available v8 "node is not installed"
   elif ! converts_from .heapsnapshot; then not_available v8 "gcsnap convert cannot read .heapsnapshot yet"
   elif v8_heap && converted v8-heap.heapsnapshot; then run_input v8 "$work/v8-heap.gclog"
   else not_available v8 "making or converting the heap failed (see above)"
   fi
+  made_s= conv_s=
   if ! command -v jcmd >/dev/null || ! command -v javac >/dev/null; then not_available jvm "no JDK (javac, jcmd)"
   elif ! converts_from .hprof; then not_available jvm "gcsnap convert cannot read .hprof yet"
   elif jvm_heap && converted jvm-heap.hprof; then run_input jvm "$work/jvm-heap.gclog"
   else not_available jvm "making or converting the heap failed (see above)"
   fi
+  made_s= conv_s=
   if ! command -v mono >/dev/null; then not_available mono "mono is not installed"
   elif [ ! -f "$build/lib/libmono-profiler-gcsnap.so" ] || [ ! -f "$build/mono-apps/Churn.exe" ]; then
     not_available mono "$build has no Mono profiler module or Churn.exe (configure with Mono installed)"
@@ -268,40 +282,120 @@ converted() {
   [ -s "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$(cat "$work/$1.stamp")" ] && return 0
   rm -f "$out.stamp"
   note "converting $work/$1"
-  "$gcsnap" convert "$work/$1" "$out" && cp "$work/$1.stamp" "$out.stamp"
+  t0=$(now)
+  "$gcsnap" convert "$work/$1" "$out" || return 1
+  conv_s=$(calc '%.1f' "$(now) - $t0")
+  note "converted $work/$1 in $conv_s s"
+  cp "$work/$1.stamp" "$out.stamp"
 }
 
-# v8_heap: a Node program holding a few million objects, written by
-# v8.writeHeapSnapshot.
+# fresh FILE WHAT: whether $work/FILE was made from WHAT (its program) and
+# $real objects already; if not, removes it and starts the clock of made.
+fresh() {
+  stamp="$real $(printf '%s' "$2" | cksum)"
+  [ -s "$work/$1" ] && [ "$(cat "$work/$1.stamp" 2>/dev/null)" = "$stamp" ] && return 0
+  rm -f "$work/$1" "$work/$1.stamp"
+  note "making $work/$1 of about $real objects"
+  t_made=$(now)
+  return 1
+}
+
+# made FILE: stamps $work/FILE, made since fresh, and says how long it took.
+made() {
+  [ -s "$work/$1" ] || return 1
+  made_s=$(calc '%.1f' "$(now) - $t_made")
+  note "made $work/$1 in $made_s s"
+  printf '%s\n' "$stamp" > "$work/$1.stamp"
+}
+
+# The V8 and JVM programs hold about $real objects of a few kinds (objects
+# of a class, strings, small arrays, a hash map), all of them in one array
+# of $real references, as a large cache or list holds them: the record of
+# that array is a line of about a hundred MB at 10 million.
+v8_program='const n = Number(process.argv[1]), all = new Array(n), byName = new Map();
+class Item { constructor(i, next) { this.i = i; this.next = next; } }
+for (let i = 0; i < n; i++) {
+  const next = all[i >> 1];
+  switch (i & 3) {
+    case 0: all[i] = new Item(i, next); break;
+    case 1: all[i] = "item-" + i; break;
+    case 2: all[i] = [i, next]; break;
+    default: all[i] = { key: i, value: next };
+  }
+  if ((i & 63) === 0) byName.set("key-" + i, all[i]);
+}
+require("v8").writeHeapSnapshot(process.argv[2]);'
+
+# v8_heap: the Node program above, written by v8.writeHeapSnapshot.
 v8_heap() {
-  v8=$work/v8-heap.heapsnapshot
-  [ -s "$v8" ] && [ "$(cat "$v8.stamp" 2>/dev/null)" = "$(real_objects)" ] && return 0
-  rm -f "$v8" "$v8.stamp"
-  note "making a V8 heap snapshot of $(real_objects) objects"
-  node -e "const a = []; for (let i = 0; i < $(real_objects); i++) a.push({i, next: a[i >> 1]});
-    require('v8').writeHeapSnapshot('$v8')" >/dev/null && real_objects > "$v8.stamp"
+  fresh v8-heap.heapsnapshot "$v8_program" && return 0
+  # Writing the snapshot takes memory beyond the heap's: room for both.
+  nice -n 10 node --max-old-space-size=16384 -e "$v8_program" "$real" "$work/v8-heap.heapsnapshot" \
+    >/dev/null && made v8-heap.heapsnapshot
 }
 
-# real_objects: objects of the real heaps, a few million at most so that
-# making them once stays short.
-real_objects() { if [ "$objects" -lt 2000000 ]; then echo "$objects"; else echo 2000000; fi; }
+jvm_program='import java.util.HashMap;
+public class Fill {
+  static final class Item {
+    final int i; final Object next;
+    Item(int i, Object next) { this.i = i; this.next = next; }
+  }
+  static Object[] all;
+  static final HashMap<String, Object> byName = new HashMap<>();
+  public static void main(String[] args) throws Exception {
+    int n = Integer.parseInt(args[0]);
+    all = new Object[n];
+    for (int i = 0; i < n; i++) {
+      Object next = all[i >> 1];
+      switch (i & 3) {
+        case 0: all[i] = new Item(i, next); break;
+        case 1: all[i] = "item-" + i; break;
+        case 2: all[i] = new int[] { i, i + 1 }; break;
+        default: all[i] = new Object[] { next, Integer.valueOf(i) };
+      }
+      if ((i & 63) == 0) byName.put("key-" + i, all[i]);
+    }
+    System.out.println("ready");
+    Thread.sleep(600000);
+  }
+}'
 
-# mono_heap: Churn.exe holding a few million objects on Mono with the
-# gcsnap profiler module, captured by gcsnap-agent's mono source.
+# jvm_heap: the JVM program above, dumped by jcmd GC.heap_dump.
+jvm_heap() {
+  fresh jvm-heap.hprof "$jvm_program" && return 0
+  mkdir -p "$work/jvm"
+  printf '%s\n' "$jvm_program" > "$work/jvm/Fill.java"
+  javac -d "$work/jvm" "$work/jvm/Fill.java" || return 1
+  nice -n 10 java -Xmx16g -cp "$work/jvm" Fill "$real" > "$work/jvm/out.txt" &
+  jpid=$!
+  i=0
+  while ! grep -q ready "$work/jvm/out.txt" 2>/dev/null; do
+    i=$((i + 1))
+    [ "$i" -lt 1500 ] && kill -0 "$jpid" 2>/dev/null || { kill "$jpid" 2>/dev/null; return 1; }
+    sleep 0.2
+  done
+  jcmd "$jpid" GC.heap_dump "$work/jvm-heap.hprof" >/dev/null
+  kill "$jpid"
+  wait "$jpid" 2>/dev/null || true
+  made jvm-heap.hprof
+}
+
+# mono_heap: Churn.exe holding $real objects (in arrays of 1000) on Mono
+# with the gcsnap profiler module, captured by gcsnap-agent's mono source.
 mono_heap() {
   out=$work/mono-heap.gclog
-  [ -s "$out" ] && [ "$(cat "$out.stamp" 2>/dev/null)" = "$(real_objects)" ] && return 0
-  rm -f "$out" "$out.stamp" "$work/mono.sock" "$work/mono.in"
+  fresh mono-heap.gclog "$(cksum < "$build/mono-apps/Churn.exe")" && return 0
+  rm -f "$work/mono.sock" "$work/mono.in"
   # Churn.exe exits at the end of its standard input: a pipe held open here.
   mkfifo "$work/mono.in"
-  LD_LIBRARY_PATH=$build/lib mono --profile="gcsnap:socket=$work/mono.sock,ids=address" \
-    "$build/mono-apps/Churn.exe" "$(real_objects)" < "$work/mono.in" > "$work/mono.out" &
+  LD_LIBRARY_PATH=$build/lib nice -n 10 mono --profile="gcsnap:socket=$work/mono.sock,ids=address" \
+    "$build/mono-apps/Churn.exe" "$real" < "$work/mono.in" > "$work/mono.out" &
   mpid=$!
   exec 9> "$work/mono.in"
   i=0 ok=0
   while ! grep -q ready "$work/mono.out" 2>/dev/null; do
     i=$((i + 1))
-    if [ "$i" -ge 600 ] || ! kill -0 "$mpid" 2>/dev/null; then break; fi
+    if [ "$i" -ge 1500 ] || ! kill -0 "$mpid" 2>/dev/null; then break; fi
     sleep 0.2
   done
   grep -q ready "$work/mono.out" 2>/dev/null &&
@@ -309,41 +403,7 @@ mono_heap() {
   exec 9>&-
   wait "$mpid" 2>/dev/null || true
   rm -f "$work/mono.in"
-  [ "$ok" = 1 ] && real_objects > "$out.stamp"
-}
-
-# jvm_heap: a JVM holding a few million objects, dumped by jcmd GC.heap_dump.
-jvm_heap() {
-  [ -s "$work/jvm-heap.hprof" ] && [ "$(cat "$work/jvm-heap.hprof.stamp" 2>/dev/null)" = "$(real_objects)" ] &&
-    return 0
-  rm -f "$work/jvm-heap.hprof" "$work/jvm-heap.hprof.stamp"
-  mkdir -p "$work/jvm"
-  cat > "$work/jvm/Fill.java" <<'JAVA'
-public class Fill {
-  static Object[] keep;
-  public static void main(String[] args) throws Exception {
-    int n = Integer.parseInt(args[0]);
-    Object[] a = new Object[n];
-    for (int i = 0; i < n; i++) a[i] = new Object[] { a[i >> 1], Integer.valueOf(i) };
-    keep = a;
-    System.out.println("ready");
-    Thread.sleep(600000);
-  }
-}
-JAVA
-  javac -d "$work/jvm" "$work/jvm/Fill.java" || return 1
-  java -cp "$work/jvm" Fill "$(real_objects)" > "$work/jvm/out.txt" &
-  jpid=$!
-  i=0
-  while ! grep -q ready "$work/jvm/out.txt" 2>/dev/null; do
-    i=$((i + 1))
-    [ "$i" -lt 600 ] && kill -0 "$jpid" 2>/dev/null || { kill "$jpid" 2>/dev/null; return 1; }
-    sleep 0.2
-  done
-  jcmd "$jpid" GC.heap_dump "$work/jvm-heap.hprof" >/dev/null
-  kill "$jpid"
-  wait "$jpid" 2>/dev/null || true
-  [ -s "$work/jvm-heap.hprof" ] && real_objects > "$work/jvm-heap.hprof.stamp"
+  [ "$ok" = 1 ] && made mono-heap.gclog
 }
 
 for shape in $shapes; do

@@ -25,7 +25,8 @@ Suites:
             tmpfs, a write that hits ENOSPC or the minimum fails the
             snapshot and removes its file at once (skipped without mount)
   line      gcsnap validate and summary on a line above the reader's
-            64 MiB limit: line-too-long with FILE:LINE
+            64 MiB limit: line-too-long with FILE:LINE; an object line
+            over it is read, an object over the reference limit refused
 
 Exit status 0 when every check passed, 1 when one failed, 77 (skipped)
 when the suite cannot run here.
@@ -572,6 +573,24 @@ def suite_line(env):
                  "summary: FILE:LINE of the long line", r.stderr[:500])
         else:
             c.equal(r.returncode, 0, "validate: a line just under 64 MiB is read: %s" % r.stdout[:300])
+        os.remove(path)
+    # Object lines have no byte limit: an array of 7.5 million elements
+    # (a line of 67.5 MB) is read; one reference more than the reader takes
+    # (GS_READER_DEFAULT_MAX_REFS) is refused at its line.
+    for name, token, refs, bad in (("array", b" 10000000", 7500000, False),
+                                   ("refs", b" 1", (1 << 25) + 1, True)):
+        path = env.path("object-%s.gclog" % name)
+        with open(path, "wb") as f:
+            f.write(b"a 2 long lines 0\nt 1 T\nt 2 T[]\no 10000000 1 8\no 20 2 8")
+            f.write(token * refs)
+            f.write(b"\nr 20 1 0\nc long lines 0\n")
+        r = L.run([env.gcsnap, "validate", path], timeout=120)
+        if bad:
+            c.equal(r.returncode, 1, "validate: an object over the reference limit makes the file invalid")
+            c.ok(re.search(r"object-refs\.gclog:5: error \[too-many-references\]", r.stdout),
+                 "validate: FILE:LINE: error [too-many-references]", r.stdout[:500])
+        else:
+            c.equal(r.returncode, 0, "validate: an object line of 67.5 MB is read: %s" % r.stdout[:300])
         os.remove(path)
 
 

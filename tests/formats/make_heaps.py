@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """make_heaps.py - small hand-made heap files whose records are known exactly.
 
-  make_heaps.py hprof OUT [IDSIZE]   an HPROF 1.0.2 dump (4- or 8-byte IDs)
+  make_heaps.py hprof OUT [IDSIZE [EXTRA]]   an HPROF 1.0.2 dump (4- or 8-byte
+                                     IDs), its array EXTRA elements longer
   make_heaps.py v8 OUT               a V8 heap snapshot
 
 Each prints the summary it must give, as JSON, on stdout; the fuzz seeds
@@ -11,10 +12,10 @@ import struct
 import sys
 
 
-def hprof(idsize=8):
+def hprof(idsize=8, extra=0):
     """java.lang.Object <- Node (fields: next:Object, v:int); Holder with a
-    static Node[] field; a cycle of two Nodes in the array; an int[]; one
-    root of each kind."""
+    static Node[] field; a cycle of two Nodes in the array (and extra more
+    elements naming the first); an int[]; one root of each kind."""
     fid = (lambda v: struct.pack('>I', v)) if idsize == 4 else (lambda v: struct.pack('>Q', v))
     out = [b'JAVA PROFILE 1.0.2\0', struct.pack('>IQ', idsize, 0)]
 
@@ -50,7 +51,8 @@ def hprof(idsize=8):
         class_dump(0x200, 0x100, idsize + 4, [], [(5, 2), (6, 10)]),
         class_dump(0x300, 0x100, 0, [(7, 2, 0x1000), (6, 10, 5)], []),
         class_dump(0x400, 0x100, 0, [], []),
-        b'\x22' + fid(0x1000) + struct.pack('>II', 0, 3) + fid(0x400) + fid(0x2000) + fid(0) + fid(0x2100),
+        b'\x22' + fid(0x1000) + struct.pack('>II', 0, 3 + extra) + fid(0x400) + fid(0x2000) + fid(0) +
+        fid(0x2100) + fid(0x2000) * extra,
         instance(0x2000, 0x200, 0x2100, 1),
         instance(0x2100, 0x200, 0x2000, 2),
         b'\x23' + fid(0x3000) + struct.pack('>II', 0, 4) + b'\x0a' + b'\0' * 16,
@@ -71,9 +73,9 @@ def hprof(idsize=8):
     align = lambda n: (n + 7) & ~7
     # classes (Holder with its static fields), the array, the nodes, int[4]
     sizes = [align(2 * idsize)] * 4 + [align(2 * idsize + idsize + 4)] + \
-        [align(2 * idsize + 4 + 3 * idsize)] + [align(node)] * 3 + [align(2 * idsize + 4 + 16)]
+        [align(2 * idsize + 4 + (3 + extra) * idsize)] + [align(node)] * 3 + [align(2 * idsize + 4 + 16)]
     # references: four classes to their superclass, the array's two, the cycle
-    expect = {"objects": 10, "bytes": sum(sizes), "references": 4 + 2 + 2,
+    expect = {"objects": 10, "bytes": sum(sizes), "references": 4 + 2 + extra + 2,
               "roots": 10, "roots_by_kind": {"internal": 3, "local": 4, "finalizer": 0,
                                              "handle": 1, "static": 1, "runtime": 1},
               "unreachable": 3,   # class objects no root holds: Node, Node[], Class
@@ -119,7 +121,8 @@ def v8():
 
 if __name__ == '__main__':
     kind, path = sys.argv[1], sys.argv[2]
-    data, expect = hprof(int(sys.argv[3]) if len(sys.argv) > 3 else 8) if kind == 'hprof' else v8()
+    args = [int(a) for a in sys.argv[3:]]
+    data, expect = hprof(*args) if kind == 'hprof' else v8()
     with open(path, 'wb') as f:
         f.write(data)
     print(json.dumps(expect))

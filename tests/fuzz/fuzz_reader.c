@@ -30,6 +30,9 @@
 /* Room for one written record: a line of at most FUZZ_MAX_LINE input bytes
  * can only grow by the timestamp the writer adds. */
 #define SINK_CAP (4 * FUZZ_MAX_LINE)
+/* Object lines have no byte limit, only one on references: as many as
+ * keep a written object line (17 bytes a reference) inside the sink. */
+#define FUZZ_MAX_REFS (FUZZ_MAX_LINE / 17)
 
 #define CHECK(cond) \
   do { \
@@ -63,6 +66,7 @@ static uint64_t fuzz_validate(const uint8_t *data, size_t size) {
   diag_tally tally = {0, 0};
   CHECK(gs_reader_new_buffer(&r, data, size) == GS_OK);
   gs_reader_set_max_line(r, FUZZ_MAX_LINE);
+  gs_reader_set_max_refs(r, FUZZ_MAX_REFS);
   CHECK(gs_validate_reader(r, on_diag, &tally, &counts) == GS_OK);
   CHECK(counts.errors == tally.errors);
   CHECK(counts.warnings == tally.warnings);
@@ -146,6 +150,7 @@ static int fuzz_graph(const uint8_t *data, size_t size) {
   int rc;
   CHECK(gs_reader_new_buffer(&r, data, size) == GS_OK);
   gs_reader_set_max_line(r, FUZZ_MAX_LINE);
+  gs_reader_set_max_refs(r, FUZZ_MAX_REFS);
   while ((rc = gs_graph_load(r, &g, &err)) == GS_OK) {
     check_graph(g);
     gs_graph_free(g);
@@ -319,6 +324,7 @@ static void fuzz_writer(const uint8_t *data, size_t size) {
   int rc;
   CHECK(gs_reader_new_buffer(&r, data, size) == GS_OK);
   gs_reader_set_max_line(r, FUZZ_MAX_LINE);
+  gs_reader_set_max_refs(r, FUZZ_MAX_REFS);
   while ((rc = gs_reader_next(r, &rec)) != GS_EOF) {
     CHECK(rc == GS_OK || rc == GS_EFORMAT);
     if (rc == GS_OK) {
@@ -339,7 +345,9 @@ static void fuzz_fast_path(const uint8_t *data, size_t size) {
   CHECK(gs_reader_new_buffer(&fast, data, size) == GS_OK);
   CHECK(gs_reader_new_buffer(&slow, data, size) == GS_OK);
   gs_reader_set_max_line(fast, FUZZ_MAX_LINE);
+  gs_reader_set_max_refs(fast, FUZZ_MAX_REFS);
   gs_reader_set_max_line(slow, FUZZ_MAX_LINE);
+  gs_reader_set_max_refs(slow, FUZZ_MAX_REFS);
   gs_reader_set_fast_path(slow, 0);
   for (;;) {
     gs_record a, b;

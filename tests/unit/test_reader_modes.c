@@ -27,6 +27,9 @@ static int chunked_read(void *ctx, void *buf, size_t cap, size_t *got) {
   return GS_OK;
 }
 
+/* The reference limit of the readers transcript makes (0: the default). */
+static size_t refs_limit;
+
 /* Everything the reader said, as text: one line per record or diagnostic. */
 static void transcript(const char *data, size_t len, int mode, size_t max_line, gsu_buf *out) {
   chunked c = {data, len, 0, 7};
@@ -36,6 +39,7 @@ static void transcript(const char *data, size_t len, int mode, size_t max_line, 
   if (mode & MODE_CHUNKED) gsu_assert_ok(gs_reader_new(&r, chunked_read, &c));
   else gsu_assert_ok(gs_reader_new_buffer(&r, data, len));
   gs_reader_set_max_line(r, max_line);
+  if (refs_limit) gs_reader_set_max_refs(r, refs_limit);
   gs_reader_set_fast_path(r, mode & MODE_FAST);
   if (mode & MODE_THREAD) gsu_assert_ok(gs_reader_start_thread(r));
   while ((err = gs_reader_next(r, &rec)) != GS_EOF) {
@@ -187,6 +191,37 @@ static void long_lines_read_alike(void **state) {
   gsu_buf_printf(&in, "c Long 0\n");
   check_modes("long lines", in.data, in.len, GS_READER_DEFAULT_MAX_LINE);
   check_modes("long lines over the limit", in.data, in.len, 1u << 20);
+  gsu_buf_free(&in);
+}
+
+/* Object lines longer than the window, parsed as they arrive, among short
+ * lines: whole, with a bad number early, late or at a piece's end, over the
+ * reference limit, with a number over the line limit, and last without
+ * its newline. */
+static void long_objects_read_alike(void **state) {
+  static const char *const odd[] = {"", " 12x4", " 123456789abcdef012", " -5", "\x01"};
+  gsu_buf in = {0};
+  size_t i, k;
+  (void)state;
+  gsu_buf_printf(&in, "a 2 Long 0\n");
+  for (i = 0; i < 9; i++) {
+    size_t refs = 55000 + 37 * i, at = i < 6 ? refs - 1 - i * 9000 : 1000 * i;
+    gsu_buf_printf(&in, "t %zx T\n%so %zx 1 8", i, i % 3 ? "" : "  ", 0x1000 + 8 * i);
+    for (k = 0; k < refs; k++) {
+      gsu_buf_printf(&in, "%s%zx", k % 5 ? " " : " \t ", 0x200000000 + 8 * k);
+      if (k == at) gsu_buf_printf(&in, "%s", odd[i % 5]);
+      if (k == at && i == 7)
+        for (size_t z = 0; z < 5000; z++) gsu_buf_append(&in, z ? "0" : " ", 1);
+    }
+    gsu_buf_printf(&in, i % 2 ? "\r\n" : " \n");
+  }
+  gsu_buf_printf(&in, "o 5 1 8");
+  for (k = 0; k < 90000; k++) gsu_buf_printf(&in, " %zx", 0x300000000 + k);
+  check_modes("long objects", in.data, in.len, GS_READER_DEFAULT_MAX_LINE);
+  check_modes("long objects, max 1024", in.data, in.len, 1024);
+  refs_limit = 55100;
+  check_modes("long objects, 55100 references", in.data, in.len, 4096);
+  refs_limit = 0;
   gsu_buf_free(&in);
 }
 
@@ -372,6 +407,7 @@ int main(void) {
     cmocka_unit_test(fixtures_read_alike),
     cmocka_unit_test(odd_lines_read_alike),
     cmocka_unit_test(long_lines_read_alike),
+    cmocka_unit_test(long_objects_read_alike),
     cmocka_unit_test(mixed_blocks_read_alike),
     cmocka_unit_test(validation_alike_on_every_shape),
     cmocka_unit_test(many_sections_validate_alike),

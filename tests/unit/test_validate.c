@@ -13,9 +13,13 @@
 
 static const char *const fixture_dirs[] = {"diag", "seeds", "valid"};
 
-/* The reader limit for fixtures that test it; the file cannot carry it. */
+/* The reader limits for fixtures that test them; the file cannot carry them. */
 static size_t max_line_for(const char *file) {
   return strcmp(file, "line-too-long.gclog") == 0 ? 1024 : 0;
+}
+
+static size_t max_refs_for(const char *file) {
+  return strcmp(file, "too-many-references.gclog") == 0 ? 4 : 0;
 }
 
 /* ---- diagnostic lists ---------------------------------------------------- */
@@ -104,13 +108,14 @@ typedef struct run {
   gs_validate_counts counts;
 } run;
 
-static void validate_file(const char *path, size_t max_line, run *out) {
+static void validate_file(const char *path, size_t max_line, size_t max_refs, run *out) {
   size_t len;
   char *text = gsu_read_file(path, &len);
   gs_reader *r = NULL;
   memset(out, 0, sizeof *out);
   gsu_assert_ok(gs_reader_new_buffer(&r, text, len));
   if (max_line) gs_reader_set_max_line(r, max_line);
+  if (max_refs) gs_reader_set_max_refs(r, max_refs);
   gsu_assert_ok(gs_validate_reader(r, gsu_diags_collect, &out->diags, &out->counts));
   gs_reader_free(r);
   free(text);
@@ -128,7 +133,7 @@ static int check_fixture(const char *dir, const char *file) {
   snprintf(rel, sizeof rel, "%s/%s", dir, file);
   snprintf(expect_rel, sizeof expect_rel, "%s/%.*s.expect", dir, (int)stem, file);
   ok = load_expect(gsu_fixture(expect_rel), &want);
-  validate_file(gsu_fixture(rel), max_line_for(file), &res);
+  validate_file(gsu_fixture(rel), max_line_for(file), max_refs_for(file), &res);
   for (i = 0; i < res.diags.n; i++) {
     const gs_diag *d = &res.diags.items[i];
     entries_add(&got, d->line, d->code, gs_diag_severity(d->code));
@@ -265,7 +270,7 @@ static void test_seed_counts(void **state) {
   size_t i;
   for (i = 0; i < 2; i++) {
     run res;
-    validate_file(gsu_fixture(seeds[i]), 0, &res);
+    validate_file(gsu_fixture(seeds[i]), 0, 0, &res);
     assert_int_equal(res.counts.errors, 0);
     assert_int_equal(res.counts.warnings, 11);
     assert_int_equal(res.counts.sections, 1);
@@ -277,7 +282,7 @@ static void test_seed_counts(void **state) {
 static void test_section_counts(void **state) {
   (void)state;
   run res;
-  validate_file(gsu_fixture("valid/sections-repeat-ids.gclog"), 0, &res);
+  validate_file(gsu_fixture("valid/sections-repeat-ids.gclog"), 0, 0, &res);
   assert_int_equal(res.counts.errors, 0);
   assert_int_equal(res.counts.warnings, 0);
   assert_int_equal(res.counts.sections, 3);
