@@ -255,40 +255,61 @@ static int resolve_refs(loader *l) {
   return GS_OK;
 }
 
+/* Sorting replaces one node array at a time by a copy in node order, so it
+ * never holds a second copy of the whole graph: the peak is the graph, the
+ * node of each object, and the references once more. */
+static int permute64(uint64_t **arr, const uint32_t *node, uint32_t n) {
+  uint64_t *to = malloc(((size_t)n + 1) * sizeof *to);
+  uint32_t i;
+  if (!to) return GS_ENOMEM;
+  for (i = 0; i < n; i++) to[node[i]] = (*arr)[i];
+  free(*arr);
+  *arr = to;
+  return GS_OK;
+}
+
+static int permute32(uint32_t **arr, const uint32_t *node, uint32_t n) {
+  uint32_t *to = malloc(((size_t)n + 1) * sizeof *to), i;
+  if (!to) return GS_ENOMEM;
+  for (i = 0; i < n; i++) to[node[i]] = (*arr)[i];
+  free(*arr);
+  *arr = to;
+  return GS_OK;
+}
+
+static int permute_refs(gs_graph *g, const uint32_t *node, uint32_t n) {
+  uint32_t *offsets = malloc(((size_t)n + 2) * sizeof *offsets), *refs = NULL, i;
+  if (!offsets || !(refs = malloc((g->nrefs ? g->nrefs : 1) * sizeof *refs))) {
+    free(offsets);
+    return GS_ENOMEM;
+  }
+  offsets[0] = 0;
+  for (i = 0; i < n; i++) offsets[node[i] + 1] = g->ref_offsets[i + 1] - g->ref_offsets[i];
+  for (i = 0; i < n; i++) offsets[i + 1] += offsets[i];
+  for (i = 0; i < n; i++)
+    memcpy(refs + offsets[node[i]], g->refs + g->ref_offsets[i],
+           (size_t)(g->ref_offsets[i + 1] - g->ref_offsets[i]) * sizeof *refs);
+  free(g->refs);
+  free(g->ref_offsets);
+  g->refs = refs;
+  g->ref_offsets = offsets;
+  return GS_OK;
+}
+
 /* Objects came out of ID order: moves each to the node its rank names, with
  * its references. */
 static int sort_objects(loader *l) {
   gs_graph *g = l->g;
-  uint32_t n = g->nobjects, i, *offsets, *refs, *types, *node;
-  uint64_t *ids, *sizes;
-  if (!(node = calloc((size_t)n + 1, sizeof *node))) return GS_ENOMEM;
+  uint32_t n = g->nobjects, i, *node;
+  int err;
+  if (!(node = malloc(((size_t)n + 1) * sizeof *node))) return GS_ENOMEM;
   for (i = 0; i < n; i++) gs_idset_rank(&l->objects, g->ids[i], &node[i]);
-  ids = malloc(((size_t)n + 1) * sizeof *ids);
-  sizes = malloc(((size_t)n + 1) * sizeof *sizes);
-  types = malloc(((size_t)n + 1) * sizeof *types);
-  offsets = malloc(((size_t)n + 2) * sizeof *offsets);
-  refs = malloc((g->nrefs ? g->nrefs : 1) * sizeof *refs);
-  if (!ids || !sizes || !types || !offsets || !refs) {
-    free(node); free(ids); free(sizes); free(types); free(offsets); free(refs);
-    return GS_ENOMEM;
-  }
-  for (i = 0; i < n; i++) {
-    ids[node[i]] = g->ids[i];
-    sizes[node[i]] = g->sizes[i];
-    types[node[i]] = g->types[i];
-    offsets[node[i] + 1] = g->ref_offsets[i + 1] - g->ref_offsets[i];
-  }
-  offsets[0] = 0;
-  for (i = 0; i < n; i++) offsets[i + 1] += offsets[i];
-  for (i = 0; i < n; i++) {
-    uint32_t c = g->ref_offsets[i + 1] - g->ref_offsets[i];
-    memcpy(refs + offsets[node[i]], g->refs + g->ref_offsets[i], (size_t)c * sizeof *refs);
-  }
+  if (!(err = permute64(&g->ids, node, n)) && !(err = permute64(&g->sizes, node, n)) &&
+      !(err = permute32(&g->types, node, n)))
+    err = permute_refs(g, node, n);
   free(node);
-  free(g->ids); free(g->sizes); free(g->types); free(g->ref_offsets); free(g->refs);
-  g->ids = ids; g->sizes = sizes; g->types = types; g->ref_offsets = offsets; g->refs = refs;
   l->nodes_cap = n;
-  return GS_OK;
+  return err;
 }
 
 /* Appends a node for each missing ID: type GS_GRAPH_MISSING, size 0, no

@@ -1,7 +1,8 @@
 /* test_graph.c - the in-memory object graph: nodes, sizes, types and
  * references of small hand-written dumps, placeholders for objects not in the
  * dump, roots, reachability (weak roots, cycles), several sections, load
- * errors, the memory bound, and IDs and sizes packed. */
+ * errors, the memory bound, IDs and sizes packed, and objects out of ID
+ * order. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -536,6 +537,72 @@ static void test_pack_wide(void **state) {
   close_text(&l);
 }
 
+/* ---- objects out of ID order -------------------------------------------- */
+
+/* A dump of n objects, with object k (ID 8k + 8) written at position
+ * order[k]: types cycle, references go anywhere, a few to missing IDs. */
+static char *dump_in_order(const unsigned *order, unsigned n) {
+  size_t cap = 64 + (size_t)n * 96, len;
+  char *text = malloc(cap), **lines = calloc(n, sizeof *lines);
+  unsigned k, j;
+  assert_non_null(text);
+  assert_non_null(lines);
+  for (k = 0; k < n; k++) {
+    char *line = malloc(96);
+    int at;
+    assert_non_null(line);
+    at = snprintf(line, 96, "o %x %x %x", 8 * k + 8, 1 + k % 3, 16 + k % 40);
+    for (j = 0; j < k % 4; j++) at += snprintf(line + at, 96 - at, " %x", 8 * ((k * 7 + j * 13) % (n + 5)) + 8);
+    snprintf(line + at, 96 - at, "\n");
+    lines[order[k]] = line;
+  }
+  len = (size_t)snprintf(text, cap, "a 2 X 0\nt 1 A\nt 2 B\nt 3 C\n");
+  for (k = 0; k < n; k++) {
+    len += (size_t)snprintf(text + len, cap - len, "%s", lines[k]);
+    free(lines[k]);
+  }
+  snprintf(text + len, cap - len, "r 8 1 0\nr %x 2 0\nc X 1\n", 8 * (n / 2) + 8);
+  free(lines);
+  return text;
+}
+
+/* Loaded in any order, a dump gives the graph of its objects in ID order. */
+static void test_unsorted(void **state) {
+  enum { N = 300 };
+  unsigned sorted[N], shuffled[N], k;
+  char *a, *b, buf[64];
+  loaded la, lb;
+  gs_graph *ga, *gb;
+  (void)state;
+  for (k = 0; k < N; k++) sorted[k] = k, shuffled[k] = (k * 97 + 11) % N;
+  a = dump_in_order(sorted, N);
+  b = dump_in_order(shuffled, N);
+  ga = load_one(&la, a);
+  gb = load_one(&lb, b);
+  assert_int_equal(ga->nnodes, gb->nnodes);
+  assert_int_equal(ga->nrefs, gb->nrefs);
+  assert_int_equal(ga->dangling_refs, gb->dangling_refs);
+  assert_true(ga->dangling_refs > 0);
+  for (k = 0; k < ga->nnodes; k++) {
+    uint32_t i, c = ga->ref_offsets[k + 1] - ga->ref_offsets[k];
+    assert_int_equal(ga->ids[k], gb->ids[k]);
+    assert_true(k == 0 || ga->ids[k - 1] < ga->ids[k] || k == ga->nobjects);
+    assert_int_equal(ga->sizes[k], gb->sizes[k]);
+    strcpy(buf, type_name(ga, ga->types[k]));
+    assert_string_equal(buf, type_name(gb, gb->types[k]));
+    assert_int_equal(c, gb->ref_offsets[k + 1] - gb->ref_offsets[k]);
+    for (i = 0; i < c; i++)
+      assert_int_equal(ga->ids[ga->refs[ga->ref_offsets[k] + i]], gb->ids[gb->refs[gb->ref_offsets[k] + i]]);
+  }
+  for (k = 0; k < ga->nroots; k++) assert_int_equal(ga->ids[ga->roots[k].node], gb->ids[gb->roots[k].node]);
+  gs_graph_free(ga);
+  gs_graph_free(gb);
+  close_text(&la);
+  close_text(&lb);
+  free(a);
+  free(b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_section_fields),
@@ -554,6 +621,7 @@ int main(void) {
     cmocka_unit_test(test_empty_input),
     cmocka_unit_test(test_pack),
     cmocka_unit_test(test_pack_wide),
+    cmocka_unit_test(test_unsorted),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
