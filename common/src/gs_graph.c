@@ -302,8 +302,12 @@ static int sort_objects(loader *l) {
   gs_graph *g = l->g;
   uint32_t n = g->nobjects, i, *node;
   int err;
-  if (!(node = malloc(((size_t)n + 1) * sizeof *node))) return GS_ENOMEM;
-  for (i = 0; i < n; i++) gs_idset_rank(&l->objects, g->ids[i], &node[i]);
+  if (!(node = calloc((size_t)n + 1, sizeof *node))) return GS_ENOMEM;
+  for (i = 0; i < n; i++) {
+    int member = gs_idset_rank(&l->objects, g->ids[i], &node[i]);
+    assert(member);
+    (void)member;
+  }
   if (!(err = permute64(&g->ids, node, n)) && !(err = permute64(&g->sizes, node, n)) &&
       !(err = permute32(&g->types, node, n)))
     err = permute_refs(g, node, n);

@@ -539,44 +539,37 @@ static void test_pack_wide(void **state) {
 
 /* ---- objects out of ID order -------------------------------------------- */
 
-/* A dump of n objects, with object k (ID 8k + 8) written at position
- * order[k]: types cycle, references go anywhere, a few to missing IDs. */
-static char *dump_in_order(const unsigned *order, unsigned n) {
-  size_t cap = 64 + (size_t)n * 96, len;
-  char *text = malloc(cap), **lines = calloc(n, sizeof *lines);
+enum { UNSORTED_N = 300, UNSORTED_LINE = 96 };
+
+/* A dump of UNSORTED_N objects into text, with object k (ID 8k + 8) written
+ * at position order[k]: types cycle, references go anywhere, a few to
+ * missing IDs. */
+static void dump_in_order(char *text, size_t cap, const unsigned *order) {
+  static char lines[UNSORTED_N][UNSORTED_LINE];
   unsigned k, j;
-  assert_non_null(text);
-  assert_non_null(lines);
-  for (k = 0; k < n; k++) {
-    char *line = malloc(96);
-    int at;
-    assert_non_null(line);
-    at = snprintf(line, 96, "o %x %x %x", 8 * k + 8, 1 + k % 3, 16 + k % 40);
-    for (j = 0; j < k % 4; j++) at += snprintf(line + at, 96 - at, " %x", 8 * ((k * 7 + j * 13) % (n + 5)) + 8);
-    snprintf(line + at, 96 - at, "\n");
-    lines[order[k]] = line;
+  size_t len;
+  for (k = 0; k < UNSORTED_N; k++) {
+    char *line = lines[order[k]];
+    int at = snprintf(line, UNSORTED_LINE, "o %x %x %x", 8 * k + 8, 1 + k % 3, 16 + k % 40);
+    for (j = 0; j < k % 4; j++)
+      at += snprintf(line + at, UNSORTED_LINE - at, " %x", 8 * ((k * 7 + j * 13) % (UNSORTED_N + 5)) + 8);
   }
   len = (size_t)snprintf(text, cap, "a 2 X 0\nt 1 A\nt 2 B\nt 3 C\n");
-  for (k = 0; k < n; k++) {
-    len += (size_t)snprintf(text + len, cap - len, "%s", lines[k]);
-    free(lines[k]);
-  }
-  snprintf(text + len, cap - len, "r 8 1 0\nr %x 2 0\nc X 1\n", 8 * (n / 2) + 8);
-  free(lines);
-  return text;
+  for (k = 0; k < UNSORTED_N; k++) len += (size_t)snprintf(text + len, cap - len, "%s\n", lines[k]);
+  snprintf(text + len, cap - len, "r 8 1 0\nr %x 2 0\nc X 1\n", 8 * (UNSORTED_N / 2) + 8);
 }
 
 /* Loaded in any order, a dump gives the graph of its objects in ID order. */
 static void test_unsorted(void **state) {
-  enum { N = 300 };
-  unsigned sorted[N], shuffled[N], k;
-  char *a, *b, buf[64];
+  static char a[UNSORTED_N * UNSORTED_LINE + 128], b[UNSORTED_N * UNSORTED_LINE + 128];
+  unsigned sorted[UNSORTED_N], shuffled[UNSORTED_N], k;
+  char buf[64];
   loaded la, lb;
   gs_graph *ga, *gb;
   (void)state;
-  for (k = 0; k < N; k++) sorted[k] = k, shuffled[k] = (k * 97 + 11) % N;
-  a = dump_in_order(sorted, N);
-  b = dump_in_order(shuffled, N);
+  for (k = 0; k < UNSORTED_N; k++) sorted[k] = k, shuffled[k] = (k * 97 + 11) % UNSORTED_N;
+  dump_in_order(a, sizeof a, sorted);
+  dump_in_order(b, sizeof b, shuffled);
   ga = load_one(&la, a);
   gb = load_one(&lb, b);
   assert_int_equal(ga->nnodes, gb->nnodes);
@@ -599,8 +592,6 @@ static void test_unsorted(void **state) {
   gs_graph_free(gb);
   close_text(&la);
   close_text(&lb);
-  free(a);
-  free(b);
 }
 
 int main(void) {
