@@ -8,7 +8,8 @@ Suites: roots (every root kind, exact counts, strict validation), statics
 ids (stable IDs across real compaction, checked by each object's place in
 an array), ids_busy (the same while the program collects all through the
 captures, so that objects move while the module settles their IDs), faults (agent gone or stalled, program killed, no
-collector), own (--trigger and --every with --spool on a running program).
+collector), own (--trigger and --every with --spool on a running program),
+wide (an array whose object line is longer than 64 MiB).
 Exit 0 pass, 1 fail, 77 skipped (no mono or the programs not built).
 """
 import json
@@ -349,6 +350,40 @@ def test_own():
     check(app.poll() is None, "the program runs on")
 
 
+WIDE = 6500000         # references of Wide.exe's array: with addresses, a line of about 84 MB
+
+
+def test_wide():
+    """The array's line, above the 64 MiB that bounds other lines, is read
+    as it arrives and written whole."""
+    app = App("Wide.exe", [str(WIDE)], ids="address")
+    app.wait_line("ready")
+    out = os.path.join(WORK, "wide.gclog")
+    stats = capture(app, out)
+    check(stats["references"] >= WIDE, "%d references captured" % stats["references"])
+    validate(out)
+    types, leaves, wide = {}, set(), []
+    with open(out, "rb") as f:
+        for line in f:
+            if line.startswith(b"t "):
+                t = line.rstrip(b"\n").split(b" ", 2)
+                types[t[1]] = t[2]
+            elif len(line) > 64 << 20:
+                wide.append(line)
+            elif line.startswith(b"o "):
+                o = line.split()
+                if types.get(o[2]) == b"Leaf":
+                    leaves.add(o[1])
+    check(len(wide) == 1, "one object line above 64 MiB (%s)" % [len(l) for l in wide])
+    head = wide[0][:4096].split()
+    check(types.get(head[2]) == b"System.Object[]", "it is the object[] (%s)" % types.get(head[2]))
+    nrefs = wide[0].count(b" ") - 3
+    check(nrefs == WIDE, "its %d references are all there (%d)" % (WIDE, nrefs))
+    check(len(leaves) == 16 and set(head[4:20]) == leaves,
+          "its first 16 references are the 16 Leaf objects")
+    check(app.finish() == 0, "the program runs on and exits")
+
+
 def main():
     if not shutil.which("mono") or not os.path.exists(os.path.join(LIB, "libmono-profiler-gcsnap.so")) \
             or not os.path.exists(os.path.join(APPS, "Roots.exe")):
@@ -358,7 +393,8 @@ def main():
     os.makedirs(WORK)
     try:
         {"roots": test_roots, "statics": test_statics, "ids": test_ids,
-         "ids_busy": lambda: test_ids(busy=True), "faults": test_faults, "own": test_own}[suite]()
+         "ids_busy": lambda: test_ids(busy=True), "faults": test_faults, "own": test_own,
+         "wide": test_wide}[suite]()
     finally:
         for p in procs:
             if p.poll() is None:
