@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 SKIP = 77
@@ -382,6 +383,45 @@ def test_wide():
     check(len(leaves) == 16 and set(head[4:20]) == leaves,
           "its first 16 references are the 16 Leaf objects")
     check(app.finish() == 0, "the program runs on and exits")
+    # A module that sends more references than a dump may hold, or a
+    # malformed one: the capture fails with the reason and leaves no file.
+    limit = 1 << 25    # GS_READER_DEFAULT_MAX_REFS
+    out = os.path.join(WORK, "refused.gclog")
+    for body, want in [(b" 10" * (limit + 1), "object 10, more than %d" % limit),
+                       (b" 10 1g", "malformed object line")]:
+        r = fake_module(b"s d\nt 1 X\no 10 1 20" + body + b"\nr 10 3 0 0\ne 1 0 0\n", out)
+        check(r.returncode == 1 and want in r.stderr and not os.path.exists(out),
+              "an object line that ends in %r: exit 1, no file (%s)" % (body[-6:], r.stderr.strip()))
+    r = fake_module(b"s d\nt 1 X\no 10 1 20" + b" 10" * limit + b"\nr 10 3 0 0\ne 1 0 0\n", os.devnull)
+    check(r.returncode == 0, "an object of exactly %d references is taken (%s)" % (limit, r.stderr.strip()))
+
+
+def fake_module(snapshot, out):
+    """Captures from a stand-in for the module that answers with snapshot."""
+    path = os.path.join(WORK, "fake.sock")
+    if os.path.exists(path):
+        os.unlink(path)
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(2)
+
+    def serve():
+        for reply in (b"", snapshot):    # the agent's first connection only reads the greeting
+            c = srv.accept()[0]
+            c.sendall(b"gcsnap-mono 1 ids=address\n")
+            if reply:
+                c.recv(64)
+                try:
+                    c.sendall(reply)
+                except OSError:          # the agent stopped reading at the fault
+                    pass
+            c.close()
+    t = threading.Thread(target=serve)
+    t.start()
+    r = agent("--source", "mono:" + path, "--out", out, check_rc=False)
+    t.join()
+    srv.close()
+    return r
 
 
 def main():
