@@ -9,7 +9,8 @@ ids (stable IDs across real compaction, checked by each object's place in
 an array), ids_busy (the same while the program collects all through the
 captures, so that objects move while the module settles their IDs), faults (agent gone or stalled, program killed, no
 collector), own (--trigger and --every with --spool on a running program),
-wide (an array whose object line is longer than 64 MiB).
+wide (an array whose object line is longer than 64 MiB, to a file and to
+gcsnapd; a module's object over the reference limit or malformed).
 Exit 0 pass, 1 fail, 77 skipped (no mono or the programs not built).
 """
 import json
@@ -311,6 +312,11 @@ def test_faults():
     a.wait()
 
 
+def listening(port):
+    with socket.socket() as c:
+        return c.connect_ex(("127.0.0.1", port)) == 0
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -382,6 +388,20 @@ def test_wide():
     check(nrefs == WIDE, "its %d references are all there (%d)" % (WIDE, nrefs))
     check(len(leaves) == 16 and set(head[4:20]) == leaves,
           "its first 16 references are the 16 Leaf objects")
+    # Streamed to a collector, which stores it whole.
+    port, http = free_port(), free_port()
+    store = os.path.join(WORK, "store")
+    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port, "--http",
+                          "127.0.0.1:%d" % http, "--store", store], stderr=subprocess.DEVNULL)
+    procs.append(d)
+    wait_until(lambda: listening(port), "the collector")
+    agent("--source", "mono:" + app.sock, "--connect", "127.0.0.1:%d" % port, "--device-id", "wide",
+          "--once")
+    stored = [os.path.join(dp, f) for dp, _, fs in os.walk(store) for f in fs if f.endswith(".gclog.zst")]
+    r = gcsnap("summary", "--json", *stored[:1])
+    refs = json.loads(r.stdout)["references"] if r.returncode == 0 else r.stderr.strip()
+    check(len(stored) == 1 and isinstance(refs, int) and refs >= WIDE,
+          "gcsnapd stored it, %s references" % refs)
     check(app.finish() == 0, "the program runs on and exits")
     # A module that sends more references than a dump may hold, or a
     # malformed one: the capture fails with the reason and leaves no file.
