@@ -65,7 +65,7 @@ static int receive(mono_source *s) {
     s->pos = 0;
   }
   if (s->len == s->cap) {
-    size_t cap = s->cap * 2;
+    size_t cap = s->cap ? s->cap * 2 : 65536;
     char *bigger;
     if (s->cap >= MAX_LINE) return fail(s, GS_EIO, "a line longer than 64 MiB", NULL);
     if (!(bigger = realloc(s->buf, cap))) return fail(s, GS_EIO, "out of memory", NULL);
