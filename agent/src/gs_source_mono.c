@@ -221,8 +221,21 @@ static int snapshot_line(mono_source *s, const char *line, const gs_heap_visitor
   }
 }
 
+/* The bytes of a malformed object line from its bad field on, up to its
+ * end or what was received, for the error message. */
+static const char *bad_field(const mono_source *s, char *out, size_t cap) {
+  size_t n = 0;
+  while (s->pos + n < s->len && n + 1 < cap && s->buf[s->pos + n] != '\n') {
+    out[n] = s->buf[s->pos + n];
+    n++;
+  }
+  out[n] = 0;
+  return out;
+}
+
 /* The snapshot's lines to the visitor, up to the end line. */
 static int walk_lines(mono_source *s, const gs_heap_visitor *v) {
+  char bad[24];
   for (;;) {
     const char *line = NULL;
     int rc;
@@ -231,9 +244,10 @@ static int walk_lines(mono_source *s, const gs_heap_visitor *v) {
     else if (!(line = next_line(s))) return GS_EIO;
     else rc = snapshot_line(s, line, v);
     if (rc == 1) return GS_OK;
+    if (rc == -1 && line) return fail(s, GS_EFORMAT, "malformed line from the module", line);
     if (rc == -1)
-      return fail(s, GS_EFORMAT, line ? "malformed line from the module"
-                                      : "malformed object line from the module", line);
+      return fail(s, GS_EFORMAT, "malformed object line from the module, at",
+                  bad_field(s, bad, sizeof bad));
     if (rc) return rc;
   }
 }

@@ -120,9 +120,9 @@ static int on_object(void *ctx, uint64_t id, uint64_t type, uint64_t size,
   if ((err = walk_need_section(w, "an object"))) return err;
   if (nrefs > GS_READER_DEFAULT_MAX_REFS) {   /* the dump would not read back */
     char msg[128];
-    snprintf(msg, sizeof msg, "the source gave object %llx with %lu references, above the "
-             "limit of %lu", (unsigned long long)id, (unsigned long)nrefs,
-             (unsigned long)GS_READER_DEFAULT_MAX_REFS);
+    snprintf(msg, sizeof msg, "the source gave object %llx with %llu references, above the "
+             "limit of %u", (unsigned long long)id, (unsigned long long)nrefs,
+             GS_READER_DEFAULT_MAX_REFS);
     return walk_source_error(w, msg);
   }
   w->st->objects++;

@@ -408,7 +408,7 @@ def test_wide():
     limit = 1 << 25    # GS_READER_DEFAULT_MAX_REFS
     out = os.path.join(WORK, "refused.gclog")
     for body, want in [(b" 10" * (limit + 1), "object 10, more than %d" % limit),
-                       (b" 10 1g", "malformed object line")]:
+                       (b" 10 1g", "malformed object line from the module, at: 1g")]:
         r = fake_module(b"s d\nt 1 X\no 10 1 20" + body + b"\nr 10 3 0 0\ne 1 0 0\n", out)
         check(r.returncode == 1 and want in r.stderr and not os.path.exists(out),
               "an object line that ends in %r: exit 1, no file (%s)" % (body[-6:], r.stderr.strip()))
