@@ -10,15 +10,22 @@
  * (agent/mono/gs_mono_emit.c) that are checked and handed to the visitor
  * one by one. The module is another process: every line is bounded and
  * checked, and a connection that ends before the end line fails the walk,
- * so a program that dies mid-capture leaves no snapshot. */
+ * so a program that dies mid-capture leaves no snapshot. An object line is
+ * parsed as it arrives, a field at a time, so an array of millions of
+ * references costs 8 bytes each (at most GS_READER_DEFAULT_MAX_REFS, what
+ * the record reader takes back), never its text; other lines are bounded
+ * by GS_READER_DEFAULT_MAX_LINE. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
 #include "gs_port_local.h"
+#include "gs_reader.h"
 #include "gs_sources.h"
 
-#define MAX_LINE        ((size_t)64 << 20)  /* an object of about 4M references */
+#define MAX_LINE        ((size_t)GS_READER_DEFAULT_MAX_LINE)
+#define MAX_REFS        ((size_t)GS_READER_DEFAULT_MAX_REFS)
+#define KEEP_REFS       ((size_t)1 << 20)   /* more are given back after a walk */
 #define REPLY_MS        120000              /* a capture of a large heap takes seconds */
 #define HELLO           "gcsnap-mono 1 ids="
 
@@ -46,39 +53,47 @@ static int fail(mono_source *s, int rc, const char *what, const char *detail) {
   return rc;
 }
 
+/* Receives more bytes after those not yet consumed, which move to the
+ * buffer's start; the buffer grows when they fill it. GS_OK, or GS_EIO
+ * (the reason in base.error). */
+static int receive(mono_source *s) {
+  size_t got;
+  int rc;
+  if (s->pos) {
+    memmove(s->buf, s->buf + s->pos, s->len - s->pos);
+    s->len -= s->pos;
+    s->pos = 0;
+  }
+  if (s->len == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 65536;
+    char *bigger;
+    if (s->cap >= MAX_LINE) return fail(s, GS_EIO, "a line longer than 64 MiB", NULL);
+    if (!(bigger = realloc(s->buf, cap))) return fail(s, GS_EIO, "out of memory", NULL);
+    s->buf = bigger;
+    s->cap = cap;
+  }
+  rc = gs_port_net_recv(s->sock, s->buf + s->len, s->cap - s->len, &got, REPLY_MS);
+  if (rc == GS_EOF)
+    return fail(s, GS_EIO, "the program closed the connection before the end of the "
+                           "snapshot (did it exit?)", NULL);
+  if (rc || !got)
+    return fail(s, GS_EIO, rc ? "reading from the module failed" : "no answer from the "
+                "module within 120 s", rc ? gs_port_error_text() : NULL);
+  s->len += got;
+  return GS_OK;
+}
+
 /* The next line, NUL-terminated, or NULL (the reason in base.error). */
 static char *next_line(mono_source *s) {
   for (;;) {
     char *nl = s->pos < s->len ? memchr(s->buf + s->pos, '\n', s->len - s->pos) : NULL;
-    size_t got;
-    int rc;
     if (nl) {
       char *line = s->buf + s->pos;
       *nl = 0;
       s->pos = (size_t)(nl - s->buf) + 1;
       return line;
     }
-    if (s->pos) {
-      memmove(s->buf, s->buf + s->pos, s->len - s->pos);
-      s->len -= s->pos;
-      s->pos = 0;
-    }
-    if (s->len == s->cap) {
-      size_t cap = s->cap ? s->cap * 2 : 65536;
-      char *bigger;
-      if (s->cap >= MAX_LINE) return fail(s, 0, "a line longer than 64 MiB", NULL), NULL;
-      if (!(bigger = realloc(s->buf, cap))) return fail(s, 0, "out of memory", NULL), NULL;
-      s->buf = bigger;
-      s->cap = cap;
-    }
-    rc = gs_port_net_recv(s->sock, s->buf + s->len, s->cap - s->len, &got, REPLY_MS);
-    if (rc == GS_EOF)
-      return fail(s, 0, "the program closed the connection before the end of the "
-                        "snapshot (did it exit?)", NULL), NULL;
-    if (rc || !got)
-      return fail(s, 0, rc ? "reading from the module failed" : "no answer from the "
-                  "module within 120 s", rc ? gs_port_error_text() : NULL), NULL;
-    s->len += got;
+    if (receive(s)) return NULL;
   }
 }
 
@@ -102,40 +117,80 @@ static int open_link(mono_source *s, const char *cmd, int *stable) {
   return GS_OK;
 }
 
+/* The value of a hexadecimal digit, or -1. */
+static int digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
 /* A hexadecimal number of 1 to 16 digits at *p, which then points past it
  * and one blank. 0 or -1. */
 static int hex(const char **p, uint64_t *out) {
   const char *c = *p;
   uint64_t v = 0;
-  int n = 0;
-  for (; n < 17; c++, n++) {
-    unsigned d;
-    if (*c >= '0' && *c <= '9') d = (unsigned)(*c - '0');
-    else if (*c >= 'a' && *c <= 'f') d = (unsigned)(*c - 'a' + 10);
-    else break;
-    v = v << 4 | d;
-  }
+  int n = 0, d;
+  for (; n < 17 && (d = digit(*c)) >= 0; c++, n++) v = v << 4 | (unsigned)d;
   if (n == 0 || n > 16 || (*c && *c != ' ')) return -1;
   *p = *c ? c + 1 : c;
   *out = v;
   return 0;
 }
 
-static int object_line(mono_source *s, const char *p, const gs_heap_visitor *v) {
-  uint64_t id, type, size;
-  size_t n = 0;
-  if (hex(&p, &id) || hex(&p, &type) || hex(&p, &size)) return -1;
-  while (*p) {
-    if (n == s->refs_cap) {
-      size_t cap = s->refs_cap ? s->refs_cap * 2 : 1024;
-      uint64_t *grown = realloc(s->refs, cap * sizeof *grown);
-      if (!grown) return fail(s, GS_ENOMEM, "out of memory", NULL);
-      s->refs = grown;
-      s->refs_cap = cap;
+/* The next field of an object line, received as needed: a hexadecimal
+ * number of 1 to 16 digits and the blank or the newline after it (*end
+ * set). It never waits for a byte past that one. GS_OK, -1 when malformed,
+ * or GS_EIO. */
+static int field(mono_source *s, uint64_t *out, int *end) {
+  for (;;) {
+    const char *c = s->buf + s->pos, *stop = s->buf + s->len;
+    uint64_t v = 0;
+    int n = 0, d;
+    for (; c < stop && n < 17 && (d = digit(*c)) >= 0; c++, n++) v = v << 4 | (unsigned)d;
+    if (c < stop) {
+      if (n == 0 || n > 16 || (*c != ' ' && *c != '\n')) return -1;
+      *end = *c == '\n';
+      *out = v;
+      s->pos = (size_t)(c - s->buf) + 1;
+      return GS_OK;
     }
-    if (hex(&p, &s->refs[n++])) return -1;
+    if (receive(s)) return GS_EIO;
   }
-  return v->object(v->ctx, id, type, size, s->refs, n);
+}
+
+/* Keeps reference n of object id, up to MAX_REFS. */
+static int keep_ref(mono_source *s, uint64_t id, size_t n, uint64_t ref) {
+  if (n == MAX_REFS) {
+    char detail[80];
+    snprintf(detail, sizeof detail, "object %llx, more than %lu", (unsigned long long)id,
+             (unsigned long)MAX_REFS);
+    return fail(s, GS_ELIMIT, "an object with more references than a dump may hold", detail);
+  }
+  if (n == s->refs_cap) {
+    size_t cap = s->refs_cap ? s->refs_cap * 2 : 1024;
+    uint64_t *grown = realloc(s->refs, cap * sizeof *grown);
+    if (!grown) return fail(s, GS_ENOMEM, "out of memory for an object's references", NULL);
+    s->refs = grown;
+    s->refs_cap = cap;
+  }
+  s->refs[n] = ref;
+  return GS_OK;
+}
+
+/* An object line, its tag next in the buffer: parsed as it arrives, so
+ * that only its references are held. GS_OK, -1 when malformed, or an error. */
+static int object_line(mono_source *s, const gs_heap_visitor *v) {
+  uint64_t head[3], ref;
+  size_t n = 0;
+  int end = 0, i, rc;
+  if (s->len - s->pos < 2 && receive(s)) return GS_EIO;
+  if (s->buf[s->pos + 1] != ' ') return -1;
+  s->pos += 2;
+  for (i = 0; i < 3; i++)
+    if ((rc = field(s, &head[i], &end)) || (end && i < 2)) return rc ? rc : -1;
+  for (; !end; n++)
+    if ((rc = field(s, &ref, &end)) || (rc = keep_ref(s, head[0], n, ref))) return rc;
+  return v->object(v->ctx, head[0], head[1], head[2], s->refs, n);
 }
 
 static int root_line(const char *p, const gs_heap_visitor *v) {
@@ -156,7 +211,6 @@ static int snapshot_line(mono_source *s, const char *line, const gs_heap_visitor
   case 't':
     if (hex(&p, &a) || !*p) return -1;
     return v->type(v->ctx, a, p, strlen(p));
-  case 'o': return object_line(s, p, v);
   case 'r': return root_line(p, v);
   case 'e':   /* the world-stopped time, the module's memory and identity map */
     if (hex(&p, &a) || hex(&p, &b) || (*p && hex(&p, &b)) || *p) return -1;
@@ -167,20 +221,51 @@ static int snapshot_line(mono_source *s, const char *line, const gs_heap_visitor
   }
 }
 
+/* The bytes of a malformed object line from its bad field on, up to its
+ * end or what was received, for the error message. */
+static const char *bad_field(const mono_source *s, char *out, size_t cap) {
+  size_t n = 0;
+  while (s->pos + n < s->len && n + 1 < cap && s->buf[s->pos + n] != '\n') {
+    out[n] = s->buf[s->pos + n];
+    n++;
+  }
+  out[n] = 0;
+  return out;
+}
+
+/* The snapshot's lines to the visitor, up to the end line. */
+static int walk_lines(mono_source *s, const gs_heap_visitor *v) {
+  char bad[24];
+  for (;;) {
+    const char *line = NULL;
+    int rc;
+    if (s->pos == s->len && receive(s)) return GS_EIO;
+    if (s->buf[s->pos] == 'o') rc = object_line(s, v);
+    else if (!(line = next_line(s))) return GS_EIO;
+    else rc = snapshot_line(s, line, v);
+    if (rc == 1) return GS_OK;
+    if (rc == -1 && line) return fail(s, GS_EFORMAT, "malformed line from the module", line);
+    if (rc == -1)
+      return fail(s, GS_EFORMAT, "malformed object line from the module, at",
+                  bad_field(s, bad, sizeof bad));
+    if (rc) return rc;
+  }
+}
+
 static int mono_walk(gs_source *src, const gs_heap_visitor *v) {
   mono_source *s = (mono_source *)src;
-  const char *line;
   int rc, stable;
   if ((rc = open_link(s, src->use_stable_ids ? "capture stable\n" : "capture\n", &stable)))
     return rc;
   if (src->use_stable_ids && !stable)
     return fail(s, GS_EINVAL, "stable IDs need the module loaded with ids=stable", NULL);
-  while ((line = next_line(s))) {
-    if ((rc = snapshot_line(s, line, v)) == 1) return GS_OK;
-    if (rc == -1) return fail(s, GS_EFORMAT, "malformed line from the module", line);
-    if (rc) return rc;
+  rc = walk_lines(s, v);
+  if (s->refs_cap > KEEP_REFS) {   /* a huge array's references are not kept between walks */
+    free(s->refs);
+    s->refs = NULL;
+    s->refs_cap = 0;
   }
-  return GS_EIO;
+  return rc;
 }
 
 static int mono_heap_bytes(gs_source *src, uint64_t *bytes) {

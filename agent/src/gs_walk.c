@@ -118,6 +118,13 @@ static int on_object(void *ctx, uint64_t id, uint64_t type, uint64_t size,
   walk_state *w = ctx;
   int err;
   if ((err = walk_need_section(w, "an object"))) return err;
+  if (nrefs > GS_READER_DEFAULT_MAX_REFS) {   /* the dump would not read back */
+    char msg[128];
+    snprintf(msg, sizeof msg, "the source gave object %llx with %llu references, above the "
+             "limit of %u", (unsigned long long)id, (unsigned long long)nrefs,
+             GS_READER_DEFAULT_MAX_REFS);
+    return walk_source_error(w, msg);
+  }
   w->st->objects++;
   w->st->references += nrefs;
   return walk_sink(w, w->sink->ops->object(w->sink, id, type, size, refs, nrefs));

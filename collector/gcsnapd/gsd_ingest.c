@@ -239,6 +239,7 @@ static int emit_named(gsd_ingest *ig, gs_record_kind kind, uint64_t id, const ch
 
 static int emit_object(gsd_ingest *ig, uint64_t id, uint64_t type, uint64_t size) {
   gs_record rec;
+  int rc;
   memset(&rec, 0, sizeof rec);
   rec.kind = GS_REC_OBJECT;
   rec.id = id;
@@ -247,7 +248,13 @@ static int emit_object(gsd_ingest *ig, uint64_t id, uint64_t type, uint64_t size
   rec.refs = ig->refs;
   rec.nrefs = ig->nrefs;
   ig->nrefs = 0;
-  return emit(ig, &rec);
+  rc = emit(ig, &rec);
+  if (ig->refs_cap > GSD_INGEST_KEEP_REFS) {   /* one huge array: not held for the rest */
+    free(ig->refs);
+    ig->refs = NULL;
+    ig->refs_cap = 0;
+  }
+  return rc;
 }
 
 static int add_refs(gsd_ingest *ig, uint64_t id, const int64_t *deltas, size_t n,
@@ -259,7 +266,7 @@ static int add_refs(gsd_ingest *ig, uint64_t id, const int64_t *deltas, size_t n
                  " (--max-references)", (unsigned long long)ig->lim.max_references);
   if (n > GSD_INGEST_MAX_OBJECT_REFS - ig->nrefs)
     return fault(f, GS_WIRE_E_PROTOCOL, 1,
-                 "object %llx has more than %u references, the collector's limit",
+                 "object %llx has more than %u references, more than a dump may hold",
                  (unsigned long long)id, GSD_INGEST_MAX_OBJECT_REFS);
   if (ig->nrefs + n > ig->refs_cap) {
     size_t cap = ig->refs_cap ? ig->refs_cap : 256;

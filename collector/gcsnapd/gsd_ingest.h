@@ -7,8 +7,9 @@
  * goes to the validator of "gcsnap validate" and to gs_writer; the text is
  * counted and CRC-32'd on its way to zstd, so SnapshotEnd can be checked
  * without reading the file back. Memory: the validator's tables, zstd's
- * context, and the references of one object (at most
- * GSD_INGEST_MAX_OBJECT_REFS).
+ * context, and the references of one object (8 bytes each, at most
+ * GSD_INGEST_MAX_OBJECT_REFS: 256 MiB, given back once that object is
+ * written when it took more than GSD_INGEST_KEEP_REFS).
  *
  * No event loop in here: the daemon calls it from its loop (messages) and
  * from a worker thread (commit, summary), and the tests call it directly. */
@@ -21,10 +22,11 @@
 #include "gs_reader.h"
 #include "gsd_store.h"
 
-/* An object with more references than this fails the stream: its line
- * (up to 17 bytes per reference, after a 54-byte head) could pass the record
- * reader's 64 MiB default, and the stored file would not read back. */
-#define GSD_INGEST_MAX_OBJECT_REFS ((GS_READER_DEFAULT_MAX_LINE - 64u) / 17u)
+/* An object with more references than the record reader takes fails the
+ * stream: the stored file would not read back. */
+#define GSD_INGEST_MAX_OBJECT_REFS GS_READER_DEFAULT_MAX_REFS
+/* References an ingest keeps room for between objects (8 MiB). */
+#define GSD_INGEST_KEEP_REFS (1u << 20)
 
 typedef struct gsd_ingest gsd_ingest;
 

@@ -16,6 +16,7 @@
 #include "gs_knob.h"
 #include "gs_sink.h"
 #include "gs_sources.h"
+#include "gs_reader.h"
 #include "gs_walk.h"
 
 /* ---- a sink that prints records into memory --------------------------- */
@@ -93,7 +94,8 @@ static void text_sink_init(text_sink *s) {
 /* ---- a source that plays a script -------------------------------------- */
 
 /* One letter per visitor call: a section "App", t type, o object with two
- * references, r root, g generation, c section end, T timestamp 0x77. */
+ * references, W one with more than a dump may hold (never read: the walker
+ * refuses it first), r root, g generation, c section end, T timestamp 0x77. */
 typedef struct script_source {
   gs_source base;
   const char *script;
@@ -107,6 +109,7 @@ static int script_step(const gs_heap_visitor *v, char op, uint64_t n) {
   case 'a': return v->section(v->ctx, "App", 3);
   case 't': return v->type(v->ctx, n, "T", 1);
   case 'o': return v->object(v->ctx, 0x10 * n, 1, 0x18, refs, 2);
+  case 'W': return v->object(v->ctx, 0x10 * n, 1, 0x18, refs, GS_READER_DEFAULT_MAX_REFS + 1u);
   case 'r': return v->root(v->ctx, 0x10, 4, 1, 1);
   case 'R': return v->root(v->ctx, 0x10, 9, 0, 0);
   case 'g': return v->generation(v->ctx, 2, 0x1000, 0x200, 0x10000);
@@ -321,6 +324,8 @@ static void test_walk_order(void **state) {
   check_order_error("c", "the source gave a section end outside a section");
   check_order_error("ao", "the source left a section open");
   check_order_error("aR", "the source gave a root kind above 5");
+  check_order_error("aW", "the source gave object 20 with 33554433 references, above the "
+                          "limit of 33554432");
 }
 
 static void test_walk_blame(void **state) {

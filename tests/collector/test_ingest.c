@@ -408,6 +408,92 @@ static void test_summary(void **state) {
   free(want);
 }
 
+/* An array above the 3,947,576 references the collector once stopped at
+ * (its line then had to fit the reader's 64 MiB): stored byte for byte. */
+static void test_wide_object(void **state) {
+  fixture *fx = *state;
+  static const char head[] = "a 2 wide.exe 1\nt 1 T\nt 2 T[]\no 10 1 8\no 20 2 8";
+  static const char tail[] = "\nr 20 1 0\nc wide.exe 2\n";
+  size_t n = 4000000, len = strlen(head) + 3 * n + strlen(tail), i;
+  char *want = malloc(len), *p = want, path[4300];
+  FILE *f;
+  gst_opts o = {0};
+  assert_non_null(want);
+  p += sprintf(p, "%s", head);
+  for (i = 0; i < n; i++, p += 3) memcpy(p, " 10", 3);
+  memcpy(p, tail, strlen(tail));
+  snprintf(path, sizeof path, "%s/wide.gclog", fx->dir);
+  assert_non_null(f = fopen(path, "wb"));
+  assert_int_equal(fwrite(want, 1, len, f), len);
+  assert_int_equal(fclose(f), 0);
+  round_trip(fx, path, &o, want, len);
+  free(want);
+}
+
+/* One ObjectBatch of object 10: refs references to itself, continued or not. */
+static int feed_part(gsd_ingest *ig, uint64_t seq, int64_t *zeros, uint32_t refs, int continues,
+                     gsd_fault *f) {
+  Gcsnap__Envelope env = GCSNAP__ENVELOPE__INIT;
+  Gcsnap__ObjectBatch b = GCSNAP__OBJECT_BATCH__INIT;
+  int64_t id = 0x10;
+  uint64_t type = 1, size = 8;
+  b.seq = seq;
+  b.n_id_deltas = b.n_type_ids = b.n_sizes = b.n_ref_counts = 1;
+  b.id_deltas = &id;
+  b.type_ids = &type;
+  b.sizes = &size;
+  b.ref_counts = &refs;
+  b.n_ref_deltas = refs;
+  b.ref_deltas = zeros;
+  b.continues = continues;
+  env.body_case = GCSNAP__ENVELOPE__BODY_OBJECTS;
+  env.objects = &b;
+  return gsd_ingest_message(ig, &env, f);
+}
+
+/* An object of parts * part references, then one more when over is set. */
+static int feed_object(fixture *fx, size_t parts, uint32_t part, int over, gsd_fault *f,
+                       uint64_t *refs) {
+  Gcsnap__Envelope env = GCSNAP__ENVELOPE__INIT;
+  Gcsnap__SectionBegin sb = GCSNAP__SECTION_BEGIN__INIT;
+  int64_t *zeros = calloc(part, sizeof *zeros);
+  gsd_ingest *ig;
+  char err[300];
+  size_t i;
+  int rc;
+  assert_non_null(zeros);
+  sb.seq = 1;
+  sb.version = 2;
+  sb.name = "wide.exe";
+  env.body_case = GCSNAP__ENVELOPE__BODY_SECTION_BEGIN;
+  env.section_begin = &sb;
+  assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  rc = gsd_ingest_message(ig, &env, f);
+  for (i = 0; i < parts && rc == GS_OK; i++)
+    rc = feed_part(ig, 2 + i, zeros, part, over || i + 1 < parts, f);
+  if (over && rc == GS_OK) rc = feed_part(ig, 2 + parts, zeros, 1, 0, f);
+  *refs = gsd_ingest_stats(ig)->references;
+  gsd_ingest_free(ig);
+  free(zeros);
+  return rc;
+}
+
+/* The reader's limit, 2^25 references: taken; one more ends the session. */
+static void test_object_refs_limit(void **state) {
+  fixture *fx = *state;
+  gsd_fault f;
+  uint64_t refs;
+  assert_int_equal(GSD_INGEST_MAX_OBJECT_REFS, GS_READER_DEFAULT_MAX_REFS);
+  assert_int_equal(feed_object(fx, 32, 1u << 20, 0, &f, &refs), GS_OK);
+  assert_int_equal(refs, GS_READER_DEFAULT_MAX_REFS);
+  assert_int_equal(feed_object(fx, 32, 1u << 20, 1, &f, &refs), GS_EFORMAT);
+  assert_int_equal(f.code, GS_WIRE_E_PROTOCOL);
+  assert_true(f.fatal);
+  if (!strstr(f.reason, "object 10 has more than 33554432 references"))
+    fail_msg("reason: %s", f.reason);
+  assert_false(gst_exists(fx->tmp));
+}
+
 /* "wpfapp" runs only the test on the shared fixture, and exits 77
  * (skipped) when it is absent. */
 int main(int argc, char **argv) {
@@ -417,6 +503,8 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test_setup_teardown(test_canonical_identical, setup, teardown),
     cmocka_unit_test_setup_teardown(test_continues_joined, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_wide_object, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_object_refs_limit, setup, teardown),
     cmocka_unit_test_setup_teardown(test_seq_gap, setup, teardown),
     cmocka_unit_test_setup_teardown(test_seq_repeat, setup, teardown),
     cmocka_unit_test_setup_teardown(test_crc_mismatch, setup, teardown),

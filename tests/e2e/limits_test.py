@@ -12,7 +12,8 @@ Suites:
             session with Error 3 (frame_size)
   snapshot  --max-objects and --max-references: a stream over either fails
             with Error 7 naming the option, recorded failed, no file left;
-            a snapshot within both is stored
+            a snapshot within both is stored; an object of 4 million
+            references, streamed by the agent, is stored and reads back
   sessions  --max-sessions and --max-sessions-per-address: the connection
             over either gets Error 9 naming the limit and is closed, and
             is logged; a place freed is taken again
@@ -32,6 +33,7 @@ Exit status 0 when every check passed, 1 when one failed, 77 (skipped)
 when the suite cannot run here.
 """
 import glob
+import json
 import os
 import random
 import re
@@ -327,6 +329,21 @@ def suite_snapshot(env):
     a = F.FakeAgent(col.agent_addr, "lim-validator-ok")
     c.equal(push(a, F.Heap(objects=1000))[0], "ack", "a snapshot within it is stored")
     a.close()
+    # An array of 4 million references, above the 3,947,576 the collector
+    # once took (its line had to fit 64 MiB): the real agent streams it,
+    # the collector stores it, and the stored file reads back whole.
+    wide = env.path("wide.gclog")
+    with open(wide, "wb") as f:
+        f.write(b"a 2 wide.exe 1\nt 1 T\nt 2 T[]\no 10 1 8\no 20 2 8" + b" 10" * 4000000 +
+                b"\nr 20 1 0\nc wide.exe 2\n")
+    r = L.run([env.agent, "--source", "file:" + wide, "--connect", col.agent_addr, "--device-id",
+               "lim-wide", "--once"])
+    c.equal(r.returncode, 0, "an object of 4,000,000 references is stored: %s" % r.stderr.strip())
+    stored = glob.glob(os.path.join(col.store, "snapshots", "lim-wide", "*.gclog.zst"))
+    if c.equal(len(stored), 1, "one snapshot file of lim-wide"):
+        r = L.run([env.gcsnap, "summary", "--json", stored[0]])
+        refs = json.loads(r.stdout).get("references") if r.returncode == 0 else r.stderr
+        c.equal(refs, 4000000, "the stored snapshot reads back with its 4,000,000 references")
     col.stop()
 
 

@@ -8,7 +8,9 @@ Suites: roots (every root kind, exact counts, strict validation), statics
 ids (stable IDs across real compaction, checked by each object's place in
 an array), ids_busy (the same while the program collects all through the
 captures, so that objects move while the module settles their IDs), faults (agent gone or stalled, program killed, no
-collector), own (--trigger and --every with --spool on a running program).
+collector), own (--trigger and --every with --spool on a running program),
+wide (an array whose object line is longer than 64 MiB, to a file and to
+gcsnapd; a module's object over the reference limit or malformed).
 Exit 0 pass, 1 fail, 77 skipped (no mono or the programs not built).
 """
 import json
@@ -18,6 +20,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 SKIP = 77
@@ -309,6 +312,11 @@ def test_faults():
     a.wait()
 
 
+def listening(port):
+    with socket.socket() as c:
+        return c.connect_ex(("127.0.0.1", port)) == 0
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -349,6 +357,93 @@ def test_own():
     check(app.poll() is None, "the program runs on")
 
 
+WIDE = 6500000         # references of Wide.exe's array: with addresses, a line of about 84 MB
+
+
+def test_wide():
+    """The array's line, above the 64 MiB that bounds other lines, is read
+    as it arrives and written whole."""
+    app = App("Wide.exe", [str(WIDE)], ids="address")
+    app.wait_line("ready")
+    out = os.path.join(WORK, "wide.gclog")
+    stats = capture(app, out)
+    check(stats["references"] >= WIDE, "%d references captured" % stats["references"])
+    validate(out)
+    types, leaves, wide = {}, set(), []
+    with open(out, "rb") as f:
+        for line in f:
+            if line.startswith(b"t "):
+                t = line.rstrip(b"\n").split(b" ", 2)
+                types[t[1]] = t[2]
+            elif len(line) > 64 << 20:
+                wide.append(line)
+            elif line.startswith(b"o "):
+                o = line.split()
+                if types.get(o[2]) == b"Leaf":
+                    leaves.add(o[1])
+    check(len(wide) == 1, "one object line above 64 MiB (%s)" % [len(l) for l in wide])
+    head = wide[0][:4096].split()
+    check(types.get(head[2]) == b"System.Object[]", "it is the object[] (%s)" % types.get(head[2]))
+    nrefs = wide[0].count(b" ") - 3
+    check(nrefs == WIDE, "its %d references are all there (%d)" % (WIDE, nrefs))
+    check(len(leaves) == 16 and set(head[4:20]) == leaves,
+          "its first 16 references are the 16 Leaf objects")
+    # Streamed to a collector, which stores it whole.
+    port, http = free_port(), free_port()
+    store = os.path.join(WORK, "store")
+    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port, "--http",
+                          "127.0.0.1:%d" % http, "--store", store], stderr=subprocess.DEVNULL)
+    procs.append(d)
+    wait_until(lambda: listening(port), "the collector")
+    agent("--source", "mono:" + app.sock, "--connect", "127.0.0.1:%d" % port, "--device-id", "wide",
+          "--once")
+    stored = [os.path.join(dp, f) for dp, _, fs in os.walk(store) for f in fs if f.endswith(".gclog.zst")]
+    r = gcsnap("summary", "--json", *stored[:1])
+    refs = json.loads(r.stdout)["references"] if r.returncode == 0 else r.stderr.strip()
+    check(len(stored) == 1 and isinstance(refs, int) and refs >= WIDE,
+          "gcsnapd stored it, %s references" % refs)
+    check(app.finish() == 0, "the program runs on and exits")
+    # A module that sends more references than a dump may hold, or a
+    # malformed one: the capture fails with the reason and leaves no file.
+    limit = 1 << 25    # GS_READER_DEFAULT_MAX_REFS
+    out = os.path.join(WORK, "refused.gclog")
+    for body, want in [(b" 10" * (limit + 1), "object 10, more than %d" % limit),
+                       (b" 10 1g", "malformed object line from the module, at: 1g")]:
+        r = fake_module(b"s d\nt 1 X\no 10 1 20" + body + b"\nr 10 3 0 0\ne 1 0 0\n", out)
+        check(r.returncode == 1 and want in r.stderr and not os.path.exists(out),
+              "an object line that ends in %r: exit 1, no file (%s)" % (body[-6:], r.stderr.strip()))
+    r = fake_module(b"s d\nt 1 X\no 10 1 20" + b" 10" * limit + b"\nr 10 3 0 0\ne 1 0 0\n", os.devnull)
+    check(r.returncode == 0, "an object of exactly %d references is taken (%s)" % (limit, r.stderr.strip()))
+
+
+def fake_module(snapshot, out):
+    """Captures from a stand-in for the module that answers with snapshot."""
+    path = os.path.join(WORK, "fake.sock")
+    if os.path.exists(path):
+        os.unlink(path)
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(2)
+
+    def serve():
+        for reply in (b"", snapshot):    # the agent's first connection only reads the greeting
+            c = srv.accept()[0]
+            c.sendall(b"gcsnap-mono 1 ids=address\n")
+            if reply:
+                c.recv(64)
+                try:
+                    c.sendall(reply)
+                except OSError:          # the agent stopped reading at the fault
+                    pass
+            c.close()
+    t = threading.Thread(target=serve)
+    t.start()
+    r = agent("--source", "mono:" + path, "--out", out, check_rc=False)
+    t.join()
+    srv.close()
+    return r
+
+
 def main():
     if not shutil.which("mono") or not os.path.exists(os.path.join(LIB, "libmono-profiler-gcsnap.so")) \
             or not os.path.exists(os.path.join(APPS, "Roots.exe")):
@@ -358,7 +453,8 @@ def main():
     os.makedirs(WORK)
     try:
         {"roots": test_roots, "statics": test_statics, "ids": test_ids,
-         "ids_busy": lambda: test_ids(busy=True), "faults": test_faults, "own": test_own}[suite]()
+         "ids_busy": lambda: test_ids(busy=True), "faults": test_faults, "own": test_own,
+         "wide": test_wide}[suite]()
     finally:
         for p in procs:
             if p.poll() is None:
