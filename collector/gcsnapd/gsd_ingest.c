@@ -257,6 +257,17 @@ static int emit_object(gsd_ingest *ig, uint64_t id, uint64_t type, uint64_t size
   return rc;
 }
 
+/* Whether the session's checking budget holds the references of the object
+ * arriving, n more of them, beside the validator's tables. Small objects are
+ * not worth the count. */
+static int refs_fit(gsd_ingest *ig, size_t n) {
+  uint64_t bytes = (uint64_t)(ig->nrefs + n) * sizeof *ig->refs;
+  if (ig->check_only || !ig->lim.max_validator_bytes || ig->nrefs + n <= GSD_INGEST_KEEP_REFS)
+    return 1;
+  return bytes <= ig->lim.max_validator_bytes &&
+         gs_validator_memory(ig->validator) <= ig->lim.max_validator_bytes - bytes;
+}
+
 static int add_refs(gsd_ingest *ig, uint64_t id, const int64_t *deltas, size_t n,
                     gsd_fault *f) {
   size_t i;
@@ -268,6 +279,11 @@ static int add_refs(gsd_ingest *ig, uint64_t id, const int64_t *deltas, size_t n
     return fault(f, GS_WIRE_E_PROTOCOL, 1,
                  "object %llx has more than %u references, more than a dump may hold",
                  (unsigned long long)id, GSD_INGEST_MAX_OBJECT_REFS);
+  if (!refs_fit(ig, n))
+    return fault(f, GS_WIRE_E_INVALID, 1,
+                 "checking the snapshot needs more than %llu bytes (the references of object "
+                 "%llx), the collector's limit (--max-validator-memory)",
+                 (unsigned long long)ig->lim.max_validator_bytes, (unsigned long long)id);
   if (ig->nrefs + n > ig->refs_cap) {
     size_t cap = ig->refs_cap ? ig->refs_cap : 256;
     uint64_t *a;

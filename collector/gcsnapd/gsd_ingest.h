@@ -9,7 +9,9 @@
  * without reading the file back. Memory: the validator's tables, zstd's
  * context, and the references of one object (8 bytes each, at most
  * GSD_INGEST_MAX_OBJECT_REFS: 256 MiB, given back once that object is
- * written when it took more than GSD_INGEST_KEEP_REFS).
+ * written when it took more than GSD_INGEST_KEEP_REFS). The validator's
+ * tables and, beyond GSD_INGEST_KEEP_REFS, that object's references stay
+ * within max_validator_bytes together.
  *
  * No event loop in here: the daemon calls it from its loop (messages) and
  * from a worker thread (commit, summary), and the tests call it directly. */
@@ -41,7 +43,8 @@ typedef struct gsd_ingest gsd_ingest;
  * agents retry later). */
 typedef struct gsd_ingest_limits {
   uint64_t max_objects, max_references, max_sections, min_free_bytes;
-  uint64_t max_validator_bytes;   /* the validator's tables; 0: none */
+  uint64_t max_validator_bytes;   /* the validator's tables and the references
+                                   * of the object arriving; 0: none */
 } gsd_ingest_limits;
 
 #define GSD_INGEST_SPACE_CHECK (1u << 20)

@@ -451,9 +451,10 @@ static int feed_part(gsd_ingest *ig, uint64_t seq, int64_t *zeros, uint32_t refs
   return gsd_ingest_message(ig, &env, f);
 }
 
-/* An object of parts * part references, then one more when over is set. */
-static int feed_object(fixture *fx, size_t parts, uint32_t part, int over, gsd_fault *f,
-                       uint64_t *refs) {
+/* An object of parts * part references, then one more when over is set,
+ * within lim when not NULL. */
+static int feed_object(fixture *fx, const gsd_ingest_limits *lim, size_t parts, uint32_t part,
+                       int over, gsd_fault *f, uint64_t *refs) {
   Gcsnap__Envelope env = GCSNAP__ENVELOPE__INIT;
   Gcsnap__SectionBegin sb = GCSNAP__SECTION_BEGIN__INIT;
   int64_t *zeros = calloc(part, sizeof *zeros);
@@ -468,6 +469,7 @@ static int feed_object(fixture *fx, size_t parts, uint32_t part, int over, gsd_f
   env.body_case = GCSNAP__ENVELOPE__BODY_SECTION_BEGIN;
   env.section_begin = &sb;
   assert_int_equal(gsd_ingest_new(&ig, fx->tmp, err, sizeof err), GS_OK);
+  if (lim) gsd_ingest_set_limits(ig, lim);
   rc = gsd_ingest_message(ig, &env, f);
   for (i = 0; i < parts && rc == GS_OK; i++)
     rc = feed_part(ig, 2 + i, zeros, part, over || i + 1 < parts, f);
@@ -484,12 +486,31 @@ static void test_object_refs_limit(void **state) {
   gsd_fault f;
   uint64_t refs;
   assert_int_equal(GSD_INGEST_MAX_OBJECT_REFS, GS_READER_DEFAULT_MAX_REFS);
-  assert_int_equal(feed_object(fx, 32, 1u << 20, 0, &f, &refs), GS_OK);
+  assert_int_equal(feed_object(fx, NULL, 32, 1u << 20, 0, &f, &refs), GS_OK);
   assert_int_equal(refs, GS_READER_DEFAULT_MAX_REFS);
-  assert_int_equal(feed_object(fx, 32, 1u << 20, 1, &f, &refs), GS_EFORMAT);
+  assert_int_equal(feed_object(fx, NULL, 32, 1u << 20, 1, &f, &refs), GS_EFORMAT);
   assert_int_equal(f.code, GS_WIRE_E_PROTOCOL);
   assert_true(f.fatal);
   if (!strstr(f.reason, "object 10 has more than 33554432 references"))
+    fail_msg("reason: %s", f.reason);
+  assert_false(gst_exists(fx->tmp));
+}
+
+/* The references of the object arriving count against the session's
+ * checking budget (--max-validator-memory): 4M of them (32 MB) fit in
+ * 64 MiB, not in 16 MiB, and the session then ends. */
+static void test_object_refs_memory(void **state) {
+  fixture *fx = *state;
+  gsd_ingest_limits lim = {0, 0, 0, 0, (uint64_t)64 << 20};
+  gsd_fault f;
+  uint64_t refs;
+  assert_int_equal(feed_object(fx, &lim, 4, 1u << 20, 0, &f, &refs), GS_OK);
+  assert_int_equal(refs, 4u << 20);
+  lim.max_validator_bytes = (uint64_t)16 << 20;
+  assert_int_equal(feed_object(fx, &lim, 4, 1u << 20, 0, &f, &refs), GS_EFORMAT);
+  assert_int_equal(f.code, GS_WIRE_E_INVALID);
+  assert_true(f.fatal);
+  if (!strstr(f.reason, "(the references of object 10), the collector's limit (--max-validator-memory)"))
     fail_msg("reason: %s", f.reason);
   assert_false(gst_exists(fx->tmp));
 }
@@ -505,6 +526,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test_setup_teardown(test_continues_joined, setup, teardown),
     cmocka_unit_test_setup_teardown(test_wide_object, setup, teardown),
     cmocka_unit_test_setup_teardown(test_object_refs_limit, setup, teardown),
+    cmocka_unit_test_setup_teardown(test_object_refs_memory, setup, teardown),
     cmocka_unit_test_setup_teardown(test_seq_gap, setup, teardown),
     cmocka_unit_test_setup_teardown(test_seq_repeat, setup, teardown),
     cmocka_unit_test_setup_teardown(test_crc_mismatch, setup, teardown),

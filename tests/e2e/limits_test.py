@@ -330,14 +330,25 @@ def suite_snapshot(env):
     c.equal(push(a, F.Heap(objects=1000))[0], "ack", "a snapshot within it is stored")
     a.close()
     # An array of 4 million references, above the 3,947,576 the collector
-    # once took (its line had to fit 64 MiB): the real agent streams it,
-    # the collector stores it, and the stored file reads back whole.
+    # once took (its line had to fit 64 MiB). Its references (32 MB while
+    # it arrives) count against the same budget: refused past 4M; with the
+    # default, the real agent streams it, the collector stores it, and the
+    # stored file reads back whole.
     wide = env.path("wide.gclog")
     with open(wide, "wb") as f:
         f.write(b"a 2 wide.exe 1\nt 1 T\nt 2 T[]\no 10 1 8\no 20 2 8" + b" 10" * 4000000 +
                 b"\nr 20 1 0\nc wide.exe 2\n")
-    r = L.run([env.agent, "--source", "file:" + wide, "--connect", col.agent_addr, "--device-id",
-               "lim-wide", "--once"])
+    def send_wide(addr):
+        return L.run([env.agent, "--source", "file:" + wide, "--connect", addr, "--device-id",
+                      "lim-wide", "--once"])
+    r = send_wide(col.agent_addr)
+    c.ok(r.returncode != 0 and "(the references of object 20), the collector's limit "
+         "(--max-validator-memory)" in r.stderr,
+         "an object of 4,000,000 references past 4M of validator memory gets Error 7 naming the limit",
+         r.stderr.strip())
+    col.stop()
+    col = env.collector(name="gcsnapd-wide")
+    r = send_wide(col.agent_addr)
     c.equal(r.returncode, 0, "an object of 4,000,000 references is stored: %s" % r.stderr.strip())
     stored = glob.glob(os.path.join(col.store, "snapshots", "lim-wide", "*.gclog.zst"))
     if c.equal(len(stored), 1, "one snapshot file of lim-wide"):
