@@ -1,10 +1,11 @@
 /* gs_graph.c - loads one section of a dump into a compact object graph.
  *
  * Objects are kept in file order while the section streams in, their
- * references as raw 64-bit IDs and their IDs in a gs_idset. When the section
- * ends, the set is sealed and each ID's rank becomes its node number, so the
- * references are resolved in one sequential pass, in place, to 4-byte node
- * numbers, with no hash table of IDs at all. Objects are numbered in ID
+ * references as 4-byte codes of their IDs (gs_refcodes) and their IDs in a
+ * gs_idset. When the section ends, the set is sealed and each ID's rank
+ * becomes its node number, so the references are resolved in one sequential
+ * pass, in place, to 4-byte node numbers, with no hash table of IDs at all:
+ * loading never holds more than the graph and its reader. Objects are numbered in ID
  * order (which is file order for a heap walked by address); IDs referenced
  * or rooted but not in the dump get placeholder nodes after the objects. */
 #include <assert.h>
@@ -17,6 +18,7 @@
 #include "gs_graph.h"
 #include "gs_idmap.h"
 #include "gs_idset.h"
+#include "gs_refcodes.h"
 
 #define MAX_NODES (UINT32_MAX - 1u)
 #define MAX_REFS UINT32_MAX
@@ -36,11 +38,11 @@ typedef struct loader {
   gs_idset objects;              /* IDs of the objects in the dump */
   gs_idset missing;              /* IDs named but not in the dump */
   gs_idmap types;                /* type ID -> type index */
-  uint64_t *raw;                 /* references as IDs, in file order */
+  gs_refcodes raw;               /* references, in file order */
   uint64_t *root_ids;
   int ascending;                 /* object IDs came in ascending order */
   uint64_t bytes;                /* of the objects so far, up to GS_MAX_BYTES */
-  size_t nodes_cap, edges_cap, types_cap, names_cap, names_len, roots_cap, root_ids_cap;
+  size_t nodes_cap, types_cap, names_cap, names_len, roots_cap, root_ids_cap;
 } loader;
 
 /* ---- small helpers --------------------------------------------------- */
@@ -146,14 +148,12 @@ static int add_object(loader *l, const gs_record *rec) {
     return fail(l, GS_D_BYTES_OVERFLOW, rec->line, "object sizes add up to more than %llu bytes",
                 (unsigned long long)GS_MAX_BYTES);
   l->bytes += rec->size;
-  if (gs_array_reserve((void **)&l->raw, &l->edges_cap, g->nrefs + rec->nrefs, sizeof *l->raw))
-    return GS_ENOMEM;
+  if (gs_refcodes_append(&l->raw, rec->refs, rec->nrefs)) return GS_ENOMEM;
   if (n > 0 && rec->id < g->ids[n - 1]) l->ascending = 0;
   g->ids[n] = rec->id;
   g->sizes[n] = rec->size;
   g->types[n] = type;
   g->ref_offsets[n] = (uint32_t)g->nrefs;
-  if (rec->nrefs) memcpy(l->raw + g->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
   g->nrefs += rec->nrefs;
   g->nobjects = n + 1;
   return GS_OK;
@@ -193,15 +193,14 @@ static int begin_section(loader *l, const gs_record *rec) {
 
 /* ---- finishing: IDs to node numbers ---------------------------------- */
 
-/* Collects the IDs named from refs[from..] and the roots that are not in the
- * dump; they become placeholder nodes numbered after the objects. */
-static int collect_missing(loader *l, uint64_t from) {
+/* Collects the IDs named by the references from cursor `from` on and by
+ * the roots that are not in the dump; they become placeholder nodes
+ * numbered after the objects. */
+static int collect_missing(loader *l, gs_refcodes_cursor from) {
   gs_graph *g = l->g;
-  uint64_t k;
   uint32_t i;
-  for (k = from; k < g->nrefs; k++) {
-    uint64_t id;
-    memcpy(&id, (const char *)l->raw + 8 * k, 8);
+  while (from.at < g->nrefs) {
+    uint64_t id = gs_refcodes_next(&l->raw, &from);
     if (!gs_idset_has(&l->objects, id) && gs_idset_add(&l->missing, id) < 0) return GS_ENOMEM;
   }
   for (i = 0; i < g->nroots; i++)
@@ -220,76 +219,69 @@ static uint32_t node_of(loader *l, uint64_t id, uint64_t *misses) {
   return l->g->nobjects + node;
 }
 
-/* Rewrites the 8-byte IDs of l->raw as 4-byte node numbers in the same
- * memory: entry k is read from byte 8k before byte 4k is written (entries
- * ahead are only read), and memcpy keeps the compiler from assuming the
- * two views do not overlap. */
+/* Replaces each reference by its node number, in place. Until the first
+ * reference to an object not in the dump no placeholder is needed, and
+ * most dumps have none. */
 static int resolve_refs(loader *l) {
   gs_graph *g = l->g;
-  char *mem = (char *)l->raw;
-  uint64_t k;
+  gs_refcodes_cursor cur = {0, 0}, at;
+  uint32_t node = 0;
   int err;
-  for (k = 0; k < g->nrefs; k++) {
+  while (cur.at < g->nrefs) {
     uint64_t id;
-    uint32_t node;
-    if (k + AHEAD < g->nrefs) {
-      memcpy(&id, mem + 8 * (k + AHEAD), 8);
+    if (cur.at + AHEAD < g->nrefs && gs_refcodes_peek(&l->raw, cur.at + AHEAD, &id))
       gs_idset_prefetch(&l->objects, id);
-    }
-    memcpy(&id, mem + 8 * k, 8);
-    if (!gs_idset_rank(&l->objects, id, &node)) break;
-    memcpy(mem + 4 * k, &node, 4);
+    at = cur;
+    id = gs_refcodes_next(&l->raw, &cur);
+    if (!gs_idset_rank(&l->objects, id, &node)) { cur = at; break; }
+    gs_refcodes_set(&l->raw, at.at, node);
   }
-  if (k < g->nrefs || g->nroots) {
-    if ((err = collect_missing(l, k))) return err;
-    for (; k < g->nrefs; k++) {
-      uint64_t id;
-      uint32_t node;
-      memcpy(&id, mem + 8 * k, 8);
-      node = node_of(l, id, &g->dangling_refs);
-      memcpy(mem + 4 * k, &node, 4);
+  if (cur.at < g->nrefs || g->nroots) {
+    if ((err = collect_missing(l, cur))) return err;
+    while (cur.at < g->nrefs) {
+      uint64_t k = cur.at, id = gs_refcodes_next(&l->raw, &cur);
+      gs_refcodes_set(&l->raw, k, node_of(l, id, &g->dangling_refs));
     }
   }
-  g->refs = shrink(l->raw, g->nrefs, sizeof *g->refs);
-  l->raw = NULL;
   return GS_OK;
 }
 
-/* Sorting replaces one node array at a time by a copy in node order, so it
- * never holds a second copy of the whole graph: the peak is the graph, the
- * node of each object, and the references once more. */
-static int permute64(uint64_t **arr, const uint32_t *node, uint32_t n) {
+/* Sorting replaces one node array at a time by a copy in node order
+ * (order[v] is the object that becomes node v), so it never holds a second
+ * copy of the whole graph. */
+static int permute64(uint64_t **arr, const uint32_t *order, uint32_t n) {
   uint64_t *to = malloc(((size_t)n + 1) * sizeof *to);
-  uint32_t i;
+  uint32_t v;
   if (!to) return GS_ENOMEM;
-  for (i = 0; i < n; i++) to[node[i]] = (*arr)[i];
+  for (v = 0; v < n; v++) to[v] = (*arr)[order[v]];
   free(*arr);
   *arr = to;
   return GS_OK;
 }
 
-static int permute32(uint32_t **arr, const uint32_t *node, uint32_t n) {
-  uint32_t *to = malloc(((size_t)n + 1) * sizeof *to), i;
+static int permute32(uint32_t **arr, const uint32_t *order, uint32_t n) {
+  uint32_t *to = malloc(((size_t)n + 1) * sizeof *to), v;
   if (!to) return GS_ENOMEM;
-  for (i = 0; i < n; i++) to[node[i]] = (*arr)[i];
+  for (v = 0; v < n; v++) to[v] = (*arr)[order[v]];
   free(*arr);
   *arr = to;
   return GS_OK;
 }
 
-static int permute_refs(gs_graph *g, const uint32_t *node, uint32_t n) {
-  uint32_t *offsets = malloc(((size_t)n + 2) * sizeof *offsets), *refs = NULL, i;
-  if (!offsets || !(refs = malloc((g->nrefs ? g->nrefs : 1) * sizeof *refs))) {
+/* The references are taken from their blocks object by object in node
+ * order (order[v] is the object that becomes node v), each block freed once
+ * emptied: for objects that came nearly in ID order, as a heap walk gives
+ * them, the blocks empty as the copy fills. */
+static int take_refs_in_order(loader *l, const uint32_t *order, uint32_t n) {
+  gs_graph *g = l->g;
+  uint32_t *offsets = malloc(((size_t)n + 2) * sizeof *offsets), *refs = NULL, v;
+  if (!offsets) return GS_ENOMEM;
+  offsets[0] = 0;
+  for (v = 0; v < n; v++) offsets[v + 1] = offsets[v] + g->ref_offsets[order[v] + 1] - g->ref_offsets[order[v]];
+  if (!(refs = gs_refcodes_take_nodes(&l->raw, g->ref_offsets, order, n))) {
     free(offsets);
     return GS_ENOMEM;
   }
-  offsets[0] = 0;
-  for (i = 0; i < n; i++) offsets[node[i] + 1] = g->ref_offsets[i + 1] - g->ref_offsets[i];
-  for (i = 0; i < n; i++) offsets[i + 1] += offsets[i];
-  for (i = 0; i < n; i++)
-    memcpy(refs + offsets[node[i]], g->refs + g->ref_offsets[i],
-           (size_t)(g->ref_offsets[i + 1] - g->ref_offsets[i]) * sizeof *refs);
-  free(g->refs);
   free(g->ref_offsets);
   g->refs = refs;
   g->ref_offsets = offsets;
@@ -300,19 +292,21 @@ static int permute_refs(gs_graph *g, const uint32_t *node, uint32_t n) {
  * its references. */
 static int sort_objects(loader *l) {
   gs_graph *g = l->g;
-  uint32_t n = g->nobjects, i, *node;
+  uint32_t n = g->nobjects, i, *order;
   int err;
-  if (!(node = calloc((size_t)n + 1, sizeof *node))) return GS_ENOMEM;
+  if (!(order = malloc(((size_t)n + 1) * sizeof *order))) return GS_ENOMEM;
   for (i = 0; i < n; i++) {
-    int member = gs_idset_rank(&l->objects, g->ids[i], &node[i]);
+    uint32_t node = 0;
+    int member = gs_idset_rank(&l->objects, g->ids[i], &node);
     assert(member);
     (void)member;
+    order[node] = i;
   }
-  if (!(err = permute64(&g->ids, node, n)) && !(err = permute64(&g->sizes, node, n)) &&
-      !(err = permute32(&g->types, node, n)))
-    err = permute_refs(g, node, n);
-  free(node);
   l->nodes_cap = n;
+  if (!(err = permute64(&g->ids, order, n)) && !(err = permute64(&g->sizes, order, n)) &&
+      !(err = permute32(&g->types, order, n)))
+    err = take_refs_in_order(l, order, n);
+  free(order);
   return err;
 }
 
@@ -342,7 +336,9 @@ static int finish(loader *l) {
   g->nnodes = g->nobjects;
   if ((err = gs_idset_seal(&l->objects)) || (err = resolve_refs(l))) return err;
   for (i = 0; i < g->nroots; i++) g->roots[i].node = node_of(l, l->root_ids[i], &dangling_roots);
-  if (!l->ascending && (err = sort_objects(l))) return err;
+  if (!l->ascending) err = sort_objects(l);
+  else if (!(g->refs = gs_refcodes_take_nodes(&l->raw, NULL, NULL, 0))) err = GS_ENOMEM;
+  if (err) return err;
   if ((err = add_placeholders(l))) return err;
   g->ids = shrink(g->ids, g->nnodes, sizeof *g->ids);
   g->sizes = shrink(g->sizes, g->nnodes, sizeof *g->sizes);
@@ -406,9 +402,7 @@ static size_t expected_objects(gs_reader *r) {
 /* Reserves generously from the size hint: pages that are never touched cost
  * nothing, and finish() gives back the slack. */
 static int reserve_arrays(loader *l) {
-  size_t nodes = expected_objects(l->reader) * 2, edges = nodes * 4;
-  if (grow_nodes(l, nodes)) return GS_ENOMEM;
-  return gs_array_reserve((void **)&l->raw, &l->edges_cap, edges, sizeof *l->raw);
+  return grow_nodes(l, expected_objects(l->reader) * 2);
 }
 
 int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
@@ -419,6 +413,7 @@ int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   l.reader = r;
   l.err = err_out ? err_out : &scratch;
   l.ascending = 1;
+  gs_refcodes_init(&l.raw);
   *out = NULL;
   if (!(l.g = calloc(1, sizeof *l.g))) return GS_ENOMEM;
   if (gs_idset_init(&l.objects) || gs_idset_init(&l.missing) || gs_idmap_init(&l.types, 1024) ||
@@ -429,7 +424,7 @@ int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   gs_idset_free(&l.objects);
   gs_idset_free(&l.missing);
   gs_idmap_free(&l.types);
-  free(l.raw);
+  gs_refcodes_free(&l.raw);
   free(l.root_ids);
   if (err) { gs_graph_free(l.g); return err; }
   *out = l.g;

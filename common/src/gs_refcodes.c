@@ -1,0 +1,246 @@
+/* gs_refcodes.c - references waiting for their node numbers (see gs_refcodes.h).
+ *
+ * A code is an ID's distance from the base in slots of 2^shift, biased by
+ * 2^31 slots so that IDs below the base fit as well: with 8-byte aligned
+ * addresses that is 16 GB either side of the first reference. The sums wrap
+ * modulo 2^64 on purpose: decoding undoes them exactly.
+ *
+ * Blocks hold 2^23 entries, 32 MB of codes: past the largest size glibc's
+ * malloc may start serving from its heap, so each is a mapping of its own
+ * and freeing one gives its memory back. Only the first grows, from small,
+ * so that a small section does not map 32 MB. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_array.h"
+#include "gs_error.h"
+#include "gs_refcodes.h"
+
+#define ESCAPE UINT32_MAX
+#define BIAS (UINT64_C(1) << 31)
+#define MAX_ESCAPED 16     /* at most one escape in this many entries... */
+#define FEW_ESCAPES 4096   /* ...once there are more than this many */
+#define BLOCK_LOG2 23
+#define BLOCK ((size_t)1 << BLOCK_LOG2)
+#define FIRST_BLOCK 4096   /* entries of the first block to start with */
+
+void gs_refcodes_init(gs_refcodes *c) {
+  memset(c, 0, sizeof *c);
+}
+
+void gs_refcodes_free(gs_refcodes *c) {
+  size_t b;
+  for (b = 0; b < c->nblocks; b++) free(c->blocks[b]);
+  free(c->blocks);
+  free(c->esc);
+  gs_refcodes_init(c);
+}
+
+/* ---- blocks ------------------------------------------------------------ */
+
+static size_t entry_size(const gs_refcodes *c) {
+  return c->wide ? 8 : 4;
+}
+
+/* Entries block b has room for: the first may be smaller than the rest. */
+static size_t block_cap(const gs_refcodes *c, size_t b) {
+  return b == 0 ? c->first_cap : BLOCK;
+}
+
+/* Entries block b holds. */
+static size_t block_used(const gs_refcodes *c, size_t b) {
+  if (c->count <= b * BLOCK) return 0;
+  return c->count - b * BLOCK < BLOCK ? c->count - b * BLOCK : BLOCK;
+}
+
+static size_t capacity(const gs_refcodes *c) {
+  return c->nblocks ? (c->nblocks - 1) * BLOCK + c->first_cap : 0;
+}
+
+static char *entry(const gs_refcodes *c, uint64_t k) {
+  return c->blocks[k >> BLOCK_LOG2] + (size_t)(k & (BLOCK - 1)) * entry_size(c);
+}
+
+static int grow_first(gs_refcodes *c, size_t need) {
+  size_t cap = c->first_cap * 2 > need ? c->first_cap * 2 : need;
+  char *p;
+  if (cap > BLOCK) cap = BLOCK;
+  if (!(p = realloc(c->blocks[0], cap * entry_size(c)))) return GS_ENOMEM;
+  c->blocks[0] = p;
+  c->first_cap = cap;
+  return GS_OK;
+}
+
+static int add_block(gs_refcodes *c, size_t need) {
+  size_t cap = BLOCK;
+  if (gs_array_reserve((void **)&c->blocks, &c->blocks_cap, c->nblocks + 1, sizeof *c->blocks))
+    return GS_ENOMEM;
+  if (!c->nblocks) cap = need < FIRST_BLOCK ? FIRST_BLOCK : need < BLOCK ? need : BLOCK;
+  if (!(c->blocks[c->nblocks] = malloc(cap * entry_size(c)))) return GS_ENOMEM;
+  if (!c->nblocks) c->first_cap = cap;
+  c->nblocks++;
+  return GS_OK;
+}
+
+static int reserve(gs_refcodes *c, size_t need) {
+  while (capacity(c) < need) {
+    int err = c->nblocks == 1 && c->first_cap < BLOCK ? grow_first(c, need) : add_block(c, need);
+    if (err) return err;
+  }
+  return GS_OK;
+}
+
+/* ---- codes ------------------------------------------------------------- */
+
+/* Aligned IDs use their alignment, up to 8 bytes, as the slot. */
+static void set_base(gs_refcodes *c, uint64_t id) {
+  c->base = id;
+  c->shift = 0;
+  while (c->shift < 3 && !(id & (UINT64_C(1) << c->shift))) c->shift++;
+  c->based = 1;
+}
+
+static uint32_t encode(const gs_refcodes *c, uint64_t id) {
+  uint64_t e = id - c->base + (BIAS << c->shift);
+  if (e & ((UINT64_C(1) << c->shift) - 1) || e >> c->shift >= ESCAPE) return ESCAPE;
+  return (uint32_t)(e >> c->shift);
+}
+
+static uint64_t decode(const gs_refcodes *c, uint32_t code) {
+  return ((uint64_t)code << c->shift) - (BIAS << c->shift) + c->base;
+}
+
+/* Block b's n codes become their IDs, from the last, in a block twice as
+ * large: the bytes of entry j are written once the codes they cover (j and
+ * after) have been read. Escapes are taken from *e down. */
+static void widen_block(gs_refcodes *c, size_t b, size_t n, size_t *e) {
+  char *mem = c->blocks[b];
+  while (n-- > 0) {
+    uint32_t code;
+    uint64_t id;
+    memcpy(&code, mem + 4 * n, 4);
+    id = code == ESCAPE ? c->esc[--*e].id : decode(c, code);
+    memcpy(mem + 8 * n, &id, 8);
+  }
+}
+
+/* Every block grows first, so that running short of memory leaves the
+ * codes as they were. */
+static int widen(gs_refcodes *c) {
+  size_t b, e = c->nesc;
+  for (b = 0; b < c->nblocks; b++) {
+    char *p = realloc(c->blocks[b], block_cap(c, b) * 8);
+    if (!p) return GS_ENOMEM;
+    c->blocks[b] = p;
+  }
+  for (b = c->nblocks; b-- > 0;) widen_block(c, b, block_used(c, b), &e);
+  assert(e == 0);
+  free(c->esc);
+  c->esc = NULL;
+  c->nesc = c->esc_cap = 0;
+  c->wide = 1;
+  return GS_OK;
+}
+
+static int escape(gs_refcodes *c, uint64_t at, uint64_t id) {
+  if (gs_array_reserve((void **)&c->esc, &c->esc_cap, c->nesc + 1, sizeof *c->esc)) return GS_ENOMEM;
+  c->esc[c->nesc].at = at;
+  c->esc[c->nesc++].id = id;
+  return GS_OK;
+}
+
+static int append_codes(gs_refcodes *c, const uint64_t *ids, size_t n) {
+  size_t i, nesc = c->nesc;
+  if (!c->based) set_base(c, ids[0]);
+  for (i = 0; i < n; i++) {
+    uint32_t code = encode(c, ids[i]);
+    if (code == ESCAPE && escape(c, c->count + i, ids[i])) {
+      c->nesc = nesc;
+      return GS_ENOMEM;
+    }
+    memcpy(entry(c, c->count + i), &code, 4);
+  }
+  c->count += n;
+  if (c->nesc > FEW_ESCAPES && c->nesc > c->count / MAX_ESCAPED) return widen(c);
+  return GS_OK;
+}
+
+int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t n) {
+  size_t i;
+  if (!n) return GS_OK;
+  if (c->count + n < c->count || reserve(c, c->count + n)) return GS_ENOMEM;
+  if (!c->wide) return append_codes(c, ids, n);
+  for (i = 0; i < n; i++) memcpy(entry(c, c->count + i), &ids[i], 8);
+  c->count += n;
+  return GS_OK;
+}
+
+uint64_t gs_refcodes_next(const gs_refcodes *c, gs_refcodes_cursor *cur) {
+  uint64_t k = cur->at++, id;
+  uint32_t code;
+  assert(k < c->count);
+  if (c->wide) {
+    memcpy(&id, entry(c, k), 8);
+    return id;
+  }
+  memcpy(&code, entry(c, k), 4);
+  if (code != ESCAPE) return decode(c, code);
+  assert(cur->esc < c->nesc && c->esc[cur->esc].at == k);
+  return c->esc[cur->esc++].id;
+}
+
+int gs_refcodes_peek(const gs_refcodes *c, uint64_t k, uint64_t *id) {
+  uint32_t code;
+  if (c->wide) {
+    memcpy(id, entry(c, k), 8);
+    return 1;
+  }
+  memcpy(&code, entry(c, k), 4);
+  *id = decode(c, code);
+  return code != ESCAPE;
+}
+
+/* ---- node numbers ------------------------------------------------------ */
+
+/* In either width, entry k's node number takes the 4 bytes at 4 (k % BLOCK)
+ * of its block: once wide, they overwrite IDs already read, so memcpy, not
+ * a typed store the compiler could reorder. */
+void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node) {
+  memcpy(c->blocks[k >> BLOCK_LOG2] + 4 * (size_t)(k & (BLOCK - 1)), &node, 4);
+}
+
+/* Copies entries [k, end) to out, freeing each block whose last entry is
+ * taken (left[b] counts what is not). */
+static void take_run(gs_refcodes *c, size_t *left, uint64_t k, uint64_t end, uint32_t *out) {
+  while (k < end) {
+    size_t b = (size_t)(k >> BLOCK_LOG2), off = (size_t)(k & (BLOCK - 1));
+    size_t n = end - k < BLOCK - off ? (size_t)(end - k) : BLOCK - off;
+    memcpy(out, c->blocks[b] + 4 * off, 4 * n);
+    out += n;
+    k += n;
+    if (!(left[b] -= n)) {
+      free(c->blocks[b]);
+      c->blocks[b] = NULL;
+    }
+  }
+}
+
+uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *start, const uint32_t *order,
+                                 uint32_t nruns) {
+  uint32_t *out = malloc(c->count ? c->count * 4 : 1), r;
+  size_t *left = calloc(c->nblocks + 1, sizeof *left), b, at = 0;
+  if (!out || !left) {
+    free(out);
+    free(left);
+    return NULL;
+  }
+  for (b = 0; b < c->nblocks; b++) left[b] = block_used(c, b);
+  if (!order) take_run(c, left, 0, c->count, out);
+  for (r = 0; order && r < nruns; r++) {
+    take_run(c, left, start[order[r]], start[order[r] + 1], out + at);
+    at += start[order[r] + 1] - start[order[r]];
+  }
+  free(left);
+  gs_refcodes_free(c);
+  return out;
+}

@@ -1,0 +1,160 @@
+/* test_refcodes.c - the references a graph load keeps until a section ends:
+ * every ID reads back exactly whatever its shape (addresses, counters, IDs
+ * that escape the codes, enough escapes to widen every entry), across
+ * blocks, and the node numbers written in their place come out in the order
+ * of the runs asked for. */
+#include "gs_unit.h"
+
+#include <stdlib.h>
+#include "gs_error.h"
+#include "gs_refcodes.h"
+
+#define BLOCK_ENTRIES ((size_t)1 << 23)   /* gs_refcodes.c's block */
+
+enum shape { ADDRESSES, COUNTERS, SOME_FAR, UNALIGNED_LATER };
+
+static uint64_t mix(uint64_t k) {
+  k ^= k >> 33;
+  k *= UINT64_C(0xff51afd7ed558ccd);
+  return k ^ (k >> 29);
+}
+
+/* Entry k's ID. UNALIGNED_LATER: 8-byte addresses until `turn`, odd IDs after. */
+static uint64_t id_of(enum shape s, size_t k, size_t turn) {
+  uint64_t near = UINT64_C(0x7f0000000000) + (mix(k) % (UINT64_C(1) << 30)) * 8;
+  switch (s) {
+  case ADDRESSES: return k == 0 ? UINT64_C(0x7f0000000000) : near - (UINT64_C(1) << 32);
+  case COUNTERS: return 2 * (mix(k) % 50000000) + 1;
+  case SOME_FAR: return k % 97 == 5 ? mix(k) | 1 : near;
+  default: return k < turn ? near : near + 1;
+  }
+}
+
+static uint32_t node_of(size_t k) {
+  return (uint32_t)mix(k + 7);
+}
+
+/* Appends n IDs in pieces of 1 to 1000 entries. */
+static void fill(gs_refcodes *c, enum shape s, size_t n, size_t turn) {
+  uint64_t piece[1000];
+  size_t k = 0;
+  gs_refcodes_init(c);
+  while (k < n) {
+    size_t len = 1 + mix(k) % 1000, i;
+    if (len > n - k) len = n - k;
+    for (i = 0; i < len; i++) piece[i] = id_of(s, k + i, turn);
+    gsu_assert_ok(gs_refcodes_append(c, piece, len));
+    k += len;
+  }
+  assert_int_equal(c->count, n);
+}
+
+/* Reads every ID back, peeks at each, and writes its node number. */
+static void resolve(gs_refcodes *c, enum shape s, size_t turn) {
+  gs_refcodes_cursor cur = {0, 0};
+  size_t k;
+  for (k = 0; k < c->count; k++) {
+    uint64_t want = id_of(s, k, turn), peeked = 0;
+    if (gs_refcodes_peek(c, k, &peeked)) assert_true(peeked == want);
+    assert_true(gs_refcodes_next(c, &cur) == want);
+    gs_refcodes_set(c, k, node_of(k));
+  }
+  assert_int_equal(cur.esc, c->nesc);
+}
+
+/* Runs of 0 to 5 entries (objects without references too), taken last
+ * first. */
+static void take_reversed(gs_refcodes *c) {
+  size_t n = c->count, nruns = 0, r, at = 0, k, most = 2 * n + 2;
+  uint32_t *start = calloc(most, sizeof *start), *order = calloc(most, sizeof *order), *out;
+  for (k = 0; k < n; nruns++) {
+    assert_true(nruns + 1 < most);
+    start[nruns] = (uint32_t)k;
+    k += mix(nruns) % 6;
+    if (k > n) k = n;
+  }
+  start[nruns] = (uint32_t)n;
+  for (r = 0; r < nruns; r++) order[r] = (uint32_t)(nruns - 1 - r);
+  out = gs_refcodes_take_nodes(c, start, order, (uint32_t)nruns);
+  assert_non_null(out);
+  assert_int_equal(c->count, 0);
+  for (r = 0; r < nruns; r++)
+    for (k = start[order[r]]; k < start[order[r] + 1]; k++) assert_int_equal(out[at++], node_of(k));
+  assert_int_equal(at, n);
+  free(out);
+  free(start);
+  free(order);
+}
+
+static void take_as_is(gs_refcodes *c) {
+  size_t n = c->count, k;
+  uint32_t *out = gs_refcodes_take_nodes(c, NULL, NULL, 0);
+  assert_non_null(out);
+  for (k = 0; k < n; k++) assert_int_equal(out[k], node_of(k));
+  free(out);
+}
+
+/* Fills, resolves and takes twice: as is, and run by run. */
+static void check(enum shape s, size_t n, size_t turn, int want_wide, int want_escapes) {
+  gs_refcodes c;
+  int pass;
+  for (pass = 0; pass < 2; pass++) {
+    fill(&c, s, n, turn);
+    assert_int_equal(c.wide, want_wide);
+    if (!want_wide) assert_int_equal(c.nesc > 0, want_escapes);
+    resolve(&c, s, turn);
+    if (pass) take_reversed(&c);
+    else take_as_is(&c);
+    gs_refcodes_free(&c);
+  }
+}
+
+static void addresses_fit(void **state) {
+  (void)state;
+  check(ADDRESSES, 200000, 0, 0, 0);
+}
+
+static void counters_fit(void **state) {
+  (void)state;
+  check(COUNTERS, 200000, 0, 0, 0);
+}
+
+static void far_ids_escape(void **state) {
+  (void)state;
+  check(SOME_FAR, 200000, 0, 0, 1);
+}
+
+static void many_escapes_widen(void **state) {
+  (void)state;
+  check(UNALIGNED_LATER, 200000, 1000, 1, 1);
+}
+
+/* Past one block: codes, then the widening of several blocks. */
+static void blocks(void **state) {
+  (void)state;
+  check(ADDRESSES, BLOCK_ENTRIES + 12345, 0, 0, 0);
+  check(UNALIGNED_LATER, BLOCK_ENTRIES + 800000, BLOCK_ENTRIES + 1000, 1, 1);
+}
+
+static void empty(void **state) {
+  gs_refcodes c;
+  uint32_t *out;
+  (void)state;
+  gs_refcodes_init(&c);
+  gsu_assert_ok(gs_refcodes_append(&c, NULL, 0));
+  out = gs_refcodes_take_nodes(&c, NULL, NULL, 0);
+  assert_non_null(out);
+  free(out);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+    cmocka_unit_test(addresses_fit),
+    cmocka_unit_test(counters_fit),
+    cmocka_unit_test(far_ids_escape),
+    cmocka_unit_test(many_escapes_widen),
+    cmocka_unit_test(blocks),
+    cmocka_unit_test(empty),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
