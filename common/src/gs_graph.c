@@ -219,23 +219,52 @@ static uint32_t node_of(loader *l, uint64_t id, uint64_t *misses) {
   return l->g->nobjects + node;
 }
 
-/* Replaces each reference by its node number, in place. Until the first
- * reference to an object not in the dump no placeholder is needed, and
- * most dumps have none. */
-static int resolve_refs(loader *l) {
-  gs_graph *g = l->g;
+/* Replaces the codes of one block by their node numbers, in place, up to
+ * the first reference to an object not in the dump (most dumps have none).
+ * Returns how many it replaced; *esc follows the escapes' table. */
+static size_t resolve_block(const gs_refcodes *codes, gs_idset *objects, uint32_t *e, size_t n,
+                            size_t *esc) {
+  size_t j;
+  for (j = 0; j < n; j++) {
+    uint32_t code, node = 0;
+    uint64_t id;
+    if (j + AHEAD < n && (code = e[j + AHEAD]) != GS_REFCODES_ESCAPE)
+      gs_idset_prefetch(objects, gs_refcodes_decode(codes, code));
+    code = e[j];
+    id = code != GS_REFCODES_ESCAPE ? gs_refcodes_decode(codes, code) : codes->esc[*esc].id;
+    if (!gs_idset_rank(objects, id, &node)) break;
+    *esc += code == GS_REFCODES_ESCAPE;
+    e[j] = node;
+  }
+  return j;
+}
+
+/* The references up to the first one to an object not in the dump, block
+ * by block, or with a cursor once the codes were widened. It works on
+ * copies of the tables, whose addresses are taken nowhere else, so that the
+ * compiler knows the stores into the blocks leave their fields alone. */
+static gs_refcodes_cursor resolve_present(gs_refcodes codes, gs_idset objects) {
   gs_refcodes_cursor cur = {0, 0}, at;
   uint32_t node = 0;
-  int err;
-  while (cur.at < g->nrefs) {
-    uint64_t id;
-    if (cur.at + AHEAD < g->nrefs && gs_refcodes_peek(&l->raw, cur.at + AHEAD, &id))
-      gs_idset_prefetch(&l->objects, id);
-    at = cur;
-    id = gs_refcodes_next(&l->raw, &cur);
-    if (!gs_idset_rank(&l->objects, id, &node)) { cur = at; break; }
-    gs_refcodes_set(&l->raw, at.at, node);
+  size_t b, n, done;
+  for (b = 0; !codes.wide && b < codes.nblocks; b++, cur.at += done) {
+    uint32_t *e = gs_refcodes_codes(&codes, b, &n);
+    if ((done = resolve_block(&codes, &objects, e, n, &cur.esc)) < n) return (cur.at += done, cur);
   }
+  while (codes.wide && cur.at < codes.count) {
+    at = cur;
+    if (!gs_idset_rank(&objects, gs_refcodes_next(&codes, &cur), &node)) return at;
+    gs_refcodes_set(&codes, at.at, node);
+  }
+  return cur;
+}
+
+/* Replaces each reference by its node number; IDs not in the dump get
+ * placeholders. */
+static int resolve_refs(loader *l) {
+  gs_graph *g = l->g;
+  gs_refcodes_cursor cur = resolve_present(l->raw, l->objects);
+  int err;
   if (cur.at < g->nrefs || g->nroots) {
     if ((err = collect_missing(l, cur))) return err;
     while (cur.at < g->nrefs) {

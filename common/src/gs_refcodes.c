@@ -16,12 +16,12 @@
 #include "gs_error.h"
 #include "gs_refcodes.h"
 
-#define ESCAPE UINT32_MAX
-#define BIAS (UINT64_C(1) << 31)
+#define ESCAPE GS_REFCODES_ESCAPE
+#define BIAS GS_REFCODES_BIAS
 #define MAX_ESCAPED 16     /* at most one escape in this many entries... */
 #define FEW_ESCAPES 4096   /* ...once there are more than this many */
-#define BLOCK_LOG2 23
-#define BLOCK ((size_t)1 << BLOCK_LOG2)
+#define BLOCK_LOG2 GS_REFCODES_BLOCK_LOG2
+#define BLOCK GS_REFCODES_BLOCK
 #define FIRST_BLOCK 4096   /* entries of the first block to start with */
 
 void gs_refcodes_init(gs_refcodes *c) {
@@ -53,12 +53,17 @@ static size_t block_used(const gs_refcodes *c, size_t b) {
   return c->count - b * BLOCK < BLOCK ? c->count - b * BLOCK : BLOCK;
 }
 
-static size_t capacity(const gs_refcodes *c) {
-  return c->nblocks ? (c->nblocks - 1) * BLOCK + c->first_cap : 0;
+/* Where the fast append writes next: nowhere once wide. */
+static void place_tail(gs_refcodes *c) {
+  size_t b = c->count >> BLOCK_LOG2, off = c->count & (BLOCK - 1);
+  c->room = 0;
+  if (c->wide || b >= c->nblocks) return;
+  c->tail = (uint32_t *)(void *)c->blocks[b] + off;
+  c->room = block_cap(c, b) - off;
 }
 
-static char *entry(const gs_refcodes *c, uint64_t k) {
-  return c->blocks[k >> BLOCK_LOG2] + (size_t)(k & (BLOCK - 1)) * entry_size(c);
+static size_t capacity(const gs_refcodes *c) {
+  return c->nblocks ? (c->nblocks - 1) * BLOCK + c->first_cap : 0;
 }
 
 static int grow_first(gs_refcodes *c, size_t need) {
@@ -106,10 +111,6 @@ static uint32_t encode(const gs_refcodes *c, uint64_t id) {
   return (uint32_t)(e >> c->shift);
 }
 
-static uint64_t decode(const gs_refcodes *c, uint32_t code) {
-  return ((uint64_t)code << c->shift) - (BIAS << c->shift) + c->base;
-}
-
 /* Block b's n codes become their IDs, from the last, in a block twice as
  * large: the bytes of entry j are written once the codes they cover (j and
  * after) have been read. Escapes are taken from *e down. */
@@ -119,7 +120,7 @@ static void widen_block(gs_refcodes *c, size_t b, size_t n, size_t *e) {
     uint32_t code;
     uint64_t id;
     memcpy(&code, mem + 4 * n, 4);
-    id = code == ESCAPE ? c->esc[--*e].id : decode(c, code);
+    id = code == ESCAPE ? c->esc[--*e].id : gs_refcodes_decode(c, code);
     memcpy(mem + 8 * n, &id, 8);
   }
 }
@@ -158,56 +159,30 @@ static int append_codes(gs_refcodes *c, const uint64_t *ids, size_t n) {
       c->nesc = nesc;
       return GS_ENOMEM;
     }
-    memcpy(entry(c, c->count + i), &code, 4);
+    memcpy(gs_refcodes_entry_(c, c->count + i), &code, 4);
   }
   c->count += n;
   if (c->nesc > FEW_ESCAPES && c->nesc > c->count / MAX_ESCAPED) return widen(c);
   return GS_OK;
 }
 
-int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t n) {
+static int append_slow(gs_refcodes *c, const uint64_t *ids, size_t n) {
   size_t i;
   if (!n) return GS_OK;
   if (c->count + n < c->count || reserve(c, c->count + n)) return GS_ENOMEM;
   if (!c->wide) return append_codes(c, ids, n);
-  for (i = 0; i < n; i++) memcpy(entry(c, c->count + i), &ids[i], 8);
+  for (i = 0; i < n; i++) memcpy(gs_refcodes_entry_(c, c->count + i), &ids[i], 8);
   c->count += n;
   return GS_OK;
 }
 
-uint64_t gs_refcodes_next(const gs_refcodes *c, gs_refcodes_cursor *cur) {
-  uint64_t k = cur->at++, id;
-  uint32_t code;
-  assert(k < c->count);
-  if (c->wide) {
-    memcpy(&id, entry(c, k), 8);
-    return id;
-  }
-  memcpy(&code, entry(c, k), 4);
-  if (code != ESCAPE) return decode(c, code);
-  assert(cur->esc < c->nesc && c->esc[cur->esc].at == k);
-  return c->esc[cur->esc++].id;
-}
-
-int gs_refcodes_peek(const gs_refcodes *c, uint64_t k, uint64_t *id) {
-  uint32_t code;
-  if (c->wide) {
-    memcpy(id, entry(c, k), 8);
-    return 1;
-  }
-  memcpy(&code, entry(c, k), 4);
-  *id = decode(c, code);
-  return code != ESCAPE;
+int gs_refcodes_append_slow_(gs_refcodes *c, const uint64_t *ids, size_t n) {
+  int err = append_slow(c, ids, n);
+  place_tail(c);
+  return err;
 }
 
 /* ---- node numbers ------------------------------------------------------ */
-
-/* In either width, entry k's node number takes the 4 bytes at 4 (k % BLOCK)
- * of its block: once wide, they overwrite IDs already read, so memcpy, not
- * a typed store the compiler could reorder. */
-void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node) {
-  memcpy(c->blocks[k >> BLOCK_LOG2] + 4 * (size_t)(k & (BLOCK - 1)), &node, 4);
-}
 
 /* Copies entries [k, end) to out, freeing each block whose last entry is
  * taken (left[b] counts what is not). */

@@ -13,13 +13,17 @@
  * entries are taken, so a section whose objects came nearly in ID order is
  * put in that order with little more than one copy of its references.
  *
- * Entries are read in order with a cursor, and each may then be replaced by
- * its 4-byte node number in place (gs_refcodes_set). Internal. */
+ * Entries are read in order with a cursor, or block by block while they are
+ * codes, and each may then be replaced by its 4-byte node number in place.
+ * Appending and reading are inline: a load does both for every reference.
+ * Internal. */
 #ifndef GS_REFCODES_H
 #define GS_REFCODES_H
 
+#include <assert.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct gs_refcodes_escape { uint64_t at, id; } gs_refcodes_escape;
 
@@ -34,6 +38,8 @@ typedef struct gs_refcodes {
   unsigned shift;
   gs_refcodes_escape *esc;   /* in entry order */
   size_t nesc, esc_cap;
+  uint32_t *tail;            /* while narrow: where entry count goes... */
+  size_t room;               /* ...and the entries its block has left */
 } gs_refcodes;
 
 /* Where a pass over the entries is. */
@@ -42,16 +48,22 @@ typedef struct gs_refcodes_cursor { uint64_t at; size_t esc; } gs_refcodes_curso
 void gs_refcodes_init(gs_refcodes *c);
 void gs_refcodes_free(gs_refcodes *c);
 /* Appends ids[0..n). GS_OK or GS_ENOMEM (nothing appended). */
-int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t n);
+static inline int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t n);
 
 /* The ID of entry cur->at, which then moves on; entries go in order. */
-uint64_t gs_refcodes_next(const gs_refcodes *c, gs_refcodes_cursor *cur);
+static inline uint64_t gs_refcodes_next(const gs_refcodes *c, gs_refcodes_cursor *cur);
 /* The ID of entry k without a cursor, when it is not an escape: for asking
  * early for the memory its lookup will read. Returns 1, or 0 for none. */
-int gs_refcodes_peek(const gs_refcodes *c, uint64_t k, uint64_t *id);
+static inline int gs_refcodes_peek(const gs_refcodes *c, uint64_t k, uint64_t *id);
 /* Writes node as entry k's replacement: entry k and those before it must
  * have been read already, and those after it not be replaced yet. */
-void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node);
+static inline void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node);
+/* While the entries are codes (not wide): block b's codes and their number
+ * in *n, for a pass that reads and replaces them in place without a cursor;
+ * an escape's ID is the next one of the table. */
+static inline uint32_t *gs_refcodes_codes(const gs_refcodes *c, size_t b, size_t *n);
+/* The ID a code that is no escape stands for. */
+static inline uint64_t gs_refcodes_decode(const gs_refcodes *c, uint32_t code);
 
 /* Once every entry was replaced: one array of the count node numbers, run
  * after run, where run r is entries start[order[r]] to start[order[r] + 1]
@@ -60,5 +72,81 @@ void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node);
  * with c as it was. */
 uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *start, const uint32_t *order,
                                  uint32_t nruns);
+
+/* ---- inline ------------------------------------------------------------ */
+
+#define GS_REFCODES_ESCAPE UINT32_MAX
+#define GS_REFCODES_BIAS (UINT64_C(1) << 31)
+#define GS_REFCODES_BLOCK_LOG2 23
+#define GS_REFCODES_BLOCK ((size_t)1 << GS_REFCODES_BLOCK_LOG2)
+
+static inline char *gs_refcodes_entry_(const gs_refcodes *c, uint64_t k) {
+  return c->blocks[k >> GS_REFCODES_BLOCK_LOG2] +
+         (size_t)(k & (GS_REFCODES_BLOCK - 1)) * (c->wide ? 8 : 4);
+}
+
+static inline uint64_t gs_refcodes_decode(const gs_refcodes *c, uint32_t code) {
+  return ((uint64_t)code << c->shift) - (GS_REFCODES_BIAS << c->shift) + c->base;
+}
+
+int gs_refcodes_append_slow_(gs_refcodes *c, const uint64_t *ids, size_t n);
+
+/* Most objects' references fit in the current block as codes; the rest,
+ * escapes included, take the slow path, which encodes them all again. */
+static inline int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t n) {
+  uint64_t base = c->base, bias = GS_REFCODES_BIAS << c->shift, low = (UINT64_C(1) << c->shift) - 1;
+  unsigned shift = c->shift;
+  uint32_t *to = c->tail;
+  size_t i;
+  if (n > c->room) return gs_refcodes_append_slow_(c, ids, n);
+  for (i = 0; i < n; i++) {
+    uint64_t e = ids[i] - base + bias;
+    if ((e & low) || e >> shift >= GS_REFCODES_ESCAPE) return gs_refcodes_append_slow_(c, ids, n);
+    to[i] = (uint32_t)(e >> shift);
+  }
+  c->tail = to + n;
+  c->room -= n;
+  c->count += n;
+  return 0;
+}
+
+static inline uint32_t *gs_refcodes_codes(const gs_refcodes *c, size_t b, size_t *n) {
+  size_t first = b << GS_REFCODES_BLOCK_LOG2;
+  assert(!c->wide && b < c->nblocks);
+  *n = c->count <= first ? 0 : c->count - first < GS_REFCODES_BLOCK ? c->count - first : GS_REFCODES_BLOCK;
+  return (uint32_t *)(void *)c->blocks[b];
+}
+
+static inline uint64_t gs_refcodes_next(const gs_refcodes *c, gs_refcodes_cursor *cur) {
+  uint64_t k = cur->at++, id;
+  uint32_t code;
+  assert(k < c->count);
+  if (c->wide) {
+    memcpy(&id, gs_refcodes_entry_(c, k), 8);
+    return id;
+  }
+  memcpy(&code, gs_refcodes_entry_(c, k), 4);
+  if (code != GS_REFCODES_ESCAPE) return gs_refcodes_decode(c, code);
+  assert(cur->esc < c->nesc && c->esc[cur->esc].at == k);
+  return c->esc[cur->esc++].id;
+}
+
+static inline int gs_refcodes_peek(const gs_refcodes *c, uint64_t k, uint64_t *id) {
+  uint32_t code;
+  if (c->wide) {
+    memcpy(id, gs_refcodes_entry_(c, k), 8);
+    return 1;
+  }
+  memcpy(&code, gs_refcodes_entry_(c, k), 4);
+  *id = gs_refcodes_decode(c, code);
+  return code != GS_REFCODES_ESCAPE;
+}
+
+/* In either width, entry k's node number takes the 4 bytes at 4 (k % BLOCK)
+ * of its block: once wide, they overwrite IDs already read, so memcpy, not
+ * a typed store the compiler could reorder. */
+static inline void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node) {
+  memcpy(c->blocks[k >> GS_REFCODES_BLOCK_LOG2] + 4 * (size_t)(k & (GS_REFCODES_BLOCK - 1)), &node, 4);
+}
 
 #endif
