@@ -52,9 +52,6 @@ static inline int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t
 
 /* The ID of entry cur->at, which then moves on; entries go in order. */
 static inline uint64_t gs_refcodes_next(const gs_refcodes *c, gs_refcodes_cursor *cur);
-/* The ID of entry k without a cursor, when it is not an escape: for asking
- * early for the memory its lookup will read. Returns 1, or 0 for none. */
-static inline int gs_refcodes_peek(const gs_refcodes *c, uint64_t k, uint64_t *id);
 /* Writes node as entry k's replacement: entry k and those before it must
  * have been read already, and those after it not be replaced yet. */
 static inline void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node);
@@ -129,17 +126,6 @@ static inline uint64_t gs_refcodes_next(const gs_refcodes *c, gs_refcodes_cursor
   if (code != GS_REFCODES_ESCAPE) return gs_refcodes_decode(c, code);
   assert(cur->esc < c->nesc && c->esc[cur->esc].at == k);
   return c->esc[cur->esc++].id;
-}
-
-static inline int gs_refcodes_peek(const gs_refcodes *c, uint64_t k, uint64_t *id) {
-  uint32_t code;
-  if (c->wide) {
-    memcpy(id, gs_refcodes_entry_(c, k), 8);
-    return 1;
-  }
-  memcpy(&code, gs_refcodes_entry_(c, k), 4);
-  *id = gs_refcodes_decode(c, code);
-  return code != GS_REFCODES_ESCAPE;
 }
 
 /* In either width, entry k's node number takes the 4 bytes at 4 (k % BLOCK)

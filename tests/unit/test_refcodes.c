@@ -1,7 +1,8 @@
 /* test_refcodes.c - the references a graph load keeps until a section ends:
  * every ID reads back exactly whatever its shape (addresses, counters, IDs
  * that escape the codes, enough escapes to widen every entry), across
- * blocks, and the node numbers written in their place come out in the order
+ * blocks, read with a cursor and block by block, and the node numbers
+ * written in their place come out in the order
  * of the runs asked for. */
 #include "gs_unit.h"
 
@@ -9,7 +10,7 @@
 #include "gs_error.h"
 #include "gs_refcodes.h"
 
-#define BLOCK_ENTRIES ((size_t)1 << 23)   /* gs_refcodes.c's block */
+#define BLOCK_ENTRIES GS_REFCODES_BLOCK
 
 enum shape { ADDRESSES, COUNTERS, SOME_FAR, UNALIGNED_LATER };
 
@@ -49,17 +50,27 @@ static void fill(gs_refcodes *c, enum shape s, size_t n, size_t turn) {
   assert_int_equal(c->count, n);
 }
 
-/* Reads every ID back, peeks at each, and writes its node number. */
+/* Reads every ID back with a cursor, then again as the graph loader does
+ * (block by block while they are codes), writing each one's node number. */
 static void resolve(gs_refcodes *c, enum shape s, size_t turn) {
   gs_refcodes_cursor cur = {0, 0};
-  size_t k;
-  for (k = 0; k < c->count; k++) {
-    uint64_t want = id_of(s, k, turn), peeked = 0;
-    if (gs_refcodes_peek(c, k, &peeked)) assert_true(peeked == want);
-    assert_true(gs_refcodes_next(c, &cur) == want);
+  size_t k = 0, b, j, n, esc = 0;
+  while (cur.at < c->count) assert_true(gs_refcodes_next(c, &cur) == id_of(s, k++, turn));
+  assert_int_equal(cur.esc, c->nesc);
+  for (b = 0; !c->wide && b < c->nblocks; b++) {
+    uint32_t *e = gs_refcodes_codes(c, b, &n);
+    for (j = 0; j < n; j++) {
+      size_t at = b * BLOCK_ENTRIES + j;
+      uint64_t id = e[j] == GS_REFCODES_ESCAPE ? c->esc[esc++].id : gs_refcodes_decode(c, e[j]);
+      assert_true(id == id_of(s, at, turn));
+      e[j] = node_of(at);
+    }
+  }
+  cur.at = cur.esc = 0;
+  for (k = 0; c->wide && k < c->count; k++) {
+    assert_true(gs_refcodes_next(c, &cur) == id_of(s, k, turn));
     gs_refcodes_set(c, k, node_of(k));
   }
-  assert_int_equal(cur.esc, c->nesc);
 }
 
 /* Runs of 0 to 5 entries (objects without references too), taken last
