@@ -2,8 +2,7 @@
  * every ID reads back exactly whatever its shape (addresses, counters, IDs
  * that escape the codes, enough escapes to widen every entry), across
  * blocks, read with a cursor and block by block, and the node numbers
- * written in their place come out in the order
- * of the runs asked for. */
+ * written in their place come out in the order of the runs asked for. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
