@@ -22,8 +22,9 @@
 
 #define MAX_NODES (UINT32_MAX - 1u)
 #define MAX_REFS UINT32_MAX
-/* References resolved ahead of the one being rewritten: they name objects
- * anywhere in the rank tables, and asking early lets the misses overlap. */
+/* How many nodes ahead of the one it visits reachability asks for their
+ * references: they land anywhere in arrays far larger than the cache, and
+ * asking early lets the misses overlap. */
 #define AHEAD 64
 #if defined(__GNUC__) || defined(__clang__)
 #define PREFETCH(p) __builtin_prefetch(p)
@@ -193,15 +194,19 @@ static int begin_section(loader *l, const gs_record *rec) {
 
 /* ---- finishing: IDs to node numbers ---------------------------------- */
 
-/* Collects the IDs named by the references from cursor `from` on and by
- * the roots that are not in the dump; they become placeholder nodes
- * numbered after the objects. */
-static int collect_missing(loader *l, gs_refcodes_cursor from) {
+/* Collects the IDs named by the references of the stretches and by the
+ * roots that are not in the dump; they become placeholder nodes numbered
+ * after the objects. */
+static int collect_missing(loader *l, const gs_refcodes_range *rest, size_t nrest) {
   gs_graph *g = l->g;
+  size_t r;
   uint32_t i;
-  while (from.at < g->nrefs) {
-    uint64_t id = gs_refcodes_next(&l->raw, &from);
-    if (!gs_idset_has(&l->objects, id) && gs_idset_add(&l->missing, id) < 0) return GS_ENOMEM;
+  for (r = 0; r < nrest; r++) {
+    gs_refcodes_cursor cur = rest[r].from;
+    while (cur.at < rest[r].end) {
+      uint64_t id = gs_refcodes_next(&l->raw, &cur);
+      if (!gs_idset_has(&l->objects, id) && gs_idset_add(&l->missing, id) < 0) return GS_ENOMEM;
+    }
   }
   for (i = 0; i < g->nroots; i++)
     if (!gs_idset_has(&l->objects, l->root_ids[i]) && gs_idset_add(&l->missing, l->root_ids[i]) < 0)
@@ -219,59 +224,21 @@ static uint32_t node_of(loader *l, uint64_t id, uint64_t *misses) {
   return l->g->nobjects + node;
 }
 
-/* Replaces the codes of one block by their node numbers, in place, up to
- * the first reference to an object not in the dump (most dumps have none).
- * Returns how many it replaced; *esc follows the escapes' table. */
-static size_t resolve_block(const gs_refcodes *codes, gs_idset *objects, uint32_t *e, size_t n,
-                            size_t *esc) {
-  size_t j;
-  for (j = 0; j < n; j++) {
-    uint32_t code, node = 0;
-    uint64_t id;
-    if (j + AHEAD < n && (code = e[j + AHEAD]) != GS_REFCODES_ESCAPE)
-      gs_idset_prefetch(objects, gs_refcodes_decode(codes, code));
-    code = e[j];
-    id = code != GS_REFCODES_ESCAPE ? gs_refcodes_decode(codes, code) : codes->esc[*esc].id;
-    if (!gs_idset_rank(objects, id, &node)) break;
-    *esc += code == GS_REFCODES_ESCAPE;
-    e[j] = node;
-  }
-  return j;
-}
-
-/* The references up to the first one to an object not in the dump, block
- * by block, or with a cursor once the codes were widened. It works on
- * copies of the tables, whose addresses are taken nowhere else, so that the
- * compiler knows the stores into the blocks leave their fields alone. */
-static gs_refcodes_cursor resolve_present(gs_refcodes codes, gs_idset objects) {
-  gs_refcodes_cursor cur = {0, 0}, at;
-  uint32_t node = 0;
-  size_t b, n, done;
-  for (b = 0; !codes.wide && b < codes.nblocks; b++, cur.at += done) {
-    uint32_t *e = gs_refcodes_codes(&codes, b, &n);
-    if ((done = resolve_block(&codes, &objects, e, n, &cur.esc)) < n) return (cur.at += done, cur);
-  }
-  while (codes.wide && cur.at < codes.count) {
-    at = cur;
-    if (!gs_idset_rank(&objects, gs_refcodes_next(&codes, &cur), &node)) return at;
-    gs_refcodes_set(&codes, at.at, node);
-  }
-  return cur;
-}
-
-/* Replaces each reference by its node number; IDs not in the dump get
- * placeholders. */
+/* Replaces each reference by its node number: an object's rank among the
+ * objects, or, for the stretches from a first reference to an object not
+ * in the dump (most dumps have none), a placeholder's. */
 static int resolve_refs(loader *l) {
   gs_graph *g = l->g;
-  gs_refcodes_cursor cur = resolve_present(l->raw, l->objects);
+  gs_refcodes_range rest[2];
+  size_t nrest = gs_refcodes_resolve(&l->raw, &l->objects, rest), r;
   int err;
-  if (cur.at < g->nrefs || g->nroots) {
-    if ((err = collect_missing(l, cur))) return err;
-    while (cur.at < g->nrefs) {
-      uint64_t k = cur.at, id = gs_refcodes_next(&l->raw, &cur);
+  if (!nrest && !g->nroots) return GS_OK;
+  if ((err = collect_missing(l, rest, nrest))) return err;
+  for (r = 0; r < nrest; r++)
+    while (rest[r].from.at < rest[r].end) {
+      uint64_t k = rest[r].from.at, id = gs_refcodes_next(&l->raw, &rest[r].from);
       gs_refcodes_set(&l->raw, k, node_of(l, id, &g->dangling_refs));
     }
-  }
   return GS_OK;
 }
 

@@ -15,6 +15,7 @@
 #include "gs_array.h"
 #include "gs_error.h"
 #include "gs_refcodes.h"
+#include "gs_thread.h"
 
 #define ESCAPE GS_REFCODES_ESCAPE
 #define BIAS GS_REFCODES_BIAS
@@ -180,6 +181,107 @@ int gs_refcodes_append_slow_(gs_refcodes *c, const uint64_t *ids, size_t n) {
   int err = append_slow(c, ids, n);
   place_tail(c);
   return err;
+}
+
+/* ---- resolution -------------------------------------------------------- */
+
+/* How far ahead of the entry it resolves a pass asks for a later one's rank
+ * entry: IDs land anywhere in the set, and asking early overlaps the misses. */
+#define AHEAD 64
+
+/* One thread's blocks. It works on copies of the tables, whose addresses
+ * are taken nowhere else, so the compiler knows the stores into the blocks
+ * leave their fields alone (and the set's cache of chunks is its own). */
+typedef struct resolve_job {
+  gs_refcodes codes;
+  gs_idset objects;
+  size_t first, end;         /* blocks */
+  gs_refcodes_range rest;    /* what it left, from its first ID not in the set */
+} resolve_job;
+
+/* Replaces block b's codes by ranks up to the first ID not in the set;
+ * returns how many, of the *n it holds. *esc follows the escapes' table. */
+static size_t resolve_block(resolve_job *j, size_t b, size_t *esc, size_t *n_out) {
+  size_t k, n;
+  uint32_t *e = gs_refcodes_codes(&j->codes, b, &n);
+  *n_out = n;
+  for (k = 0; k < n; k++) {
+    uint32_t code, rank = 0;
+    uint64_t id;
+    if (k + AHEAD < n && (code = e[k + AHEAD]) != ESCAPE)
+      gs_idset_prefetch(&j->objects, gs_refcodes_decode(&j->codes, code));
+    code = e[k];
+    id = code != ESCAPE ? gs_refcodes_decode(&j->codes, code) : j->codes.esc[*esc].id;
+    if (!gs_idset_rank(&j->objects, id, &rank)) break;
+    *esc += code == ESCAPE;
+    e[k] = rank;
+  }
+  return k;
+}
+
+/* Wide entries: one at a time through a cursor. */
+static void resolve_wide(resolve_job *j) {
+  gs_refcodes_cursor at;
+  uint32_t rank = 0;
+  while (j->rest.from.at < j->rest.end) {
+    at = j->rest.from;
+    if (!gs_idset_rank(&j->objects, gs_refcodes_next(&j->codes, &j->rest.from), &rank)) {
+      j->rest.from = at;
+      return;
+    }
+    gs_refcodes_set(&j->codes, at.at, rank);
+  }
+}
+
+static void resolve_run(void *arg) {
+  resolve_job *j = arg;
+  size_t b, n, done;
+  if (j->codes.wide) { resolve_wide(j); return; }
+  for (b = j->first; b < j->end; b++) {
+    done = resolve_block(j, b, &j->rest.from.esc, &n);
+    j->rest.from.at += done;
+    if (done < n) return;
+  }
+}
+
+/* A cursor at entry k: the escapes before it are counted by halving. */
+static gs_refcodes_cursor cursor_at(const gs_refcodes *c, uint64_t k) {
+  gs_refcodes_cursor cur;
+  size_t lo = 0, hi = c->nesc;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->esc[mid].at < k) lo = mid + 1;
+    else hi = mid;
+  }
+  cur.at = k;
+  cur.esc = lo;
+  return cur;
+}
+
+/* Blocks first to end; once wide, the first job takes every entry. */
+static void job_for(resolve_job *j, const gs_refcodes *c, gs_idset *objects, size_t first, size_t end) {
+  uint64_t from = first && c->wide ? c->count : (uint64_t)first << BLOCK_LOG2;
+  j->codes = *c;
+  j->objects = *objects;
+  j->first = first;
+  j->end = end;
+  j->rest.from = cursor_at(c, from < c->count ? from : c->count);
+  j->rest.end = end < c->nblocks && !c->wide ? (uint64_t)end << BLOCK_LOG2 : c->count;
+}
+
+size_t gs_refcodes_resolve(gs_refcodes *c, gs_idset *objects, gs_refcodes_range rest[2]) {
+  resolve_job jobs[2];
+  gs_thread *helper = NULL;
+  size_t half = c->wide || c->nblocks < 2 || gs_thread_cpus() < 2 ? c->nblocks : c->nblocks / 2;
+  size_t i, n = 0;
+  job_for(&jobs[0], c, objects, 0, half);
+  job_for(&jobs[1], c, objects, half, c->nblocks);
+  if (half == c->nblocks || gs_thread_start(&helper, resolve_run, &jobs[1])) resolve_run(&jobs[1]);
+  resolve_run(&jobs[0]);
+  if (helper) gs_thread_join(helper);
+  for (i = 0; i < 2; i++)
+    if (jobs[i].rest.from.at < jobs[i].rest.end) rest[n++] = jobs[i].rest;
+  return n;
 }
 
 /* ---- node numbers ------------------------------------------------------ */

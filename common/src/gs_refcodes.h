@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include "gs_idset.h"
 
 typedef struct gs_refcodes_escape { uint64_t at, id; } gs_refcodes_escape;
 
@@ -61,6 +62,16 @@ static inline void gs_refcodes_set(gs_refcodes *c, uint64_t k, uint32_t node);
 static inline uint32_t *gs_refcodes_codes(const gs_refcodes *c, size_t b, size_t *n);
 /* The ID a code that is no escape stands for. */
 static inline uint64_t gs_refcodes_decode(const gs_refcodes *c, uint32_t code);
+
+/* A stretch of entries: from a cursor up to entry end. */
+typedef struct gs_refcodes_range { gs_refcodes_cursor from; uint64_t end; } gs_refcodes_range;
+
+/* Replaces every entry whose ID is a member of objects (sealed) by its rank
+ * there, on two threads when there are two processors and several blocks
+ * (each with a copy of objects' cache of chunks: the set is only read).
+ * Each thread stops at its first ID that is not a member: the stretches it
+ * left, at most two, are written to rest, and their number returned. */
+size_t gs_refcodes_resolve(gs_refcodes *c, gs_idset *objects, gs_refcodes_range rest[2]);
 
 /* Once every entry was replaced: one array of the count node numbers, run
  * after run, where run r is entries start[order[r]] to start[order[r] + 1]

@@ -2,12 +2,15 @@
  * every ID reads back exactly whatever its shape (addresses, counters, IDs
  * that escape the codes, enough escapes to widen every entry), across
  * blocks, read with a cursor and block by block, and the node numbers
- * written in their place come out in the order of the runs asked for. */
+ * written in their place come out in the order of the runs asked for;
+ * resolution against a set of objects, on one thread or two, stops where an
+ * ID is not one and says what it left. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
 #include "gs_error.h"
 #include "gs_refcodes.h"
+#include "gs_thread.h"
 
 #define BLOCK_ENTRIES GS_REFCODES_BLOCK
 
@@ -146,6 +149,95 @@ static void blocks(void **state) {
   check(UNALIGNED_LATER, BLOCK_ENTRIES + 800000, BLOCK_ENTRIES + 1000, 1, 1);
 }
 
+/* ---- resolution against the set of objects ------------------------------ */
+
+enum { MEMBERS = 3999990 };
+
+/* Entry k's ID: one of MEMBERS objects, except at p1 and p2, not in the set. */
+static uint64_t object_id(size_t k, size_t p1, size_t p2) {
+  uint64_t v = k == p1 ? MEMBERS + 5 : k == p2 ? MEMBERS + 7 : mix(k) % MEMBERS;
+  return 0x10000 + 8 * v;
+}
+
+/* Checks entries [from, to): ranks (the value v of object_id) when
+ * resolved, else the IDs, with a cursor. */
+static void check_stretch(gs_refcodes *c, size_t from, size_t to, int resolved, size_t p1, size_t p2) {
+  size_t k;
+  gs_refcodes_cursor cur;
+  if (resolved) {
+    for (k = from; k < to; k++) {
+      uint32_t node;
+      memcpy(&node, c->blocks[k / BLOCK_ENTRIES] + 4 * (k % BLOCK_ENTRIES), 4);
+      assert_int_equal(node, (object_id(k, p1, p2) - 0x10000) / 8);
+    }
+    return;
+  }
+  cur.at = from;
+  cur.esc = 0;
+  for (k = from; k < to; k++) assert_true(gs_refcodes_next(c, &cur) == object_id(k, p1, p2));
+}
+
+/* Two blocks on two threads when there are two processors: each stops at
+ * its first ID that is not an object, and leaves the rest of its half. */
+static void resolution_stops_at_missing(void **state) {
+  size_t n = BLOCK_ENTRIES + 100000, p1 = 5000, p2 = BLOCK_ENTRIES + 50000, k, nrest;
+  int two = gs_thread_cpus() > 1;
+  gs_refcodes c;
+  gs_refcodes_range rest[2];
+  gs_idset objects;
+  (void)state;
+  gs_refcodes_init(&c);
+  gsu_assert_ok(gs_idset_init(&objects));
+  for (k = 0; k < MEMBERS; k++) assert_int_equal(gs_idset_add(&objects, 0x10000 + 8 * (uint64_t)k), 1);
+  gsu_assert_ok(gs_idset_seal(&objects));
+  for (k = 0; k < n; k++) {
+    uint64_t id = object_id(k, p1, p2);
+    gsu_assert_ok(gs_refcodes_append(&c, &id, 1));
+  }
+  nrest = gs_refcodes_resolve(&c, &objects, rest);
+  assert_int_equal(nrest, two ? 2 : 1);
+  assert_int_equal(rest[0].from.at, p1);
+  assert_int_equal(rest[0].end, two ? BLOCK_ENTRIES : n);
+  check_stretch(&c, 0, p1, 1, p1, p2);
+  check_stretch(&c, p1, rest[0].end, 0, p1, p2);
+  if (two) {
+    assert_int_equal(rest[1].from.at, p2);
+    assert_int_equal(rest[1].end, n);
+    check_stretch(&c, BLOCK_ENTRIES, p2, 1, p1, p2);
+    check_stretch(&c, p2, n, 0, p1, p2);
+  }
+  gs_refcodes_free(&c);
+  gs_idset_free(&objects);
+}
+
+/* Once wide, one pass through a cursor, stopping likewise. */
+static void wide_resolution_stops_at_missing(void **state) {
+  size_t n = 20000, k;
+  gs_refcodes c;
+  gs_refcodes_range rest[2];
+  gs_idset objects;
+  (void)state;
+  gs_refcodes_init(&c);
+  gsu_assert_ok(gs_idset_init(&objects));
+  for (k = 0; k < n; k++) {
+    uint64_t id = 0x10000 + 8 * (uint64_t)k + (k >= 10);
+    gsu_assert_ok(gs_refcodes_append(&c, &id, 1));
+    if (k != 15000) assert_int_equal(gs_idset_add(&objects, id), 1);
+  }
+  assert_true(c.wide);
+  gsu_assert_ok(gs_idset_seal(&objects));
+  assert_int_equal(gs_refcodes_resolve(&c, &objects, rest), 1);
+  assert_int_equal(rest[0].from.at, 15000);
+  assert_int_equal(rest[0].end, n);
+  for (k = 0; k < 15000; k++) {
+    uint32_t node;
+    memcpy(&node, c.blocks[0] + 4 * k, 4);
+    assert_int_equal(node, k);
+  }
+  gs_refcodes_free(&c);
+  gs_idset_free(&objects);
+}
+
 static void empty(void **state) {
   gs_refcodes c;
   uint32_t *out;
@@ -164,6 +256,8 @@ int main(void) {
     cmocka_unit_test(far_ids_escape),
     cmocka_unit_test(many_escapes_widen),
     cmocka_unit_test(blocks),
+    cmocka_unit_test(resolution_stops_at_missing),
+    cmocka_unit_test(wide_resolution_stops_at_missing),
     cmocka_unit_test(empty),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
