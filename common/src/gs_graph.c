@@ -5,9 +5,10 @@
  * gs_idset. When the section ends, the set is sealed and each ID's rank
  * becomes its node number, so the references are resolved in one sequential
  * pass, in place, to 4-byte node numbers, with no hash table of IDs at all:
- * loading never holds more than the graph and its reader. Objects are numbered in ID
- * order (which is file order for a heap walked by address); IDs referenced
- * or rooted but not in the dump get placeholder nodes after the objects. */
+ * loading holds little more than the graph and its reader. Objects are
+ * numbered in ID order (which is file order for a heap walked by address);
+ * IDs referenced or rooted but not in the dump get placeholder nodes after
+ * the objects. */
 #include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -273,7 +274,8 @@ static int take_refs_in_order(loader *l, const uint32_t *order, uint32_t n) {
   uint32_t *offsets = malloc(((size_t)n + 2) * sizeof *offsets), *refs = NULL, v;
   if (!offsets) return GS_ENOMEM;
   offsets[0] = 0;
-  for (v = 0; v < n; v++) offsets[v + 1] = offsets[v] + g->ref_offsets[order[v] + 1] - g->ref_offsets[order[v]];
+  for (v = 0; v < n; v++)
+    offsets[v + 1] = offsets[v] + g->ref_offsets[order[v] + 1] - g->ref_offsets[order[v]];
   if (!(refs = gs_refcodes_take_nodes(&l->raw, g->ref_offsets, order, n))) {
     free(offsets);
     return GS_ENOMEM;
