@@ -163,7 +163,8 @@ static int append_codes(gs_refcodes *c, const uint64_t *ids, size_t n) {
     memcpy(gs_refcodes_entry_(c, c->count + i), &code, 4);
   }
   c->count += n;
-  if (c->nesc > FEW_ESCAPES && c->nesc > c->count / MAX_ESCAPED) return widen(c);
+  /* Widening that runs short of memory leaves the codes as they were. */
+  if (c->nesc > FEW_ESCAPES && c->nesc > c->count / MAX_ESCAPED) (void)widen(c);
   return GS_OK;
 }
 
