@@ -14,8 +14,9 @@
  * a climb finds most of its steps come; the search sorts each edge it meets
  * into a forward one, which lowers its target's first candidate, or a
  * backward one, counted for its target's list, and does that some edges
- * after asking for the target's entry; the scans over references ask for
- * their targets' entries some steps ahead. Predecessors are listed and the
+ * after asking for the target's entry, and on its way back up asks for
+ * what the ancestors it returns to will read; the scans over references ask
+ * for their targets' entries some steps ahead. Predecessors are listed and the
  * results filled on two threads when there are two processors, on
  * disjoint words, so the result does not depend on it. */
 #include <stddef.h>
@@ -38,6 +39,9 @@
  * predecessors ahead have their paths asked for up to CLIMB steps. */
 #define CLIMB 3
 #define CLIMB_GAP 4
+/* How many levels above the parent of a finished vertex the search asks
+ * for the entries it will need on its way back up. */
+#define RETURN_AHEAD 2
 /* A graph with fewer references than this is scanned on one thread. */
 #define PARALLEL_MIN 65536u
 
@@ -151,6 +155,23 @@ static void sort_all(dom_work *w) {
   for (k = 0; k < LATER && k < w->nlater; k++) sort_edge(w, &w->later[k]);
 }
 
+/* A finished vertex hands the search back to its parent, whose entries
+ * the subtree may have pushed out of the cache: the open ancestor
+ * RETURN_AHEAD levels up has its references' range and its place in them
+ * asked for, so a climb back up a long path does not wait at each step
+ * (their tree entries, numbered one after another down such a path, stay
+ * near). Returns the parent. */
+static uint32_t finish_vertex(dom_work *w, uint32_t cur) {
+  uint32_t a = w->tree[cur].parent, up = RETURN_AHEAD;
+  w->tree[cur].semi = w->tree[cur].parent;
+  while (up-- && a != 0 && a != NONE) a = w->tree[a].parent;
+  if (a != 0 && a != NONE) {
+    PREFETCH(&w->g->ref_offsets[w->vertex[a]]);
+    PREFETCH(&w->g->refs[w->tree[a].semi]);
+  }
+  return w->tree[cur].parent;
+}
+
 /* The position of each open vertex in its successor list lives in its
  * semi field; a finished vertex's holds its parent, the candidate of its
  * tree edge. */
@@ -170,8 +191,7 @@ static void number_vertices(dom_work *w) {
     else prefetch_targets(w, it.node);
     while ((y = succ_next(&it)) != NONE && (t = w->dfn[y]) != NONE) sort_later(w, cur, it.node, t);
     if (y == NONE) {
-      w->tree[cur].semi = w->tree[cur].parent;
-      cur = w->tree[cur].parent;
+      cur = finish_vertex(w, cur);
       continue;
     }
     w->tree[cur].semi = it.k;
