@@ -9,11 +9,14 @@
  *
  * A heap's references land anywhere in arrays much larger than the cache,
  * so the cost is cache misses. Path compression chases an array of
- * ancestors alone (4 bytes a vertex); the search sorts each edge it meets
+ * ancestors alone (4 bytes a vertex), and the paths of the next
+ * evaluations are asked for a step further up for each nearer one, so that
+ * a climb finds most of its steps come; the search sorts each edge it meets
  * into a forward one, which lowers its target's first candidate, or a
  * backward one, counted for its target's list, and does that some edges
- * after asking for the target's entry; the scans over references ask for
- * their targets' entries some steps ahead. Predecessors are listed and the
+ * after asking for the target's entry, and on its way back up asks for
+ * what the ancestors it returns to will read; the scans over references ask
+ * for their targets' entries some steps ahead. Predecessors are listed and the
  * results filled on two threads when there are two processors, on
  * disjoint words, so the result does not depend on it. */
 #include <stddef.h>
@@ -31,6 +34,14 @@
 /* How many edges later the search reads the entry of an edge's target it
  * does not need at once. */
 #define LATER 16
+/* Path compression climbs about six ancestors an evaluation, each a miss
+ * that needs the one before: the evaluations CLIMB_GAP, 2 CLIMB_GAP...
+ * predecessors ahead have their paths asked for up to CLIMB steps. */
+#define CLIMB 3
+#define CLIMB_GAP 4
+/* How many levels above the parent of a finished vertex the search asks
+ * for the entries it will need on its way back up. */
+#define RETURN_AHEAD 2
 /* A graph with fewer references than this is scanned on one thread. */
 #define PARALLEL_MIN 65536u
 
@@ -144,6 +155,23 @@ static void sort_all(dom_work *w) {
   for (k = 0; k < LATER && k < w->nlater; k++) sort_edge(w, &w->later[k]);
 }
 
+/* A finished vertex hands the search back to its parent, whose entries
+ * the subtree may have pushed out of the cache: the open ancestor
+ * RETURN_AHEAD levels up has its references' range and its place in them
+ * asked for, so a climb back up a long path does not wait at each step
+ * (their tree entries, numbered one after another down such a path, stay
+ * near). Returns the parent. */
+static uint32_t finish_vertex(dom_work *w, uint32_t cur) {
+  uint32_t a = w->tree[cur].parent, up = RETURN_AHEAD;
+  w->tree[cur].semi = w->tree[cur].parent;
+  while (up-- && a != 0 && a != NONE) a = w->tree[a].parent;
+  if (a != 0 && a != NONE) {
+    PREFETCH(&w->g->ref_offsets[w->vertex[a]]);
+    PREFETCH(&w->g->refs[w->tree[a].semi]);
+  }
+  return w->tree[cur].parent;
+}
+
 /* The position of each open vertex in its successor list lives in its
  * semi field; a finished vertex's holds its parent, the candidate of its
  * tree edge. */
@@ -163,8 +191,7 @@ static void number_vertices(dom_work *w) {
     else prefetch_targets(w, it.node);
     while ((y = succ_next(&it)) != NONE && (t = w->dfn[y]) != NONE) sort_later(w, cur, it.node, t);
     if (y == NONE) {
-      w->tree[cur].semi = w->tree[cur].parent;
-      cur = w->tree[cur].parent;
+      cur = finish_vertex(w, cur);
       continue;
     }
     w->tree[cur].semi = it.k;
@@ -310,6 +337,25 @@ static uint32_t eval(dom_work *w, uint32_t v, uint32_t i) {
   return w->best[v];
 }
 
+/* The evaluation of predecessor k, once the paths that the next ones will
+ * climb are asked for, a step further up for each nearer one: the step
+ * before it was asked for CLIMB_GAP predecessors earlier and has come.
+ * Compressions meanwhile may move a path; only the speed depends on it.
+ * The asking lives beside the evaluation because a function that only
+ * reads and prefetches has no effect the compiler must keep. */
+static uint32_t eval_pred(dom_work *w, uint32_t k, uint32_t i) {
+  const uint32_t *ancestor = w->ancestor;
+  uint32_t step;
+  for (step = 0; step < CLIMB; step++) {
+    uint32_t ahead = (CLIMB - step) * CLIMB_GAP, x, up = step;
+    if (k < ahead) continue;
+    x = w->preds[k - ahead];
+    while (up-- && x < w->count) x = ancestor[x];
+    if (x < w->count) PREFETCH(&ancestor[x]);
+  }
+  return eval(w, w->preds[k], i);
+}
+
 /* Only linked vertices (numbered after the one processed) are read as
  * ancestors, so each vertex's fields are set when it is processed; its
  * predecessors end where its best field says and start where the previous
@@ -321,9 +367,7 @@ static void semi_dominators(dom_work *w) {
   for (i = w->count; i-- > 1;) {
     uint32_t semi = w->tree[i].semi;
     for (k = best[i]; k-- > best[i - 1];) {
-      uint32_t s;
-      if (k >= AHEAD) PREFETCH(&ancestor[w->preds[k - AHEAD]]);
-      s = eval(w, w->preds[k], i);
+      uint32_t s = eval_pred(w, k, i);
       if (s < semi) semi = s;
     }
     w->tree[i].semi = semi;
