@@ -20,6 +20,14 @@
 #define MAX_SOUGHT      4096   /* dangling IDs looked for block by block; with more,
                                 * most blocks would be read again anyway */
 
+static int check_refs(gs_validator *v, const gs_record *rec) {
+  size_t i;
+  int err = GS_OK;
+  gs_validator_prefetch_refs_(v, rec->refs, rec->nrefs);
+  for (i = 0; i < rec->nrefs && !err; i++) err = gs_validator_check_reference_(v, rec->refs[i], rec->line);
+  return err;
+}
+
 /* Later mode: reads the span again, up to the line that closed the
  * section or until the first mention of each of the missing IDs was found,
  * and checks its references against all the section's objects. */
@@ -37,18 +45,20 @@ static int reread(gs_validator *v, const gs_refs_block *span, uint64_t close_lin
     gs_reader_free(r);
     return err;
   }
-  while ((err = gs_reader_next(r, &rec)) != GS_EOF) {
-    size_t i;
-    if (err == GS_EFORMAT) continue;
-    if (err || rec.line >= close_line || rec.line - span->line > span->lines) break;
-    if (rec.kind != GS_REC_OBJECT || rec.line <= v->section_line) continue;
-    gs_validator_prefetch_refs_(v, rec.refs, rec.nrefs);
-    for (i = 0; i < rec.nrefs && !err; i++) err = gs_validator_check_reference_(v, rec.refs[i], rec.line);
-    /* Without merging, the list holds each ID once. */
-    if (err || (!v->merge && v->nrefs >= missing)) break;
+  for (;;) {
+    uint64_t line;
+    if ((err = gs_reader_next(r, &rec)) == GS_EFORMAT) line = gs_reader_diag(r)->line;
+    else if (err) break;
+    else line = rec.line;
+    if (line >= close_line || line - span->line > span->lines) break;
+    if (!err && rec.kind == GS_REC_OBJECT && line > v->section_line && (err = check_refs(v, &rec)))
+      break;
+    /* Nothing after the span's last line is parsed: it may be a long one.
+     * Without merging, the list holds each ID once. */
+    if (line - span->line == span->lines || (!v->merge && v->nrefs >= missing)) break;
   }
   gs_reader_free(r);
-  return err == GS_EOF ? GS_OK : err;
+  return err == GS_EOF || err == GS_EFORMAT ? GS_OK : err;
 }
 
 /* Later mode, with workers: the block of a record whose references this
