@@ -344,8 +344,11 @@ static int merge_chunk(gs_idset *dst, const gs_idset *src, const gs_idset_chunk 
   if ((err = gs_idset_add(dst, id_of(src, ch->key, w, lowest_bit(ch->bits[w])))) < 0) return err;
   if (dst->hashed || dst->shift != src->shift || !(to = find_chunk(dst, ch->key)))
     return merge_members(dst, src, ch);
+  /* Words with nothing new are not written: a page of dst that no member
+   * reaches is never given memory. */
   for (; w < CHUNK_WORDS; w++) {
     uint64_t fresh = ch->bits[w] & ~to->bits[w];
+    if (!fresh) continue;
     to->bits[w] |= fresh;
     dst->count += gs_idset_popcount_(fresh);
   }
