@@ -13,7 +13,8 @@
  * first mentioned in that block as far as its blocks go; the hashes of
  * those IDs, block by block, find the blocks a section's dangling IDs are
  * first mentioned in (the line numbers the diagnostics need) for 4 bytes
- * per ID each worker notes, instead of reading the whole section again. */
+ * per ID each worker notes, instead of reading the whole section again. A
+ * block of one long array is not hashed but always read again. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_array.h"
@@ -24,10 +25,15 @@
 #define PREFETCH_AHEAD  32     /* references asked for ahead of their bits */
 #define NO_SECTION UINT64_MAX
 #define FILTER_LOG2 18         /* bits of the filter of the hashes sought */
+/* References of a block above which its first mentions are not kept: an
+ * array of millions of elements would take 4 bytes each, and hold a hash
+ * sought by chance as likely as not; it is read again instead. */
+#define MAX_HASHED (1u << 16)
 
 typedef struct noted {
   gs_refs_block where;
   size_t end;                  /* its first mentions end here in hashes */
+  int unhashed;                /* over MAX_HASHED: wanted whatever is sought */
 } noted;
 
 typedef struct worker_set {
@@ -88,13 +94,15 @@ int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
 /* Notes a block of the worker's section and what it mentions first. */
 static int note_firsts(worker_set *w, const gs_refs_block *where, const uint64_t *refs, size_t n) {
   size_t firsts = 0;
-  int err;
-  if (gs_array_reserve((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes) ||
+  int hashed = n <= MAX_HASHED, err;
+  if ((hashed && gs_array_reserve((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes)) ||
       gs_array_reserve((void **)&w->blocks, &w->blocks_cap, w->nblocks + 1, sizeof *w->blocks))
     return GS_ENOMEM;
-  if ((err = note(&w->set, &w->overflow, refs, n, w->hashes + w->nhashes, &firsts))) return err;
+  if ((err = note(&w->set, &w->overflow, refs, n, hashed ? w->hashes + w->nhashes : NULL, &firsts)))
+    return err;
   w->nhashes += firsts;
   w->blocks[w->nblocks].where = *where;
+  w->blocks[w->nblocks].unhashed = !hashed;
   w->blocks[w->nblocks++].end = w->nhashes;
   return GS_OK;
 }
@@ -233,7 +241,8 @@ static int block_wanted(const sought *q, const uint32_t *h, size_t n) {
 static int find_in(const worker_set *w, const sought *q, gs_refs_block **out, size_t *n, size_t *cap) {
   size_t b, from = 0;
   for (b = 0; b < w->nblocks; from = w->blocks[b++].end) {
-    if (!block_wanted(q, w->hashes + from, w->blocks[b].end - from)) continue;
+    if (!w->blocks[b].unhashed && !block_wanted(q, w->hashes + from, w->blocks[b].end - from))
+      continue;
     if (gs_array_reserve((void **)out, cap, *n + 1, sizeof **out)) return GS_ENOMEM;
     (*out)[(*n)++] = w->blocks[b].where;
   }
