@@ -69,8 +69,9 @@ static uint32_t hash_id(uint64_t id) {
  * firsts (room for n), *nfirsts of them, when firsts is given. */
 static int note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n, uint32_t *firsts,
                 size_t *nfirsts) {
-  size_t i;
-  for (i = 0; i < n && !*overflow; i++) {
+  size_t i, k = 0;    /* not *nfirsts, which the set's count may alias */
+  int err = GS_OK;
+  for (i = 0; i < n && !*overflow && !err; i++) {
     int added;
     if (i + PREFETCH_AHEAD < n) gs_idset_prefetch(set, refs[i + PREFETCH_AHEAD]);
     added = gs_idset_put(set, refs[i]);
@@ -78,13 +79,14 @@ static int note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n, ui
       gs_idset_clear(set);
       *overflow = 1;
     } else if (added < 0) {
-      return added;
+      err = added;
     } else if (firsts) {
-      firsts[*nfirsts] = hash_id(refs[i]);
-      *nfirsts += (size_t)added;
+      firsts[k] = hash_id(refs[i]);
+      k += (size_t)added;
     }
   }
-  return GS_OK;
+  if (firsts) *nfirsts += k;
+  return err;
 }
 
 int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
