@@ -18,7 +18,8 @@
 #include "gs_progress.h"
 #include "gsf_source.h"
 
-/* Inputs smaller than this are done before a thread would pay off. */
+/* Compressed or converted inputs smaller than this are done before a
+ * thread would pay off (for plain records, see GS_READER_AHEAD_MIN_BYTES). */
 #define PARSE_AHEAD_MIN_BYTES (1u << 20)
 
 #define MAGIC_LEN 4
@@ -249,18 +250,19 @@ static int file_read_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_
 
 int gs_file_new_reader(gs_file *f, gs_reader **r) {
   size_t got;
+  int plain = !f->zstd && gsf_source_format(f->src) == GSF_RECORDS;
   int err = gs_reader_new(r, gs_file_read, f);
   if (err) return err;
   /* As far as its end: a 32-bit off_t may not reach it. */
-  if (f->size && !f->zstd && gsf_source_format(f->src) == GSF_RECORDS &&
-      file_read_at(f, f->size, &got, 0, &got) == GS_OK)
+  if (f->size && plain && file_read_at(f, f->size, &got, 0, &got) == GS_OK)
     gs_reader_set_read_at(*r, file_read_at, f);
   /* The hint sizes the consumers' tables. For zstd the text is larger than
    * the file, but an underestimate only costs a few table doublings. */
   gs_reader_set_size_hint(*r, f->size);
   /* From here on the file is read (and decompressed) on the reader's own
    * thread, which parses while this one validates or builds the graph. */
-  if (f->size >= PARSE_AHEAD_MIN_BYTES) gs_reader_start_thread(*r);
+  if (f->size >= (plain ? GS_READER_AHEAD_MIN_BYTES : PARSE_AHEAD_MIN_BYTES))
+    gs_reader_start_thread(*r);
   return GS_OK;
 }
 

@@ -47,9 +47,9 @@ size_t gs_validator_memory(const gs_validator *v);
 
 /* Reads r to its end through a validator. Where r can read its input again
  * (gs_reader_mark_here), references only set bits as they come (on the
- * reader's workers, when started: gs_reader_on_refs), and a section with
- * dangling ones is read a second time for their lines; the diagnostics are
- * the same. Returns GS_OK (see counts for the verdict), or GS_EIO /
+ * reader's workers, when started: gs_reader_on_refs), and the parts of a
+ * section where dangling ones may be are read again for their lines; the
+ * diagnostics are the same. Returns GS_OK (see counts for the verdict), or GS_EIO /
  * GS_ENOMEM. */
 int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx,
                        gs_validate_counts *counts);

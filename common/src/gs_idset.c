@@ -283,27 +283,40 @@ int gs_idset_members(gs_idset *s, uint64_t *out) {
   return GS_OK;
 }
 
-/* Members of word w of chunk ch of a that are not in b: a word at a time
- * when b has the same chunk, else one member at a time. */
-static size_t word_outside(gs_idset *a, const gs_idset_chunk *ch, size_t w, gs_idset *b) {
-  uint64_t bits = ch->bits[w];
-  const gs_idset_chunk *same = !b->hashed && b->shift == a->shift ? find_chunk(b, ch->key) : NULL;
-  size_t n = 0;
-  if (same) return gs_idset_popcount_(bits & ~same->bits[w]);
-  for (; bits; bits &= bits - 1) n += !gs_idset_has(b, id_of(a, ch->key, w, lowest_bit(bits)));
-  return n;
+/* Writes id to out[n] when out is given; returns 1 to count it. */
+static size_t put_member(uint64_t *out, size_t n, uint64_t id) {
+  if (out) out[n] = id;
+  return 1;
 }
 
-size_t gs_idset_count_outside(gs_idset *a, gs_idset *b) {
+/* Members of word w of chunk ch of a that are not in b, written to out + n
+ * when out is given: a word at a time when b has the same chunk, else one
+ * member at a time. */
+static size_t word_outside(gs_idset *a, const gs_idset_chunk *ch, size_t w, gs_idset *b,
+                           uint64_t *out, size_t n) {
+  uint64_t bits = ch->bits[w];
+  const gs_idset_chunk *same = !b->hashed && b->shift == a->shift ? find_chunk(b, ch->key) : NULL;
+  size_t k = 0;
+  if (same) bits &= ~same->bits[w];
+  if (same && !out) return gs_idset_popcount_(bits);
+  for (; bits; bits &= bits - 1) {
+    uint64_t id = id_of(a, ch->key, w, lowest_bit(bits));
+    if (same || !gs_idset_has(b, id)) k += put_member(out, n + k, id);
+  }
+  return k;
+}
+
+size_t gs_idset_outside(gs_idset *a, gs_idset *b, uint64_t *out) {
   size_t c, w, n = 0;
   if (a->hashed) {
     for (c = 0; c <= a->ids.mask; c++)
-      n += a->ids.slots[c].bits && !gs_idset_has(b, a->ids.slots[c].key);
+      if (a->ids.slots[c].bits && !gs_idset_has(b, a->ids.slots[c].key))
+        n += put_member(out, n, a->ids.slots[c].key);
     return n;
   }
   for (c = 0; c < a->nchunks; c++)
     for (w = 0; w < CHUNK_WORDS; w++)
-      if (a->chunks[c].bits[w]) n += word_outside(a, &a->chunks[c], w, b);
+      if (a->chunks[c].bits[w]) n += word_outside(a, &a->chunks[c], w, b, out, n);
   return n;
 }
 
@@ -331,8 +344,11 @@ static int merge_chunk(gs_idset *dst, const gs_idset *src, const gs_idset_chunk 
   if ((err = gs_idset_add(dst, id_of(src, ch->key, w, lowest_bit(ch->bits[w])))) < 0) return err;
   if (dst->hashed || dst->shift != src->shift || !(to = find_chunk(dst, ch->key)))
     return merge_members(dst, src, ch);
+  /* Words with nothing new are not written: a page of dst that no member
+   * reaches is never given memory. */
   for (; w < CHUNK_WORDS; w++) {
     uint64_t fresh = ch->bits[w] & ~to->bits[w];
+    if (!fresh) continue;
     to->bits[w] |= fresh;
     dst->count += gs_idset_popcount_(fresh);
   }

@@ -81,8 +81,9 @@ int gs_idset_members(gs_idset *s, uint64_t *out);
 /* Adds every member of src to dst. Returns GS_OK or what gs_idset_add
  * failed with (dst then holds some of them). */
 int gs_idset_merge(gs_idset *dst, const gs_idset *src);
-/* The number of members of a that are not members of b. */
-size_t gs_idset_count_outside(gs_idset *a, gs_idset *b);
+/* The number of members of a that are not members of b; they are written
+ * to out (that many entries) unless it is NULL. */
+size_t gs_idset_outside(gs_idset *a, gs_idset *b, uint64_t *out);
 
 /* ---- inline fast paths ----------------------------------------------- */
 
@@ -150,16 +151,18 @@ static inline int gs_idset_add(gs_idset *s, uint64_t id) {
   return 1;
 }
 
-/* gs_idset_add without saying whether id was new: no branch on it, which
- * pays where that is random. Returns GS_OK or what gs_idset_add fails with. */
+/* gs_idset_add without branching on whether id was new, which pays where
+ * that is random: 1 when it was, 0 when not, or what gs_idset_add fails
+ * with. */
 static inline int gs_idset_put(gs_idset *s, uint64_t id) {
   uint64_t *word = gs_idset_word_(s, id), bit;
-  int added;
-  if (!word) return (added = gs_idset_add_slow(s, id)) < 0 ? added : 0;
+  int fresh;
+  if (!word) return gs_idset_add_slow(s, id);
   bit = UINT64_C(1) << ((id >> s->shift) & 63);
-  s->count += !(*word & bit);
+  fresh = !(*word & bit);
+  s->count += (size_t)fresh;
   *word |= bit;
-  return 0;
+  return fresh;
 }
 
 static inline int gs_idset_rank(gs_idset *s, uint64_t id, uint32_t *rank) {

@@ -210,6 +210,10 @@ const gs_diag *gs_reader_diag(const gs_reader *r) {
 
 int gs_reader_tag(const gs_reader *r) { return r->ahead ? gs_reader_ahead_tag_(r) : 0; }
 
+int gs_reader_block(const gs_reader *r, gs_refs_block *block) {
+  return r->ahead ? gs_reader_ahead_block_(r, block) : GS_EINVAL;
+}
+
 uint64_t gs_reader_offset(const gs_reader *r) {
   return r->ahead ? gs_reader_ahead_offset_(r) : r->base + r->pos;
 }

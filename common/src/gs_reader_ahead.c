@@ -54,6 +54,7 @@ typedef struct batch {
   int exact;                     /* no bytes dropped before the block */
   int end_err;                   /* after the entries: 0 (more follow), EOF or an error */
   uint64_t sections;             /* section records ('a', 'c') in the block */
+  gs_refs_block where;           /* set once counted, in block order */
   int tag;                       /* what the consumer's refs_fn returned for it */
 } batch;
 
@@ -88,6 +89,7 @@ typedef struct ahead {
   int src_end;                   /* 0, or GS_EOF or an error once the source is done */
   uint64_t offset;               /* stream offset of the next block */
   uint64_t sections;             /* section records before the next block to count */
+  uint64_t lines;                /* lines before it */
   gs_refs_fn refs_fn;            /* under every hook_lock */
   void *refs_ctx;
   /* the caller */
@@ -342,16 +344,21 @@ static int stream_block(ahead *a, worker *w, batch *b, size_t *len, uint64_t off
 static int after_parse(worker *w, slot *s, slot *next) {
   ahead *a = w->a;
   batch *b = &s->b;
-  uint64_t before;
   gs_sem_wait(s->count);
   if (a->stop) return 0;
-  before = a->sections;
+  b->where.sections = a->sections;
+  b->where.offset = b->start_offset;
+  b->where.line = a->lines;
+  b->where.lines = b->lines;
+  b->where.bytes = b->end_offset - b->start_offset;
+  b->where.exact = b->exact;
   a->sections += b->sections;
+  a->lines += b->lines;
   gs_sem_post(next->count);
   b->tag = 0;
   gs_sem_wait(w->hook_lock);
   if (a->refs_fn && !b->sections && b->nrefs)
-    b->tag = a->refs_fn(a->refs_ctx, (unsigned)(w - a->w), before, b->refs, b->nrefs);
+    b->tag = a->refs_fn(a->refs_ctx, (unsigned)(w - a->w), &b->where, b->refs, b->nrefs);
   gs_sem_post(w->hook_lock);
   return 1;
 }
@@ -454,7 +461,7 @@ int gs_reader_start_thread(gs_reader *r) {
   memcpy(a->carry, r->buf + r->pos, r->end - r->pos);
   a->carry_len = r->end - r->pos;
   a->offset = a->cur_offset = r->base + r->pos;
-  a->line_base = r->line;
+  a->line_base = a->lines = r->line;
   r->ahead = a;
   for (i = 0; i < WORKERS; i++)
     if (gs_thread_start(&a->w[i].thread, worker_main, &a->w[i]) == GS_OK) started++;
@@ -540,6 +547,13 @@ int gs_reader_on_refs(gs_reader *r, gs_refs_fn fn, void *ctx) {
   a->refs_fn = fn;
   a->refs_ctx = ctx;
   for (i = 0; i < WORKERS; i++) gs_sem_post(a->w[i].hook_lock);
+  return GS_OK;
+}
+
+int gs_reader_ahead_block_(const gs_reader *r, gs_refs_block *block) {
+  const ahead *a = r->ahead;
+  if (!a->cur || !a->cur_i) return GS_EINVAL;
+  *block = a->cur->where;
   return GS_OK;
 }
 

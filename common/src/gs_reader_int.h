@@ -85,6 +85,7 @@ uint64_t gs_reader_ahead_offset_(const gs_reader *r);
  * before its block, which leaves its offset unknown. */
 int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m);
 int gs_reader_ahead_tag_(const gs_reader *r);
+int gs_reader_ahead_block_(const gs_reader *r, gs_refs_block *block);
 /* Stops the workers, if any, once they have parsed the block they are on. */
 void gs_reader_ahead_stop_(gs_reader *r);
 

@@ -7,32 +7,71 @@
  * leaves the block to the calling thread. The section a set holds is the
  * only state both threads touch, under a small lock; the bits are written
  * by the worker before it hands the block over and read by the calling
- * thread after it took the block, which the reader's slots order. */
+ * thread after it took the block, which the reader's slots order.
+ *
+ * A worker's blocks come in order, so an ID it notes for the first time is
+ * first mentioned in that block as far as its blocks go; the hashes of
+ * those IDs, block by block, find the blocks a section's dangling IDs are
+ * first mentioned in (the line numbers the diagnostics need) for 4 bytes
+ * per ID each worker notes, instead of reading the whole section again. A
+ * block of one long array is not hashed but always read again. */
 #include <stdlib.h>
+#include <string.h>
+#include "gs_array.h"
 #include "gs_error.h"
 #include "gs_refs.h"
 #include "gs_thread.h"
 
 #define PREFETCH_AHEAD  32     /* references asked for ahead of their bits */
 #define NO_SECTION UINT64_MAX
+#define FILTER_LOG2 18         /* bits of the filter of the hashes sought */
+/* References of a block above which its first mentions are not kept: an
+ * array of millions of elements would take 4 bytes each, and hold a hash
+ * sought by chance as likely as not; it is read again instead. */
+#define MAX_HASHED (1u << 16)
+
+typedef struct noted {
+  gs_refs_block where;
+  size_t end;                  /* its first mentions end here in hashes */
+  int unhashed;                /* over MAX_HASHED: wanted whatever is sought */
+} noted;
 
 typedef struct worker_set {
   gs_sem *lock;                /* guards section */
   uint64_t section;            /* section records before the blocks noted, or NO_SECTION */
   int overflow;
   gs_idset set;
+  noted *blocks;               /* the blocks noted, in order */
+  size_t nblocks, blocks_cap;
+  uint32_t *hashes;            /* hashes of the IDs each block mentioned first */
+  size_t nhashes, hashes_cap;
 } worker_set;
+
+/* The hashes sought, sorted, behind a bitmap of their top bits that
+ * answers most lookups. */
+typedef struct sought {
+  uint64_t filter[(1u << FILTER_LOG2) / 64];
+  uint32_t *hashes;
+  size_t n;
+} sought;
 
 struct gs_refs_ahead {
   worker_set w[GS_READER_WORKERS];
   size_t ready;                /* sets initialised */
 };
 
+static uint32_t hash_id(uint64_t id) {
+  return (uint32_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> 32);
+}
+
 /* Each ID lands anywhere in the bitmaps and costs little else, so the next
- * ones are asked for well ahead. */
-int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
-  size_t i;
-  for (i = 0; i < n && !*overflow; i++) {
+ * ones are asked for well ahead. The hashes of the IDs new to the set go to
+ * firsts (room for n), *nfirsts of them, when firsts is given. */
+static int note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n, uint32_t *firsts,
+                size_t *nfirsts) {
+  size_t i, k = 0;    /* not *nfirsts, which the set's count may alias */
+  int err = GS_OK;
+  for (i = 0; i < n && !*overflow && !err; i++) {
     int added;
     if (i + PREFETCH_AHEAD < n) gs_idset_prefetch(set, refs[i + PREFETCH_AHEAD]);
     added = gs_idset_put(set, refs[i]);
@@ -40,21 +79,54 @@ int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
       gs_idset_clear(set);
       *overflow = 1;
     } else if (added < 0) {
-      return added;
+      err = added;
+    } else if (firsts) {
+      firsts[k] = hash_id(refs[i]);
+      k += (size_t)added;
     }
   }
+  if (firsts) *nfirsts += k;
+  return err;
+}
+
+int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
+  return note(set, overflow, refs, n, NULL, NULL);
+}
+
+/* Notes a block of the worker's section and what it mentions first. */
+static int note_firsts(worker_set *w, const gs_refs_block *where, const uint64_t *refs, size_t n) {
+  size_t firsts = 0;
+  int hashed = n <= MAX_HASHED, err;
+  if ((hashed && gs_array_reserve((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes)) ||
+      gs_array_reserve((void **)&w->blocks, &w->blocks_cap, w->nblocks + 1, sizeof *w->blocks))
+    return GS_ENOMEM;
+  if ((err = note(&w->set, &w->overflow, refs, n, hashed ? w->hashes + w->nhashes : NULL, &firsts)))
+    return err;
+  w->nhashes += firsts;
+  w->blocks[w->nblocks].where = *where;
+  w->blocks[w->nblocks].unhashed = !hashed;
+  w->blocks[w->nblocks++].end = w->nhashes;
   return GS_OK;
 }
 
 /* On worker `worker`: the block's tag, 1 when noted, 0 when left to the
  * calling thread. */
-static int note_block(void *ctx, unsigned worker, uint64_t sections, const uint64_t *refs, size_t n) {
+static int note_block(void *ctx, unsigned worker, const gs_refs_block *where, const uint64_t *refs,
+                      size_t n) {
   worker_set *w = &((gs_refs_ahead *)ctx)->w[worker];
   int mine;
   gs_sem_wait(w->lock);
-  if ((mine = w->section == NO_SECTION || w->section == sections)) w->section = sections;
+  if ((mine = w->section == NO_SECTION || w->section == where->sections)) w->section = where->sections;
   gs_sem_post(w->lock);
-  return mine && gs_refs_note(&w->set, &w->overflow, refs, n) == GS_OK;
+  return mine && note_firsts(w, where, refs, n) == GS_OK;
+}
+
+static void forget_blocks(worker_set *w) {
+  free(w->blocks);
+  free(w->hashes);
+  w->blocks = NULL;
+  w->hashes = NULL;
+  w->nblocks = w->blocks_cap = w->nhashes = w->hashes_cap = 0;
 }
 
 static void ahead_free(gs_refs_ahead *a) {
@@ -62,6 +134,7 @@ static void ahead_free(gs_refs_ahead *a) {
   for (i = 0; i < a->ready; i++) {
     gs_sem_free(a->w[i].lock);
     gs_idset_free(&a->w[i].set);
+    forget_blocks(&a->w[i]);
   }
   free(a);
 }
@@ -96,6 +169,7 @@ void gs_refs_ahead_release(gs_refs_ahead *a, uint64_t before) {
     gs_sem_wait(w->lock);
     if (w->section < before) {
       gs_idset_clear(&w->set);
+      forget_blocks(w);
       w->overflow = 0;
       w->section = NO_SECTION;
     }
@@ -120,12 +194,77 @@ int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int
       return err;
     }
   }
-  gs_refs_ahead_release(a, section + 1);
   return GS_OK;
 }
 
 size_t gs_refs_ahead_memory(const gs_refs_ahead *a) {
   size_t i, bytes = 0;
-  for (i = 0; a && i < GS_READER_WORKERS; i++) bytes += gs_idset_memory(&a->w[i].set);
+  for (i = 0; a && i < GS_READER_WORKERS; i++)
+    bytes += gs_idset_memory(&a->w[i].set) + a->w[i].blocks_cap * sizeof *a->w[i].blocks +
+             a->w[i].hashes_cap * sizeof *a->w[i].hashes;
   return bytes;
+}
+
+/* ---- finding first mentions ----------------------------------------- */
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static int sought_init(sought *q, const uint64_t *ids, size_t n) {
+  size_t i;
+  memset(q->filter, 0, sizeof q->filter);
+  if (!(q->hashes = malloc((n ? n : 1) * sizeof *q->hashes))) return GS_ENOMEM;
+  for (i = 0; i < n; i++) {
+    uint32_t h = hash_id(ids[i]);
+    q->hashes[i] = h;
+    q->filter[h >> (32 - FILTER_LOG2) >> 6] |= UINT64_C(1) << ((h >> (32 - FILTER_LOG2)) & 63);
+  }
+  qsort(q->hashes, n, sizeof *q->hashes, cmp_u32);
+  q->n = n;
+  return GS_OK;
+}
+
+static int is_sought(const sought *q, uint32_t h) {
+  uint32_t top = h >> (32 - FILTER_LOG2);
+  if (!((q->filter[top >> 6] >> (top & 63)) & 1)) return 0;
+  return bsearch(&h, q->hashes, q->n, sizeof h, cmp_u32) != NULL;
+}
+
+static int block_wanted(const sought *q, const uint32_t *h, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++)
+    if (is_sought(q, h[i])) return 1;
+  return 0;
+}
+
+/* The worker's blocks where a sought ID may be mentioned first, appended. */
+static int find_in(const worker_set *w, const sought *q, gs_refs_block **out, size_t *n, size_t *cap) {
+  size_t b, from = 0;
+  for (b = 0; b < w->nblocks; from = w->blocks[b++].end) {
+    if (!w->blocks[b].unhashed && !block_wanted(q, w->hashes + from, w->blocks[b].end - from))
+      continue;
+    if (gs_array_reserve((void **)out, cap, *n + 1, sizeof **out)) return GS_ENOMEM;
+    (*out)[(*n)++] = w->blocks[b].where;
+  }
+  return GS_OK;
+}
+
+int gs_refs_ahead_find(gs_refs_ahead *a, uint64_t section, const uint64_t *ids, size_t nids,
+                       gs_refs_block **blocks, size_t *n, size_t *cap) {
+  sought *q = malloc(sizeof *q);
+  size_t i;
+  int err = q ? sought_init(q, ids, nids) : GS_ENOMEM;
+  for (i = 0; !err && i < GS_READER_WORKERS; i++) {
+    worker_set *w = &a->w[i];
+    int mine;
+    gs_sem_wait(w->lock);
+    mine = w->section == section;
+    gs_sem_post(w->lock);
+    if (mine) err = find_in(w, q, blocks, n, cap);
+  }
+  if (q) free(q->hashes);
+  free(q);
+  return err;
 }

@@ -4,7 +4,10 @@
  * A set becomes "overflowed" (and empty) when its IDs are too sparse for
  * bitmaps; its owner then checks every reference another way. The workers'
  * sets (gs_refs_ahead) each hold the references of one section at a time,
- * named by the number of section records before it. Internal. */
+ * named by the number of section records before it. For each block they
+ * note, the workers also keep a 32-bit hash of each ID it mentions first
+ * (for that worker), so that the blocks where a given ID is first mentioned
+ * can be found again without reading the others. Internal. */
 #ifndef GS_REFS_H
 #define GS_REFS_H
 
@@ -27,10 +30,16 @@ gs_refs_ahead *gs_refs_ahead_start(gs_reader *r, size_t free_chunks);
 /* Stops the noting and frees the sets. */
 void gs_refs_ahead_stop(gs_refs_ahead *a, gs_reader *r);
 /* Adds what the workers noted for the section after `section` section
- * records to `into` (or sets *overflow), then frees those sets: call once
- * the caller has taken every record of that section. Returns GS_OK or
- * GS_ENOMEM. */
+ * records to `into` (or sets *overflow): call once the caller has taken
+ * every record of that section. Returns GS_OK or GS_ENOMEM. */
 int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int *overflow);
+/* Appends to *blocks (*n of them, room for *cap) the blocks of that
+ * section the workers noted where one of ids[0..nids) may be mentioned
+ * first, in block order: every block where one is, blocks of one long
+ * array, and rarely another.
+ * Returns GS_OK or GS_ENOMEM. */
+int gs_refs_ahead_find(gs_refs_ahead *a, uint64_t section, const uint64_t *ids, size_t nids,
+                       gs_refs_block **blocks, size_t *n, size_t *cap);
 /* Frees the sets of sections before `before`, whose records the caller has
  * all taken, so the workers can note later ones. */
 void gs_refs_ahead_release(gs_refs_ahead *a, uint64_t before);

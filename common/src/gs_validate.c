@@ -20,14 +20,10 @@
  *
  * When the input can be read again (gs_validate_reader over a buffer or a
  * file), a section's references only set bits in that second set as they
- * come, which costs no list and no lookup of the object. At the section's
- * end, a referenced ID that is not defined means the section has dangling
- * references: it is then read again from its start, checking references as
- * above but against all its objects, which gives the same list.
- *
- * When the reader parses on worker threads, the workers set those bits
- * themselves for the blocks that lie within one section (gs_refs.h); at the
- * section's end what they noted for it is added to the second set. */
+ * come, which costs no list and no lookup of the object; the parsing
+ * workers, when there are, set them themselves for the blocks that lie
+ * within one section (gs_refs.h). gs_validate_again.c finds the lines of
+ * the dangling ones at the section's end. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +33,7 @@
 #include "gs_idmap.h"
 #include "gs_idset.h"
 #include "gs_refs.h"
-#include "gs_validate.h"
+#include "gs_validate_int.h"
 
 #define TYPE_DEFINED    1u     /* type bits */
 #define TYPE_USED       2u
@@ -47,43 +43,6 @@
 #define EXPECTED_RECORD_BYTES 40
 #define EXPECTED_OBJECT_BYTES 64
 #define PRUNE_AHEAD     64     /* pending references looked up ahead while pruning */
-#define REREAD_AHEAD_BYTES (1u << 20) /* sections read again on the parsing threads */
-
-typedef struct type_info { uint64_t first_use; size_t name_off, name_len; } type_info;
-typedef struct late_diag { uint64_t line; uint64_t id; gs_diag_code code; } late_diag;
-typedef struct first_ref { uint64_t line; uint64_t id; } first_ref;
-
-struct gs_validator {
-  gs_diag_fn fn;
-  void *ctx;
-  gs_validate_counts counts;
-  int in_section, ever_section;
-  uint64_t bytes;             /* object bytes of the input so far, up to GS_MAX_BYTES */
-  int bytes_overflow;         /* reported once */
-  uint64_t section_line;
-  char *section_name;
-  size_t section_name_len;
-  gs_idset defined;           /* objects of this section */
-  gs_idset forward;           /* IDs referenced before (or without) their object;
-                               * later mode: every ID referenced */
-  int merge;                  /* forward was too sparse: repeats merged by sorting */
-  gs_reader *source;          /* the input, when gs_validate_reader reads it */
-  int later;                  /* this section's references are checked at its end */
-  int overflow;               /* later, and forward was too sparse: check them all */
-  gs_reader_mark mark;        /* later: where the section can be read again */
-  first_ref *refs;            /* first such reference to each still pending */
-  size_t nrefs, refs_cap;
-  gs_idmap types;             /* value: index into type_infos */
-  type_info *type_infos;
-  size_t ntypes, types_cap;
-  char *names;                /* type names of this section, back to back */
-  size_t names_len, names_cap;
-  late_diag *roots;           /* roots of this section, checked at its end */
-  size_t nroots, roots_cap;
-  uint64_t sections;          /* section records ('a', 'c') so far */
-  uint64_t section_epoch;     /* sections before this section's objects */
-  gs_refs_ahead *ahead;       /* references noted on the reader's workers */
-};
 
 
 /* ---- diagnostics ----------------------------------------------------- */
@@ -137,6 +96,7 @@ void gs_validator_free(gs_validator *v) {
   free(v->type_infos);
   free(v->names);
   free(v->roots);
+  free(v->own);
   free(v->section_name);
   free(v);
 }
@@ -146,7 +106,8 @@ const gs_validate_counts *gs_validator_counts(const gs_validator *v) { return &v
 size_t gs_validator_memory(const gs_validator *v) {
   return gs_refs_ahead_memory(v->ahead) + sizeof *v + gs_idset_memory(&v->defined) + gs_idset_memory(&v->forward) + v->refs_cap * sizeof *v->refs +
          (v->types.mask + 1) * sizeof *v->types.slots + v->types_cap * sizeof *v->type_infos +
-         v->names_cap + v->roots_cap * sizeof *v->roots + v->section_name_len + 1;
+         v->names_cap + v->roots_cap * sizeof *v->roots + v->own_cap * sizeof *v->own +
+         v->section_name_len + 1;
 }
 
 /* ---- objects and references ----------------------------------------- */
@@ -244,7 +205,7 @@ static int first_mention(gs_validator *v, uint64_t id) {
   return 1;
 }
 
-static int check_reference(gs_validator *v, uint64_t id, uint64_t line) {
+int gs_validator_check_reference_(gs_validator *v, uint64_t id, uint64_t line) {
   first_ref *d;
   int added;
   if (gs_idset_has(&v->defined, id)) return GS_OK;
@@ -271,7 +232,7 @@ static int note_references(gs_validator *v, const uint64_t *refs, size_t n) {
 
 /* References land anywhere in the bitmaps: asks for them all first (in
  * both sets, since the forward one is needed as often as not). */
-static void prefetch_refs(gs_validator *v, const uint64_t *refs, size_t n) {
+void gs_validator_prefetch_refs_(gs_validator *v, const uint64_t *refs, size_t n) {
   size_t i;
   for (i = 0; i < n && !v->later; i++) {
     gs_idset_prefetch(&v->defined, refs[i]);
@@ -289,9 +250,9 @@ static int check_object(gs_validator *v, const gs_record *rec) {
          (unsigned long long)rec->id);
   /* Later mode: the caller notes the references. */
   if (v->later) return GS_OK;
-  prefetch_refs(v, rec->refs, rec->nrefs);
+  gs_validator_prefetch_refs_(v, rec->refs, rec->nrefs);
   for (i = 0; i < rec->nrefs; i++)
-    if ((err = check_reference(v, rec->refs[i], rec->line))) return err;
+    if ((err = gs_validator_check_reference_(v, rec->refs[i], rec->line))) return err;
   return GS_OK;
 }
 
@@ -417,48 +378,6 @@ static void emit_late(gs_validator *v, const late_diag *d) {
     emit(v, d->code, d->line, "type %llx is never defined", id);
 }
 
-/* Later mode: reads the section again, up to the line that closed it or
- * until the first mention of each of the missing IDs was found, and checks
- * its references against all its objects. */
-static int reread(gs_validator *v, uint64_t close_line, size_t missing) {
-  gs_reader *r;
-  gs_record rec;
-  int err = gs_reader_reopen(v->source, &v->mark, &r);
-  if (err) return err;
-  /* The first pass's workers wait on full slots: the processors are free.
-   * A small section is not worth starting threads for. */
-  if (gs_reader_offset(v->source) - v->mark.offset >= REREAD_AHEAD_BYTES &&
-      (err = gs_reader_start_thread(r))) {
-    gs_reader_free(r);
-    return err;
-  }
-  while ((err = gs_reader_next(r, &rec)) != GS_EOF) {
-    size_t i;
-    if (err == GS_EFORMAT) continue;
-    if (err || rec.line >= close_line) break;
-    if (rec.kind != GS_REC_OBJECT || rec.line <= v->section_line) continue;
-    prefetch_refs(v, rec.refs, rec.nrefs);
-    for (i = 0; i < rec.nrefs && !err; i++) err = check_reference(v, rec.refs[i], rec.line);
-    /* Without merging, the list holds each ID once. */
-    if (err || (!v->merge && v->nrefs >= missing)) break;
-  }
-  gs_reader_free(r);
-  return err == GS_EOF ? GS_OK : err;
-}
-
-/* Later mode: the section's dangling references into v->refs, as checking
- * them as they came would have left them. */
-static int later_refs(gs_validator *v, uint64_t close_line) {
-  size_t missing;
-  int err = gs_refs_ahead_gather(v->ahead, v->section_epoch, &v->forward, &v->overflow);
-  if (err) return err;
-  missing = v->overflow ? SIZE_MAX : gs_idset_count_outside(&v->forward, &v->defined);
-  if (!missing) return GS_OK;
-  gs_idset_clear(&v->forward);
-  v->later = 0;
-  return reread(v, close_line, missing);
-}
-
 /* Reports what the whole section was needed for, in line order: three
  * lists already in that order are merged, so no copy of them is made. The
  * section ends before close_line. */
@@ -466,7 +385,7 @@ static int close_section(gs_validator *v, uint64_t close_line) {
   late_diag *types, cand[3];
   size_t ntypes, at[3] = {0, 0, 0};
   int err;
-  if (v->later && (err = later_refs(v, close_line))) return err;
+  if (v->later && (err = gs_validator_later_refs_(v, close_line))) return err;
   if (undefined_types(v, &types, &ntypes)) return GS_ENOMEM;
   order_refs(v);
   for (;;) {
@@ -590,7 +509,7 @@ static int flush_group(gs_validator *v, group *g) {
   size_t i;
   int err = GS_OK;
   for (i = 0; i < g->n; i++) gs_idmap_prefetch(&v->types, g->recs[i].type);
-  prefetch_refs(v, g->refs, g->nrefs);
+  gs_validator_prefetch_refs_(v, g->refs, g->nrefs);
   for (i = 0; i < g->n && !err; i++) {
     v->counts.records++;
     err = dispatch(v, &g->recs[i]);
@@ -605,6 +524,7 @@ static int flush_group(gs_validator *v, group *g) {
 static int group_record(gs_validator *v, group *g, gs_record *rec, int noted) {
   int err;
   if (noted && v->later) rec->nrefs = 0;
+  else if (v->later && rec->nrefs && (err = gs_validator_own_block_(v))) return err;
   if (rec->kind != GS_REC_OBJECT || rec->nrefs > GROUP_REFS) {
     if ((err = flush_group(v, g))) return err;
     return gs_validator_record(v, rec);

@@ -68,11 +68,12 @@ static void bench_report(const bench_run *b, const char *phase, double seconds) 
          phase, b->bytes, seconds, mbps, bench_maxrss_kb(), bench_thread_cpu() - b->cpu_start);
 }
 
-/* The reader as the gcsnap commands set it up: parsing ahead on a second
- * thread, except for the read phase, which times the parser alone. */
+/* The reader as the gcsnap commands set it up for a file of records:
+ * parsing ahead on the workers when it is large enough, except for the
+ * read phase, which times the parser alone. */
 static int bench_reader(bench_run *b, gs_reader **r, int ahead) {
   int err = gs_reader_new_fd(r, b->fd);
-  if (!err && ahead) err = gs_reader_start_thread(*r);
+  if (!err && ahead && b->bytes >= GS_READER_AHEAD_MIN_BYTES) err = gs_reader_start_thread(*r);
   if (err) fprintf(stderr, BENCH_PROGRAM ": %s: %s\n", b->path, gs_strerror(err));
   return err;
 }

@@ -381,6 +381,48 @@ static void large_sections_validate_alike(void **state) {
   gsu_buf_free(&in);
 }
 
+/* A heap whose few dangling references sit in one block of the middle, on
+ * the last line of the block before an object line too long for a block,
+ * on that line (a span of one line that other blocks follow) and on the
+ * last object line; then a section with more dangling IDs than are looked
+ * for block by block: the first is read again only where they are, the
+ * second whole. Once more after a type line over the limit, whose dropped
+ * bytes leave the blocks' offsets unknown: the first is then read whole
+ * too. */
+static void dangling_at_the_end(int dropped) {
+  static const char *want[] = {"dangling", NULL};
+  gsu_buf in = {0};
+  uint64_t base = 0x7f0000000000u;
+  size_t i, n = 80000;
+  gsu_buf_printf(&in, "a 2 End 0\nt 1 A\n");
+  if (dropped) gsu_buf_printf(&in, "t 2 %0*d\n", 1200000, 2);
+  for (i = 0; i < n; i++)
+    gsu_buf_printf(&in, "o %llx 1 18 %llx %llx\n", (unsigned long long)(base + 0x20 * i),
+                   (unsigned long long)(base + 0x20 * ((i + 1) % n)),
+                   (unsigned long long)(base + 0x20 * (i == n / 3 ? n + 5 : i == n - 1 ? n + 90 : i / 2)));
+  gsu_buf_printf(&in, "o %llx 1 8", (unsigned long long)(base - 0x20));
+  for (i = 0; i < 120000; i++)
+    gsu_buf_printf(&in, " %llx", (unsigned long long)(base + 0x20 * (i % 9973 == 5 ? n + 60 + i % 7 : i % n)));
+  gsu_buf_printf(&in, "\n");
+  for (i = 0; i < n; i++)
+    gsu_buf_printf(&in, "o %llx 1 18 %llx\n", (unsigned long long)(base + 0x20 * (2 * n + i)),
+                   (unsigned long long)(base + 0x20 * i));
+  gsu_buf_printf(&in, "o %llx 1 8 %llx\nr %llx 1 0\nc End 0\n", (unsigned long long)(base - 0x40),
+                 (unsigned long long)(base + 0x20 * (n + 80)), (unsigned long long)base);
+  gsu_buf_printf(&in, "a 2 Many 0\nt 1 A\n");
+  for (i = 0; i < 30000; i++)
+    gsu_buf_printf(&in, "o %zx 1 8 %zx %zx\n", 0x1000 + 16 * i, 0x1000 + 16 * (i / 2), 0x900000 + 8 * i);
+  gsu_buf_printf(&in, "c Many 0\n");
+  validation_alike("dangling at the end", &in, GS_READER_MIN_MAX_LINE, want);
+  gsu_buf_free(&in);
+}
+
+static void dangling_at_the_end_validate_alike(void **state) {
+  (void)state;
+  dangling_at_the_end(0);
+  dangling_at_the_end(1);
+}
+
 /* Freeing a reader whose thread is still parsing stops it cleanly. */
 static void free_while_parsing(void **state) {
   gsu_buf in = {0};
@@ -412,6 +454,7 @@ int main(void) {
     cmocka_unit_test(validation_alike_on_every_shape),
     cmocka_unit_test(many_sections_validate_alike),
     cmocka_unit_test(large_sections_validate_alike),
+    cmocka_unit_test(dangling_at_the_end_validate_alike),
     cmocka_unit_test(free_while_parsing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
