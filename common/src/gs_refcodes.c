@@ -7,8 +7,11 @@
  *
  * Blocks hold 2^23 entries, 32 MB of codes: past the largest size glibc's
  * malloc may start serving from its heap, so each is a mapping of its own
- * and freeing one gives its memory back. Only the first grows, from small,
- * so that a small section does not map 32 MB. */
+ * and freeing one gives its memory back. Only the first grows, and only
+ * while it is small enough for the heap: so that a small section does not
+ * map 32 MB, and no mapping of a size between is freed, which would have
+ * glibc serve later allocations of that size from its heap, where freeing
+ * them gives nothing back. */
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,8 @@
 #define FEW_ESCAPES 4096   /* ...once there are more than this many */
 #define BLOCK_LOG2 GS_REFCODES_BLOCK_LOG2
 #define BLOCK GS_REFCODES_BLOCK
-#define FIRST_BLOCK 4096   /* entries of the first block to start with */
+#define FIRST_BLOCK 4096   /* entries of the first block to start with... */
+#define SMALL_BLOCK 16384  /* ...and grown to, beyond which it takes BLOCK */
 
 void gs_refcodes_init(gs_refcodes *c) {
   memset(c, 0, sizeof *c);
@@ -70,7 +74,7 @@ static size_t capacity(const gs_refcodes *c) {
 static int grow_first(gs_refcodes *c, size_t need) {
   size_t cap = c->first_cap * 2 > need ? c->first_cap * 2 : need;
   char *p;
-  if (cap > BLOCK) cap = BLOCK;
+  if (cap > SMALL_BLOCK) cap = BLOCK;
   if (!(p = realloc(c->blocks[0], cap * entry_size(c)))) return GS_ENOMEM;
   c->blocks[0] = p;
   c->first_cap = cap;
@@ -81,7 +85,7 @@ static int add_block(gs_refcodes *c, size_t need) {
   size_t cap = BLOCK;
   if (gs_array_reserve((void **)&c->blocks, &c->blocks_cap, c->nblocks + 1, sizeof *c->blocks))
     return GS_ENOMEM;
-  if (!c->nblocks) cap = need < FIRST_BLOCK ? FIRST_BLOCK : need < BLOCK ? need : BLOCK;
+  if (!c->nblocks) cap = need <= FIRST_BLOCK ? FIRST_BLOCK : need <= SMALL_BLOCK ? need : BLOCK;
   if (!(c->blocks[c->nblocks] = malloc(cap * entry_size(c)))) return GS_ENOMEM;
   if (!c->nblocks) c->first_cap = cap;
   c->nblocks++;
