@@ -106,6 +106,7 @@ static inline int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t
   unsigned shift = c->shift;
   uint32_t *to = c->tail;
   size_t i;
+  if (!n) return 0;
   if (n > c->room) return gs_refcodes_append_slow_(c, ids, n);
   for (i = 0; i < n; i++) {
     uint64_t e = ids[i] - base + bias;
