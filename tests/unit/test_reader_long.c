@@ -10,7 +10,7 @@ static void long_object_input(gsu_buf *b, size_t nrefs, const char *middle) {
   size_t i;
   gsu_buf_printf(b, "a 2 x 0\no 10 2 8");
   for (i = 0; i < nrefs; i++) {
-    gsu_buf_printf(b, " %zx", (size_t)0x200000000 + 8 * i);
+    gsu_buf_printf(b, " %llx", (unsigned long long)(UINT64_C(0x200000000) + 8 * (uint64_t)i));
     if (i == nrefs / 2 && middle) gsu_buf_printf(b, "%s", middle);
   }
   gsu_buf_printf(b, "\r\no 77 1 8\nc x 0\n");
@@ -58,7 +58,7 @@ static void check_long_object(gs_reader *r, size_t nrefs) {
   assert_int_equal(rec.size, 8);
   assert_int_equal(rec.nrefs, nrefs);
   for (i = 0; i < nrefs; i++)
-    if (rec.refs[i] != 0x200000000 + 8 * i) fail_msg("reference %zu is %llx", i, (unsigned long long)rec.refs[i]);
+    if (rec.refs[i] != UINT64_C(0x200000000) + 8 * (uint64_t)i) fail_msg("reference %zu is %llx", i, (unsigned long long)rec.refs[i]);
   check_rest(r);
 }
 
