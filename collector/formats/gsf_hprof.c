@@ -602,8 +602,8 @@ static int write_types(hprof *hp) {
     const hp_class *c = &hp->classes[i];
     const char *s = string_of(hp, c->name, &n);
     if (!c->dumped) continue;
-    if (s && n) len = java_name(name, sizeof name, s, n);
-    else len = (size_t)snprintf(name, sizeof name, "class@0x%llx", (unsigned long long)c->id);
+    len = s && n ? java_name(name, sizeof name, s, n) : 0;
+    if (!len) len = (size_t)snprintf(name, sizeof name, "class@0x%llx", (unsigned long long)c->id);
     rc = gs_writer_type(hp->w, c->id, name, len);
   }
   for (t = T_BOOLEAN; t <= T_LONG && !rc; t++)

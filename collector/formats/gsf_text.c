@@ -5,6 +5,8 @@
 size_t gsf_text_clean(char *out, size_t cap, const char *s, size_t n) {
   const unsigned char *p = (const unsigned char *)s, *e = p + n;
   size_t o = 0;
+  while (p < e && *p == ' ') p++;
+  while (e > p && e[-1] == ' ') e--;
   while (p < e) {
     size_t len = gs_utf8_len(p, e);
     if (len == 0 || *p < 0x20 || *p == 0x7f) {

@@ -11,9 +11,11 @@
 /* Longest type name written, in bytes; longer names are cut at a character. */
 #define GSF_NAME_MAX 1024
 
-/* Copies s[0..n) to out (cap > 0 bytes), replacing control bytes and bytes
+/* Copies s[0..n) to out (cap > 0 bytes) without its blanks at either end
+ * (a name is read back without them), replacing control bytes and bytes
  * that do not form valid UTF-8 with '?', stopping at a whole character
- * before cap; returns the length written (out is NUL-terminated). */
+ * before cap; returns the length written (out is NUL-terminated), 0 for a
+ * name that was empty or blank, which the caller must replace. */
 size_t gsf_text_clean(char *out, size_t cap, const char *s, size_t n);
 
 #endif
