@@ -411,7 +411,6 @@ int gs_graph_load(gs_reader *r, gs_graph **out, gs_diag *err_out) {
   l.reader = r;
   l.err = err_out ? err_out : &scratch;
   l.ascending = 1;
-  gs_refcodes_init(&l.raw);
   *out = NULL;
   if (!(l.g = calloc(1, sizeof *l.g))) return GS_ENOMEM;
   if (gs_idset_init(&l.objects) || gs_idset_init(&l.missing) || gs_idmap_init(&l.types, 1024) ||
