@@ -14,7 +14,9 @@
  * those IDs, block by block, find the blocks a section's dangling IDs are
  * first mentioned in (the line numbers the diagnostics need) for 4 bytes
  * per ID each worker notes, instead of reading the whole section again. A
- * block of one long array is not hashed but always read again. */
+ * block of one long array would hold a hash sought by chance as likely as
+ * not: it keeps the set of every ID it mentions instead, when that takes no
+ * more than the hashes would, and is otherwise always read again. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_array.h"
@@ -25,15 +27,15 @@
 #define PREFETCH_AHEAD  32     /* references asked for ahead of their bits */
 #define NO_SECTION UINT64_MAX
 #define FILTER_LOG2 18         /* bits of the filter of the hashes sought */
-/* References of a block above which its first mentions are not kept: an
- * array of millions of elements would take 4 bytes each, and hold a hash
- * sought by chance as likely as not; it is read again instead. */
+/* References of a block above which its first mentions are not hashed. */
 #define MAX_HASHED (1u << 16)
 
 typedef struct noted {
   gs_refs_block where;
   size_t end;                  /* its first mentions end here in hashes */
-  int unhashed;                /* over MAX_HASHED: wanted whatever is sought */
+  int unhashed;                /* over MAX_HASHED */
+  gs_idset *mentions;          /* unhashed: all it mentions, or NULL: wanted
+                                * whatever is sought */
 } noted;
 
 typedef struct worker_set {
@@ -41,6 +43,7 @@ typedef struct worker_set {
   uint64_t section;            /* section records before the blocks noted, or NO_SECTION */
   int overflow;
   gs_idset set;
+  size_t free_chunks;          /* the sets' bitmap allowance */
   noted *blocks;               /* the blocks noted, in order */
   size_t nblocks, blocks_cap;
   uint32_t *hashes;            /* hashes of the IDs each block mentioned first */
@@ -53,6 +56,7 @@ typedef struct sought {
   uint64_t filter[(1u << FILTER_LOG2) / 64];
   uint32_t *hashes;
   size_t n;
+  const uint64_t *ids;         /* n of them, for the sets of mentions */
 } sought;
 
 struct gs_refs_ahead {
@@ -93,18 +97,55 @@ int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
   return note(set, overflow, refs, n, NULL, NULL);
 }
 
+static void free_mentions(gs_idset *m) {
+  if (m) gs_idset_free(m);
+  free(m);
+}
+
+/* The set of the IDs an unhashed block mentions, when it takes no more
+ * than their hashes would; else NULL. */
+static gs_idset *mentions_of(const worker_set *w, const uint64_t *refs, size_t n) {
+  gs_idset *m = malloc(sizeof *m);
+  int overflow = 0;
+  if (!m || gs_idset_init(m)) {
+    free(m);
+    return NULL;
+  }
+  gs_idset_bitmaps_only(m, w->free_chunks);
+  if (note(m, &overflow, refs, n, NULL, NULL) || overflow || gs_idset_memory(m) > n * sizeof *w->hashes) {
+    free_mentions(m);
+    return NULL;
+  }
+  return m;
+}
+
+/* Adds what the block mentions to the worker's set, as note() does. */
+static int merge_mentions(worker_set *w, const gs_idset *m) {
+  int err = w->overflow ? GS_OK : gs_idset_merge(&w->set, m);
+  if (err != GS_ELIMIT) return err;
+  gs_idset_clear(&w->set);
+  w->overflow = 1;
+  return GS_OK;
+}
+
 /* Notes a block of the worker's section and what it mentions first. */
 static int note_firsts(worker_set *w, const gs_refs_block *where, const uint64_t *refs, size_t n) {
   size_t firsts = 0;
   int hashed = n <= MAX_HASHED, err;
+  gs_idset *mentions = NULL;
   if ((hashed && gs_array_reserve((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes)) ||
       gs_array_reserve((void **)&w->blocks, &w->blocks_cap, w->nblocks + 1, sizeof *w->blocks))
     return GS_ENOMEM;
-  if ((err = note(&w->set, &w->overflow, refs, n, hashed ? w->hashes + w->nhashes : NULL, &firsts)))
+  if (!hashed && (mentions = mentions_of(w, refs, n))) err = merge_mentions(w, mentions);
+  else err = note(&w->set, &w->overflow, refs, n, hashed ? w->hashes + w->nhashes : NULL, &firsts);
+  if (err) {
+    free_mentions(mentions);
     return err;
+  }
   w->nhashes += firsts;
   w->blocks[w->nblocks].where = *where;
   w->blocks[w->nblocks].unhashed = !hashed;
+  w->blocks[w->nblocks].mentions = mentions;
   w->blocks[w->nblocks++].end = w->nhashes;
   return GS_OK;
 }
@@ -122,6 +163,8 @@ static int note_block(void *ctx, unsigned worker, const gs_refs_block *where, co
 }
 
 static void forget_blocks(worker_set *w) {
+  size_t i;
+  for (i = 0; i < w->nblocks; i++) free_mentions(w->blocks[i].mentions);
   free(w->blocks);
   free(w->hashes);
   w->blocks = NULL;
@@ -145,6 +188,7 @@ gs_refs_ahead *gs_refs_ahead_start(gs_reader *r, size_t free_chunks) {
   for (; a->ready < GS_READER_WORKERS; a->ready++) {
     worker_set *w = &a->w[a->ready];
     w->section = NO_SECTION;
+    w->free_chunks = free_chunks;
     if (gs_idset_init(&w->set)) break;
     if (gs_sem_new(&w->lock, 1)) { gs_idset_free(&w->set); break; }
     gs_idset_bitmaps_only(&w->set, free_chunks);
@@ -199,9 +243,13 @@ int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int
 
 size_t gs_refs_ahead_memory(const gs_refs_ahead *a) {
   size_t i, bytes = 0;
-  for (i = 0; a && i < GS_READER_WORKERS; i++)
-    bytes += gs_idset_memory(&a->w[i].set) + a->w[i].blocks_cap * sizeof *a->w[i].blocks +
-             a->w[i].hashes_cap * sizeof *a->w[i].hashes;
+  for (i = 0; a && i < GS_READER_WORKERS; i++) {
+    const worker_set *w = &a->w[i];
+    size_t b;
+    bytes += gs_idset_memory(&w->set) + w->blocks_cap * sizeof *w->blocks + w->hashes_cap * sizeof *w->hashes;
+    for (b = 0; b < w->nblocks; b++)
+      if (w->blocks[b].mentions) bytes += gs_idset_memory(w->blocks[b].mentions);
+  }
   return bytes;
 }
 
@@ -223,6 +271,7 @@ static int sought_init(sought *q, const uint64_t *ids, size_t n) {
   }
   qsort(q->hashes, n, sizeof *q->hashes, cmp_u32);
   q->n = n;
+  q->ids = ids;
   return GS_OK;
 }
 
@@ -239,12 +288,25 @@ static int block_wanted(const sought *q, const uint32_t *h, size_t n) {
   return 0;
 }
 
+/* A block that mentions a sought ID, if only later than first, is read
+ * again in line order with the others: the first mention still comes first. */
+static int mentions_sought(const sought *q, gs_idset *mentions) {
+  size_t i;
+  for (i = 0; i < q->n; i++)
+    if (gs_idset_has(mentions, q->ids[i])) return 1;
+  return 0;
+}
+
+static int wanted(const sought *q, const noted *b, const uint32_t *hashes, size_t from) {
+  if (!b->unhashed) return block_wanted(q, hashes + from, b->end - from);
+  return !b->mentions || mentions_sought(q, b->mentions);
+}
+
 /* The worker's blocks where a sought ID may be mentioned first, appended. */
 static int find_in(const worker_set *w, const sought *q, gs_refs_block **out, size_t *n, size_t *cap) {
   size_t b, from = 0;
   for (b = 0; b < w->nblocks; from = w->blocks[b++].end) {
-    if (!w->blocks[b].unhashed && !block_wanted(q, w->hashes + from, w->blocks[b].end - from))
-      continue;
+    if (!wanted(q, &w->blocks[b], w->hashes, from)) continue;
     if (gs_array_reserve((void **)out, cap, *n + 1, sizeof **out)) return GS_ENOMEM;
     (*out)[(*n)++] = w->blocks[b].where;
   }

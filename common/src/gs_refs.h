@@ -35,8 +35,9 @@ void gs_refs_ahead_stop(gs_refs_ahead *a, gs_reader *r);
 int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int *overflow);
 /* Appends to *blocks (*n of them, room for *cap) the blocks of that
  * section the workers noted where one of ids[0..nids) may be mentioned
- * first, in block order: every block where one is, blocks of one long
- * array, and rarely another.
+ * first, in block order: every block where one is; a block of one long
+ * array when it mentions one at all, or always when its set of mentions
+ * would take more than 4 bytes a reference; and rarely another.
  * Returns GS_OK or GS_ENOMEM. */
 int gs_refs_ahead_find(gs_refs_ahead *a, uint64_t section, const uint64_t *ids, size_t nids,
                        gs_refs_block **blocks, size_t *n, size_t *cap);

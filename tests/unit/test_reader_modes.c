@@ -383,8 +383,8 @@ static void large_sections_validate_alike(void **state) {
 
 /* A heap whose few dangling references sit in one block of the middle, on
  * the last line of the block before an object line too long for a block,
- * on that line (a span of one line that other blocks follow) and on the
- * last object line; then a section with more dangling IDs than are looked
+ * on that line (a span of one line that other blocks follow, whose set of
+ * mentions is kept) and on the last object line; then a section with more dangling IDs than are looked
  * for block by block: the first is read again only where they are, the
  * second whole. Once more after a type line over the limit, whose dropped
  * bytes leave the blocks' offsets unknown: the first is then read whole
@@ -401,7 +401,7 @@ static void dangling_at_the_end(int dropped) {
                    (unsigned long long)(base + 0x20 * ((i + 1) % n)),
                    (unsigned long long)(base + 0x20 * (i == n / 3 ? n + 5 : i == n - 1 ? n + 90 : i / 2)));
   gsu_buf_printf(&in, "o %llx 1 8", (unsigned long long)(base - 0x20));
-  for (i = 0; i < 120000; i++)
+  for (i = 0; i < 150000; i++)
     gsu_buf_printf(&in, " %llx", (unsigned long long)(base + 0x20 * (i % 9973 == 5 ? n + 60 + i % 7 : i % n)));
   gsu_buf_printf(&in, "\n");
   for (i = 0; i < n; i++)
