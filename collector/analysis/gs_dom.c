@@ -11,14 +11,15 @@
  * so the cost is cache misses. Path compression chases an array of
  * ancestors alone (4 bytes a vertex), and the paths of the next
  * evaluations are asked for a step further up for each nearer one, so that
- * a climb finds most of its steps come; the search sorts each edge it meets
- * into a forward one, which lowers its target's first candidate, or a
- * backward one, counted for its target's list, and does that some edges
- * after asking for the target's entry, and on its way back up asks for
- * what the ancestors it returns to will read; the scans over references ask
- * for their targets' entries some steps ahead. Predecessors are listed and the
- * results filled on two threads when there are two processors, on
- * disjoint words, so the result does not depend on it. */
+ * a climb finds most of its steps come; the search, on its way back up,
+ * asks for what the ancestors it returns to will read; the scans over
+ * references ask for their targets' entries some steps ahead. The search
+ * hands each edge it meets to another thread, in batches, which sorts it
+ * into a forward one, lowering its target's first candidate, or a backward
+ * one, counted for its target's list: entries the search itself never
+ * reads again. Predecessors are listed and the results filled on two
+ * threads as well, on disjoint words. With one processor the same work is
+ * done on one thread, so the result does not depend on it. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +32,10 @@
  * node they name: a heap's references land anywhere in arrays far larger
  * than the cache, and asking early lets the misses overlap. */
 #define AHEAD 16
-/* How many edges later the search reads the entry of an edge's target it
- * does not need at once. */
-#define LATER 16
+/* The edges the search meets are sorted in batches of BATCH, BATCHES of
+ * them in turn, on a thread of their own when there are two processors. */
+#define BATCH 4096u
+#define BATCHES 8u
 /* Path compression climbs about six ancestors an evaluation, each a miss
  * that needs the one before: the evaluations CLIMB_GAP, 2 CLIMB_GAP...
  * predecessors ahead have their paths asked for up to CLIMB steps. */
@@ -61,10 +63,20 @@ typedef struct dom_tree {
 
 typedef struct dom_edge { uint32_t from, to, second; } dom_edge;
 
+/* Hands the edges the search meets to the thread that sorts them: the
+ * search fills one batch while the others wait or are sorted. */
+typedef struct dom_sorter {
+  struct dom_work *w;
+  dom_edge *edges;       /* BATCHES batches of BATCH */
+  uint32_t len[BATCHES]; /* edges of each batch handed over */
+  uint32_t batch, n;     /* the batch being filled, and its edges so far */
+  gs_sem *filled, *empty;
+  gs_thread *thread;     /* NULL: the search sorts each batch itself */
+} dom_sorter;
+
 typedef struct dom_work {
   const gs_graph *g;
-  dom_edge later[LATER]; /* edges whose target's entry is coming */
-  uint32_t nlater;       /* of them so far, slot nlater % LATER next */
+  dom_sorter sorter;
   uint32_t count;        /* vertices numbered so far */
   uint32_t half;         /* nodes below it are the first half, about half
                           * the references */
@@ -124,12 +136,12 @@ static void prefetch_targets(const dom_work *w, uint32_t node) {
     if (w->dfn[g->refs[k]] == NONE) PREFETCH(&g->refs[g->ref_offsets[g->refs[k]]]);
 }
 
-/* An edge from open vertex cur to numbered vertex t, which the search reads
- * anyway. Ancestors of t are numbered before it, so an edge from before t
- * is its own eval() when t is processed and only lowers t's first
- * semi-dominator candidate: t is then a finished descendant of cur, whose
- * semi field is free again. An edge from after t is counted in t's fields,
- * by the half of the nodes its source is in, to be listed later. */
+/* An edge from open vertex cur to numbered vertex t. Ancestors of t are
+ * numbered before it, so an edge from before t is its own eval() when t is
+ * processed and only lowers t's first semi-dominator candidate: t is then a
+ * finished descendant of cur, whose semi field the search no longer
+ * touches. An edge from after t is counted in t's fields, by the half of
+ * the nodes its source is in, to be listed later. */
 static void sort_edge(dom_work *w, const dom_edge *e) {
   if (e->to > e->from) {
     if (e->from < w->tree[e->to].semi) w->tree[e->to].semi = e->from;
@@ -137,22 +149,78 @@ static void sort_edge(dom_work *w, const dom_edge *e) {
   else w->ancestor[e->to]++;
 }
 
-/* Sorts later: t's entry is asked for now and read LATER edges on, since
- * nothing else reads it until the search ends (then sort_all). */
-static void sort_later(dom_work *w, uint32_t cur, uint32_t x, uint32_t t) {
-  dom_edge *e = &w->later[w->nlater % LATER];
+static void sort_batch(dom_work *w, const dom_edge *e, uint32_t n) {
+  uint32_t k;
+  for (k = 0; k < n; k++) {
+    const dom_edge *a = &e[k + AHEAD < n ? k + AHEAD : k];
+    if (a->to > a->from) PREFETCH(&w->tree[a->to]);
+    else PREFETCH(a->second ? &w->best[a->to] : &w->ancestor[a->to]);
+    sort_edge(w, &e[k]);
+  }
+}
+
+/* The sorting thread: batches in turn until one that is not full. */
+static void sorter_main(void *arg) {
+  dom_sorter *s = arg;
+  uint32_t b = 0, n;
+  do {
+    gs_sem_wait(s->filled);
+    n = s->len[b];
+    sort_batch(s->w, s->edges + (size_t)b * BATCH, n);
+    gs_sem_post(s->empty);
+    b = (b + 1) % BATCHES;
+  } while (n == BATCH);
+}
+
+/* The batch being filled is done: sorted now, or handed to the thread
+ * once the next one is free. */
+static void hand_over(dom_sorter *s) {
+  s->len[s->batch] = s->n;
+  if (s->thread) {
+    gs_sem_post(s->filled);
+    gs_sem_wait(s->empty);
+  } else {
+    sort_batch(s->w, s->edges + (size_t)s->batch * BATCH, s->n);
+  }
+  s->batch = (s->batch + 1) % BATCHES;
+  s->n = 0;
+}
+
+static void meet_edge(dom_work *w, uint32_t cur, uint32_t x, uint32_t t) {
+  dom_sorter *s = &w->sorter;
+  dom_edge *e = &s->edges[(size_t)s->batch * BATCH + s->n];
   if (t == cur) return;
-  if (++w->nlater > LATER) sort_edge(w, e);
-  if (t > cur) PREFETCH(&w->tree[t]);
-  else PREFETCH(x >= w->half ? &w->best[t] : &w->ancestor[t]);
   e->from = cur;
   e->to = t;
   e->second = x >= w->half;
+  if (++s->n == BATCH) hand_over(s);
 }
 
-static void sort_all(dom_work *w) {
-  uint32_t k;
-  for (k = 0; k < LATER && k < w->nlater; k++) sort_edge(w, &w->later[k]);
+/* A thread sorts the edges when there are two processors and enough of
+ * them; else, or if it cannot start, the search does. */
+static int sorter_start(dom_work *w) {
+  dom_sorter *s = &w->sorter;
+  s->w = w;
+  if (!(s->edges = malloc((size_t)BATCHES * BATCH * sizeof *s->edges))) return GS_ENOMEM;
+  if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN || gs_sem_new(&s->filled, 0) ||
+      gs_sem_new(&s->empty, BATCHES - 1) || gs_thread_start(&s->thread, sorter_main, s))
+    s->thread = NULL;
+  return GS_OK;
+}
+
+/* The last batch, never full, ends the thread. */
+static void sorter_finish(dom_sorter *s) {
+  hand_over(s);
+  if (s->thread) gs_thread_join(s->thread);
+  s->thread = NULL;
+}
+
+static void sorter_free(dom_sorter *s) {
+  free(s->edges);
+  gs_sem_free(s->filled);
+  gs_sem_free(s->empty);
+  s->edges = NULL;
+  s->filled = s->empty = NULL;
 }
 
 /* A finished vertex hands the search back to its parent, whose entries
@@ -189,7 +257,7 @@ static void number_vertices(dom_work *w) {
     succ_start(&it, g, w->vertex[cur]);
     if (w->tree[cur].semi != NONE) it.k = w->tree[cur].semi;
     else prefetch_targets(w, it.node);
-    while ((y = succ_next(&it)) != NONE && (t = w->dfn[y]) != NONE) sort_later(w, cur, it.node, t);
+    while ((y = succ_next(&it)) != NONE && (t = w->dfn[y]) != NONE) meet_edge(w, cur, it.node, t);
     if (y == NONE) {
       cur = finish_vertex(w, cur);
       continue;
@@ -201,7 +269,7 @@ static void number_vertices(dom_work *w) {
     w->tree[w->count].semi = NONE;
     cur = w->count++;
   }
-  sort_all(w);
+  sorter_finish(&w->sorter);
 }
 
 /* Turns per-list counts in off[1..n] into list starts in off[0..n]
@@ -447,6 +515,7 @@ static int fill_result(dom_work *w, gs_dom *d) {
 static void work_free(dom_work *w) {
   free(w->dfn); free(w->vertex); free(w->tree); free(w->ancestor); free(w->best); free(w->stack);
   free(w->preds);
+  sorter_free(&w->sorter);
 }
 
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
@@ -462,7 +531,9 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
       !(w.best = calloc(n, sizeof *w.best)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
+  if (sorter_start(&w)) goto nomem;
   number_vertices(&w);
+  sorter_free(&w.sorter);
   /* The search needs the numbering both ways, the rest one way at a time:
    * dfn until the dominators are known, then vertex, rebuilt from it. */
   free(w.vertex);
