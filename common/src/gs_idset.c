@@ -146,7 +146,12 @@ static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
   }
   ch = &s->chunks[s->nchunks];
   /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): chunks_cap > nchunks, so allocated */
-  if (!(ch->bits = calloc(CHUNK_WORDS, sizeof *ch->bits))) return GS_ENOMEM;
+  /* Written now rather than calloc'd: a bit is read before it is set, and
+   * a fresh page first read is mapped to the zero page, then copied on the
+   * first write, which interrupts every processor running the process to
+   * flush the old mapping. */
+  if (!(ch->bits = malloc(CHUNK_WORDS * sizeof *ch->bits))) return GS_ENOMEM;
+  memset(ch->bits, 0, CHUNK_WORDS * sizeof *ch->bits);
   if (gs_idmap_put(&s->dir, key, &d) < 0) { free(ch->bits); return GS_ENOMEM; }
   d->value = (uint32_t)s->nchunks++;
   ch->key = key;
