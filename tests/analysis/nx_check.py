@@ -111,9 +111,11 @@ def main():
         ok = check(gcsnap, path) and ok
     dumps = sys.argv[3:]
     if dumps[:1] == ["--agent"]:
+        # 30000 objects hold more than 65536 references: gcsnap works
+        # them on two threads, as it does real heaps.
         for shape in ("local", "forward", "random"):
             path = os.path.join(work, "mock-%s.gclog" % shape)
-            subprocess.run([dumps[1], "--source", "mock:objects=20000,degree=2.8,targets=" + shape,
+            subprocess.run([dumps[1], "--source", "mock:objects=30000,degree=2.8,targets=" + shape,
                             "--clock", "0", "--out", path], check=True, stdout=subprocess.DEVNULL)
             ok = check(gcsnap, path) and ok
         dumps = dumps[2:]
