@@ -103,10 +103,13 @@ static void free_mentions(gs_idset *m) {
 }
 
 /* The set of the IDs an unhashed block mentions, when it takes no more
- * than their hashes would; else NULL. */
+ * than their hashes would; else NULL. Not tried when it cannot: a set
+ * holds a chunk of bits at least, and one that overflowed is never read. */
 static gs_idset *mentions_of(const worker_set *w, const uint64_t *refs, size_t n) {
-  gs_idset *m = malloc(sizeof *m);
+  gs_idset *m;
   int overflow = 0;
+  if (w->overflow || n * sizeof *w->hashes < GS_IDSET_CHUNK_WORDS * sizeof(uint64_t)) return NULL;
+  m = malloc(sizeof *m);
   if (!m || gs_idset_init(m)) {
     free(m);
     return NULL;
@@ -121,7 +124,7 @@ static gs_idset *mentions_of(const worker_set *w, const uint64_t *refs, size_t n
 
 /* Adds what the block mentions to the worker's set, as note() does. */
 static int merge_mentions(worker_set *w, const gs_idset *m) {
-  int err = w->overflow ? GS_OK : gs_idset_merge(&w->set, m);
+  int err = gs_idset_merge(&w->set, m);
   if (err != GS_ELIMIT) return err;
   gs_idset_clear(&w->set);
   w->overflow = 1;
