@@ -135,6 +135,7 @@ static gs_idset_chunk *find_chunk(gs_idset *s, uint64_t key) {
 static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
   gs_idset_chunk *ch;
   gs_idmap_slot *d;
+  uint64_t *bits;
   if (s->nchunks >= FREE_CHUNKS && s->nchunks >= s->free_chunks &&
       s->count < MIN_PER_CHUNK * s->nchunks)
     return 0;
@@ -144,15 +145,16 @@ static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
       return GS_ENOMEM;
     forget_ways(s);
   }
-  ch = &s->chunks[s->nchunks];
-  /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): chunks_cap > nchunks, so allocated */
-  /* Written now rather than calloc'd: a bit is read before it is set, and
+  /* Zeroed now rather than calloc'd: a bit is read before it is set, and
    * a fresh page first read is mapped to the zero page, then copied on the
    * first write, which interrupts every processor running the process to
    * flush the old mapping. */
-  if (!(ch->bits = malloc(CHUNK_WORDS * sizeof *ch->bits))) return GS_ENOMEM;
-  memset(ch->bits, 0, CHUNK_WORDS * sizeof *ch->bits);
-  if (gs_idmap_put(&s->dir, key, &d) < 0) { free(ch->bits); return GS_ENOMEM; }
+  if (!(bits = malloc(CHUNK_WORDS * sizeof *bits))) return GS_ENOMEM;
+  memset(bits, 0, CHUNK_WORDS * sizeof *bits);
+  if (gs_idmap_put(&s->dir, key, &d) < 0) { free(bits); return GS_ENOMEM; }
+  ch = &s->chunks[s->nchunks];
+  /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): chunks_cap > nchunks, so allocated */
+  ch->bits = bits;
   d->value = (uint32_t)s->nchunks++;
   ch->key = key;
   ch->rank = NULL;
