@@ -75,6 +75,7 @@ int gs_dominators_analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_ty
   if (gs_graph_pack(g) || gs_dom_build(g, &s->dom) || gs_graph_unpack(g)) return GS_ENOMEM;
   for (v = 0; v < g->nobjects; v++)
     if (s->dom.idom[v] == GS_DOM_UNREACHABLE) { s->unreachable++; s->unreachable_bytes += g->sizes[v]; }
+  s->reachable = g->nobjects - s->unreachable;
   if (!(s->top = malloc((rows_for(limit, g->nobjects) + 1) * sizeof *s->top))) return GS_ENOMEM;
   s->ntop = top_of(s->dom.retained, g->nobjects, limit ? limit : g->nobjects, reachable_object, s,
                    s->top);
@@ -118,7 +119,7 @@ json_t *gs_dominators_json_section(const gs_dominators *s, int by_type) {
   char id[24], tbuf[64];
   if (!o || !top || (by_type && !types)) goto fail;
   gs_json_set(o, "name", gs_json_cstring(g->name));
-  gs_json_set(o, "reachable_objects", gs_json_u64(s->dom.reachable));
+  gs_json_set(o, "reachable_objects", gs_json_u64(s->reachable));
   gs_json_set(o, "reachable_bytes", gs_json_u64(s->dom.retained[g->nnodes]));
   gs_json_set(o, "unreachable_objects", gs_json_u64(s->unreachable));
   gs_json_set(o, "unreachable_bytes", gs_json_u64(s->unreachable_bytes));

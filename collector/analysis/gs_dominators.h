@@ -17,7 +17,9 @@
 typedef struct gs_dominators {
   const gs_graph *g;
   gs_dom dom;
-  uint64_t unreachable, unreachable_bytes;
+  /* Objects of the dump; the tree also reaches the nodes of referenced
+   * objects the dump lacks, which are neither. */
+  uint64_t reachable, unreachable, unreachable_bytes;
   uint32_t *top;             /* nodes, largest retained first */
   size_t ntop;
   uint64_t *type_retained;   /* ntypes + 1, with by_type */

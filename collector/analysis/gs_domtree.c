@@ -189,7 +189,7 @@ static int put_head(writer *w, const gs_dominators *s, uint32_t nt, sec_head *h)
   if (at < 0) return GS_EIO;
   memset(h, 0, sizeof *h);
   h->reachable_bytes = s->dom.retained[g->nnodes];
-  h->reachable_objects = nt - 1;
+  h->reachable_objects = s->reachable;
   h->unreachable_objects = s->unreachable;
   h->unreachable_bytes = s->unreachable_bytes;
   h->nnodes = nt;
@@ -528,7 +528,7 @@ static int nest_section(void *ctx, const gs_dominators *s, size_t index) {
     ne->kids = kids;
     gs_json_set(sec, "name", gs_json_cstring(s->g->name));
     gs_json_set(sec, "reachable_bytes", gs_json_u64(s->dom.retained[n]));
-    gs_json_set(sec, "reachable_objects", gs_json_u64(s->dom.reachable));
+    gs_json_set(sec, "reachable_objects", gs_json_u64(s->reachable));
     gs_json_set(sec, "root", nest_node(ne, n, 0));
     if (json_array_append(ne->sections, sec)) err = GS_ENOMEM;
   }

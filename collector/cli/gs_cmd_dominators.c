@@ -116,7 +116,7 @@ static int print_types(const gs_dominators *s) {
 static int print_section_text(const gs_dominators *s, size_t index, int by_type) {
   const gs_graph *g = s->g;
   printf("%sSection %zu: %s\n", index ? "\n" : "", index + 1, g->name);
-  printf("  Reachable objects    %" PRIu32 " (%" PRIu64 " bytes)\n", s->dom.reachable,
+  printf("  Reachable objects    %" PRIu64 " (%" PRIu64 " bytes)\n", s->reachable,
          s->dom.retained[g->nnodes]);
   printf("  Unreachable objects  %" PRIu64 " (%" PRIu64 " bytes, retained by nothing)\n",
          s->unreachable, s->unreachable_bytes);

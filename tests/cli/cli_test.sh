@@ -189,6 +189,14 @@ assert top == [("10", 240, 16, "App.Root"), ("40", 128, 128, "App.Leaf"),
 types = {t["type"]: (t["retained"], t["count"], t["shallow"]) for t in s["by_type"]}
 assert types == {"App.Root": (240, 1, 16), "App.Leaf": (128, 1, 128),
                  "App.Branch": (96, 2, 96)}, types'
+  # A referenced object the dump lacks is a node of the tree, not an object.
+  printf 'a 2 x 0\nt 1 A\no 10 1 8 20 30\no 20 1 8 30\no 40 1 8\nr 10 1 0\nc x 0\n' >dangling.gclog
+  run "$gcsnap" dominators --json dangling.gclog
+  expect_rc 0 "dominators of a dump with a dangling reference"
+  json_check out.txt "objects the dump lacks are not counted" '
+s = d["sections"][0]
+assert (s["reachable_objects"], s["unreachable_objects"]) == (2, 1), s
+assert len(s["top_objects"]) == 2, s'
   run "$gcsnap" dominators --top 1 diamond.gclog
   expect_rc 0 "dominators as text"
   expect_regex out.txt '^ +240 +100\.0% +16 +10 +App\.Root$' "the root retains everything reachable"
