@@ -9,7 +9,9 @@
  * command line:
  *
  *   heap             "heap BYTES": mono_gc_get_used_size, no collection
- *   capture [stable] a snapshot (gs_mono_emit.c), IDs stable when asked
+ *   capture [stable] a snapshot (gs_mono_emit.c), IDs stable when asked;
+ *                    asked before the runtime has started (the socket opens
+ *                    first), it waits up to READY_WAIT_MS for it
  *
  * The first capture attaches the thread to the runtime as a tools thread
  * (known to the runtime, never stopped by it, so it may wait on its socket)
@@ -37,6 +39,9 @@ struct _MonoProfiler {
 };
 
 static struct _MonoProfiler prof = {-1, 0, 0, 0, ""};
+
+/* Well under the agent's wait for an answer (two minutes). */
+#define READY_WAIT_MS 30000
 
 static void say(const char *what, const char *detail) {
   fprintf(stderr, "gcsnap: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -132,6 +137,9 @@ static void serve_capture(int fd, int stable_ids) {
   char err[160] = "", domain[256] = "?", line[200];
   static int attached;
   const char *name;
+  int waited;
+  for (waited = 0; !prof.ready && !prof.stopping && waited < READY_WAIT_MS; waited += 20)
+    poll(NULL, 0, 20);
   if (!prof.ready || prof.stopping) {
     reply(fd, prof.stopping ? "x the runtime is shutting down\n"
                             : "x the runtime has not started yet\n");

@@ -331,6 +331,26 @@ def wait_until(cond, what, timeout=30):
         time.sleep(0.1)
 
 
+def test_early():
+    """A capture asked for as soon as the module's socket exists, before the
+    runtime has started, waits for it instead of failing."""
+    sock = os.path.join(WORK, "early.sock")
+    env = dict(os.environ, LD_LIBRARY_PATH=LIB)
+    app = subprocess.Popen(["mono", "--profile=gcsnap:socket=" + sock, os.path.join(APPS, "Contacts.exe"), "5"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    procs.append(app)
+    t0 = time.time()
+    while not os.path.exists(sock):
+        if time.time() - t0 > 30:
+            fail("the module's socket did not appear")
+        time.sleep(0.001)
+    out = os.path.join(WORK, "early.gclog")
+    agent("--source", "mono:" + sock, "--out", out)
+    _, objs, _ = load(out)
+    check(count(objs, "System.String") > 0, "the capture right after start holds the runtime's objects")
+    validate(out)
+
+
 def test_own():
     """Captures of the agent's own: --trigger reads the heap's size from the module."""
     sock = os.path.join(WORK, "contacts.sock")
@@ -454,7 +474,7 @@ def main():
     try:
         {"roots": test_roots, "statics": test_statics, "ids": test_ids,
          "ids_busy": lambda: test_ids(busy=True), "faults": test_faults, "own": test_own,
-         "wide": test_wide}[suite]()
+         "wide": test_wide, "early": test_early}[suite]()
     finally:
         for p in procs:
             if p.poll() is None:
