@@ -52,12 +52,6 @@ static size_t block_cap(const gs_refcodes *c, size_t b) {
   return b == 0 ? c->first_cap : BLOCK;
 }
 
-/* Entries block b holds. */
-static size_t block_used(const gs_refcodes *c, size_t b) {
-  if (c->count <= b * BLOCK) return 0;
-  return c->count - b * BLOCK < BLOCK ? c->count - b * BLOCK : BLOCK;
-}
-
 /* Where the fast append writes next: nowhere once wide. */
 static void place_tail(gs_refcodes *c) {
   size_t b = c->count >> BLOCK_LOG2, off = c->count & (BLOCK - 1);
@@ -139,7 +133,7 @@ static int widen(gs_refcodes *c) {
     if (!p) return GS_ENOMEM;
     c->blocks[b] = p;
   }
-  for (b = c->nblocks; b-- > 0;) widen_block(c, b, block_used(c, b), &e);
+  for (b = c->nblocks; b-- > 0;) widen_block(c, b, gs_refcodes_used_(c, b), &e);
   assert(e == 0);
   free(c->esc);
   c->esc = NULL;
@@ -316,7 +310,7 @@ uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *start, const ui
     free(left);
     return NULL;
   }
-  for (b = 0; b < c->nblocks; b++) left[b] = block_used(c, b);
+  for (b = 0; b < c->nblocks; b++) left[b] = gs_refcodes_used_(c, b);
   if (!order) take_run(c, left, 0, c->count, out);
   for (r = 0; order && r < nruns; r++) {
     take_run(c, left, start[order[r]], start[order[r] + 1], out + at);

@@ -119,10 +119,15 @@ static inline int gs_refcodes_append(gs_refcodes *c, const uint64_t *ids, size_t
   return 0;
 }
 
-static inline uint32_t *gs_refcodes_codes(const gs_refcodes *c, size_t b, size_t *n) {
+/* Entries block b holds. */
+static inline size_t gs_refcodes_used_(const gs_refcodes *c, size_t b) {
   size_t first = b << GS_REFCODES_BLOCK_LOG2;
+  return c->count <= first ? 0 : c->count - first < GS_REFCODES_BLOCK ? c->count - first : GS_REFCODES_BLOCK;
+}
+
+static inline uint32_t *gs_refcodes_codes(const gs_refcodes *c, size_t b, size_t *n) {
   assert(!c->wide && b < c->nblocks);
-  *n = c->count <= first ? 0 : c->count - first < GS_REFCODES_BLOCK ? c->count - first : GS_REFCODES_BLOCK;
+  *n = gs_refcodes_used_(c, b);
   return (uint32_t *)(void *)c->blocks[b];
 }
 
