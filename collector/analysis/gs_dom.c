@@ -11,7 +11,9 @@
  * so the cost is cache misses. Path compression chases an array of
  * ancestors alone (4 bytes a vertex), and the paths of the next
  * evaluations are asked for a step further up for each nearer one, so that
- * a climb finds most of its steps come; the search, on its way back up,
+ * a climb finds most of its steps come, and the best entries that an
+ * evaluation returns or a compression rewrites are asked for with the
+ * first step or as the climb passes them; the search, on its way back up,
  * asks for what the ancestors it returns to will read; the scans over
  * references ask for their targets' entries some steps ahead. The search
  * hands each edge it meets to another thread, in batches, which sorts it
@@ -383,6 +385,7 @@ static void compress(dom_work *w, uint32_t v, uint32_t i) {
   uint32_t *ancestor = w->ancestor, *best = w->best;
   uint32_t *stack = w->stack, top = 0, x = v, root, least;
   while (ancestor[x] > i) {
+    PREFETCH(&best[x]);          /* read as the path unwinds */
     stack[top++] = x;
     x = ancestor[x];
   }
@@ -420,6 +423,7 @@ static uint32_t eval_pred(dom_work *w, uint32_t k, uint32_t i) {
     x = w->preds[k - ahead];
     while (up-- && x < w->count) x = ancestor[x];
     if (x < w->count) PREFETCH(&ancestor[x]);
+    if (!step && x < w->count) PREFETCH(&w->best[x]);
   }
   return eval(w, w->preds[k], i);
 }
