@@ -122,6 +122,10 @@ static int hash_add(gs_idset *s, uint64_t id) {
 
 /* ---- chunk mode ------------------------------------------------------ */
 
+/* memset, through a pointer the compiler cannot see through: it would
+ * otherwise turn malloc and memset back into calloc (see new_chunk). */
+static void *(*volatile zero_fill)(void *, int, size_t) = memset;
+
 static gs_idset_chunk *find_chunk(gs_idset *s, uint64_t key) {
   struct gs_idset_way *way = &s->ways[key % GS_IDSET_WAYS];
   gs_idmap_slot *d;
@@ -150,7 +154,7 @@ static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
    * first write, which interrupts every processor running the process to
    * flush the old mapping. */
   if (!(bits = malloc(CHUNK_WORDS * sizeof *bits))) return GS_ENOMEM;
-  memset(bits, 0, CHUNK_WORDS * sizeof *bits);
+  zero_fill(bits, 0, CHUNK_WORDS * sizeof *bits);
   if (gs_idmap_put(&s->dir, key, &d) < 0) { free(bits); return GS_ENOMEM; }
   ch = &s->chunks[s->nchunks];
   /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): chunks_cap > nchunks, so allocated */
