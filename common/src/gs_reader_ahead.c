@@ -33,12 +33,25 @@
 
 static const uint64_t no_refs[1];
 
+/* A record as it waits for the caller: only what its kind has, in a cache
+ * line, as the caller reads every one the worker wrote (a gs_record is half
+ * as large again). */
 typedef struct entry {
-  gs_record rec;
-  int result;                    /* GS_OK or GS_EFORMAT */
-  size_t refs_at, name_at, diag;
-  size_t end;                    /* bytes of the block up to the end of its line */
+  uint64_t id;                   /* a: format version; t: type ID; o, r: object ID */
+  uint64_t type;                 /* o: type ID; r: container type */
+  uint64_t size;                 /* o: size; a, c: timestamp */
+  uint64_t at;                   /* in the batch's refs (o), names (a, c, t) or diags (failed) */
+  uint64_t n;                    /* o: references; a, c, t: name length */
+  uint64_t line;                 /* in the block */
+  uint64_t end;                  /* bytes of the block up to the end of its line */
+  uint32_t root_flags;
+  uint8_t kind, root_kind, flags;
 } entry;
+
+#define E_FAILED    1u           /* GS_EFORMAT: at is a diagnostic */
+#define E_TIMESTAMP 2u
+#define E_CONTAINER 4u
+#define E_NAME      8u
 
 typedef struct batch {
   entry *entries;
@@ -69,6 +82,7 @@ typedef struct worker {
   gs_thread *thread;
   gs_sem *hook_lock;             /* held while it calls the consumer's refs_fn */
   gs_reader sub;                 /* parses the block in place */
+  gs_record rec;                 /* the record it parsed last */
   char *block;
   size_t block_cap;
 } worker;
@@ -205,8 +219,7 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first)
 /* Copies what the record points to into the batch; the references of a
  * batch's first record change places with the parser's instead (a long
  * object's are tens of MB). */
-static int keep(batch *b, gs_reader *sub, entry *e) {
-  gs_record *rec = &e->rec;
+static int keep(batch *b, gs_reader *sub, const gs_record *rec, entry *e) {
   if (!b->nrefs && rec->nrefs > b->refs_cap && rec->refs == sub->refs) {
     uint64_t *refs = b->refs;
     size_t cap = b->refs_cap;
@@ -219,14 +232,50 @@ static int keep(batch *b, gs_reader *sub, entry *e) {
   } else if (rec->nrefs) {
     memcpy(b->refs + b->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
   }
-  e->refs_at = b->nrefs;
+  e->at = b->nrefs;
+  e->n = rec->nrefs;
   b->nrefs += rec->nrefs;
   if (!rec->name) return GS_OK;
   if (grow((void **)&b->names, &b->names_cap, b->names_len + rec->name_len, 1, 4096)) return GS_ENOMEM;
   memcpy(b->names + b->names_len, rec->name, rec->name_len);
-  e->name_at = b->names_len;
+  e->at = b->names_len;
+  e->n = rec->name_len;
   b->names_len += rec->name_len;
   return GS_OK;
+}
+
+/* What the kind of record has, into its entry (the parser leaves the other
+ * fields as they were). */
+static void pack(const gs_record *rec, entry *e) {
+  int object = rec->kind == GS_REC_OBJECT, root = rec->kind == GS_REC_ROOT;
+  e->kind = (uint8_t)rec->kind;
+  e->id = rec->kind == GS_REC_END ? 0 : rec->id;
+  e->type = object || rec->has_container ? rec->type : 0;
+  e->size = object ? rec->size : rec->has_timestamp ? rec->timestamp : 0;
+  e->root_kind = (uint8_t)(root ? rec->root_kind : 0);
+  e->root_flags = root ? rec->root_flags : 0;
+  e->flags = (uint8_t)((rec->has_timestamp ? E_TIMESTAMP : 0) | (rec->name ? E_NAME : 0) |
+                       (rec->has_container ? E_CONTAINER : 0));
+}
+
+/* The record back from its entry, as the parser gave it; what its kind
+ * lacks is zero. */
+static void unpack(const batch *b, const entry *e, uint64_t line_base, gs_record *rec) {
+  int object = e->kind == GS_REC_OBJECT;
+  rec->kind = (gs_record_kind)e->kind;
+  rec->line = line_base + e->line;
+  rec->id = e->id;
+  rec->type = e->type;
+  rec->size = object ? e->size : 0;
+  rec->has_timestamp = (e->flags & E_TIMESTAMP) != 0;
+  rec->timestamp = rec->has_timestamp ? e->size : 0;
+  rec->root_kind = e->root_kind;
+  rec->root_flags = e->root_flags;
+  rec->has_container = (e->flags & E_CONTAINER) != 0;
+  rec->name = e->flags & E_NAME ? b->names + e->at : NULL;
+  rec->name_len = e->flags & E_NAME ? (size_t)e->n : 0;
+  rec->nrefs = object ? (size_t)e->n : 0;
+  rec->refs = rec->nrefs ? b->refs + e->at : no_refs;
 }
 
 /* Points w->sub at the block, as a reader at the end of its input. */
@@ -256,19 +305,21 @@ static int parse_entry(worker *w, batch *b, uint64_t offset) {
   int err;
   if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof *b->entries, 1024)) return GS_ENOMEM;
   e = &b->entries[b->n];
-  err = gs_reader_read_next_(&w->sub, &e->rec);
+  err = gs_reader_read_next_(&w->sub, &w->rec);
   if (err == GS_EOF) return err;
-  e->end = (size_t)(w->sub.base + w->sub.pos - offset);
+  e->end = w->sub.base + w->sub.pos - offset;
+  e->line = w->rec.line;
   if (err == GS_EFORMAT) {
     if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags, 16)) return GS_ENOMEM;
     b->diags[b->ndiags] = w->sub.diag;
-    e->diag = b->ndiags++;
-  } else if (err || (err = keep(b, &w->sub, e))) {
+    e->at = b->ndiags++;
+    e->flags = E_FAILED;
+  } else if (err || (err = keep(b, &w->sub, &w->rec, e))) {
     return err;
-  } else if (e->rec.kind == GS_REC_SECTION || e->rec.kind == GS_REC_END) {
-    b->sections++;
+  } else {
+    pack(&w->rec, e);
+    if (w->rec.kind == GS_REC_SECTION || w->rec.kind == GS_REC_END) b->sections++;
   }
-  e->result = err;
   b->n++;
   return GS_OK;
 }
@@ -499,15 +550,12 @@ int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
     slot *s;
     if (b && a->cur_i < b->n) {
       const entry *e = &b->entries[a->cur_i++];
-      if (e->result == GS_EFORMAT) {
-        a->diag = b->diags[e->diag];
+      if (e->flags & E_FAILED) {
+        a->diag = b->diags[e->at];
         a->diag.line += a->line_base;
         return GS_EFORMAT;
       }
-      *rec = e->rec;
-      rec->line += a->line_base;
-      rec->refs = rec->nrefs ? b->refs + e->refs_at : no_refs;
-      if (rec->name) rec->name = b->names + e->name_at;
+      unpack(b, e, a->line_base, rec);
       return GS_OK;
     }
     if (b) {
@@ -535,7 +583,7 @@ int gs_reader_ahead_mark_(const gs_reader *r, gs_reader_mark *m) {
   if (!a->cur || !a->cur_i || !a->cur->exact) return GS_EINVAL;
   e = &a->cur->entries[a->cur_i - 1];
   m->offset = a->cur->start_offset + e->end;
-  m->line = a->line_base + e->rec.line;
+  m->line = a->line_base + e->line;
   return GS_OK;
 }
 
