@@ -27,7 +27,10 @@
 enum { T_OBJECT = 2, T_BOOLEAN = 4, T_LONG = 11 };
 enum { TAG_STRING = 0x01, TAG_LOAD_CLASS = 0x02, TAG_HEAP_DUMP = 0x0c,
        TAG_HEAP_DUMP_SEGMENT = 0x1c, TAG_HEAP_DUMP_END = 0x2c };
-enum { SUB_CLASS = 0x20, SUB_INSTANCE = 0x21, SUB_OBJ_ARRAY = 0x22, SUB_PRIM_ARRAY = 0x23 };
+enum { SUB_CLASS = 0x20, SUB_INSTANCE = 0x21, SUB_OBJ_ARRAY = 0x22, SUB_PRIM_ARRAY = 0x23,
+       SUB_PRIM_ARRAY_NODATA = 0xc3 };   /* Android: a primitive array without its values */
+/* A sub-record in root_table that names an object without rooting it. */
+#define NOT_A_ROOT 0xff
 /* The type ID of class objects when the dump never names java/lang/Class;
  * primitive arrays use their basic type (4-11) as type ID. */
 #define CLASS_TYPE_FALLBACK 1u
@@ -70,7 +73,10 @@ typedef struct hprof {
   int segments, segments_ended;  /* HEAP DUMP SEGMENTs, and HEAP DUMP END seen after them */
 } hprof;
 
-/* The root sub-records: tag, RPM kind, and what follows the object ID. */
+/* The root sub-records: tag, RPM kind, and what follows the object ID.
+ * Android's dumps (JAVA PROFILE 1.0.3) add the tags from 0x89, and 0xfe,
+ * which starts the objects of one of its heaps (a u4 heap ID and the ID of
+ * its name: as many bytes as an ID and a u4, and no object). */
 static const struct {
   unsigned char tag, kind, ids, u4s;
 } root_table[] = {
@@ -83,6 +89,14 @@ static const struct {
   {0x06, GS_ROOT_LOCAL, 0, 1},      /* thread block (+ thread) */
   {0x07, GS_ROOT_INTERNAL, 0, 0},   /* monitor used */
   {0x08, GS_ROOT_INTERNAL, 0, 2},   /* thread object (+ thread, stack trace) */
+  {0x89, GS_ROOT_RUNTIME, 0, 0},    /* interned string */
+  {0x8a, GS_ROOT_FINALIZER, 0, 0},  /* finalizing */
+  {0x8b, GS_ROOT_INTERNAL, 0, 0},   /* debugger */
+  {0x8c, GS_ROOT_INTERNAL, 0, 0},   /* reference cleanup */
+  {0x8d, GS_ROOT_INTERNAL, 0, 0},   /* VM internal */
+  {0x8e, GS_ROOT_INTERNAL, 0, 2},   /* JNI monitor (+ thread, stack depth) */
+  {0x90, NOT_A_ROOT, 0, 0},         /* unreachable */
+  {0xfe, NOT_A_ROOT, 0, 1},         /* heap dump info */
 };
 
 static const char *const prim_names[12] = {
@@ -489,7 +503,8 @@ static int sub_obj_array(hprof *hp, uint64_t at) {
                           align8(2 * hp->idsize + 4 + (uint64_t)count * hp->idsize), hp->refs, n);
 }
 
-static int sub_prim_array(hprof *hp, uint64_t at) {
+/* Android's NODATA form leaves the values out: the array keeps its size. */
+static int sub_prim_array(hprof *hp, uint64_t at, int nodata) {
   uint64_t id;
   uint32_t serial, count, t;
   unsigned size;
@@ -501,7 +516,8 @@ static int sub_prim_array(hprof *hp, uint64_t at) {
     return rc;
   if (t == T_OBJECT || (size = type_size(hp, t)) == 0)
     return gsf_in_fail(&hp->in, at, "primitive array of basic type %u", t);
-  if ((rc = gsf_in_skip(&hp->in, (uint64_t)count * size, "a primitive array"))) return rc;
+  if (!nodata && (rc = gsf_in_skip(&hp->in, (uint64_t)count * size, "a primitive array")))
+    return rc;
   hp->prim_used |= 1u << t;
   return gs_writer_object(hp->w, id, t, align8(2 * hp->idsize + 4 + (uint64_t)count * size),
                           NULL, 0);
@@ -515,7 +531,8 @@ static int sub_root(hprof *hp, uint64_t at, unsigned i) {
       (rc = gsf_in_skip(&hp->in, root_table[i].ids * (uint64_t)hp->idsize + 4u * root_table[i].u4s,
                         "a root record")))
     return rc;
-  return id ? gs_writer_root(hp->w, id, root_table[i].kind, 0, 0) : GS_OK;
+  if (!id || root_table[i].kind == NOT_A_ROOT) return GS_OK;
+  return gs_writer_root(hp->w, id, root_table[i].kind, 0, 0);
 }
 
 static int sub_record(hprof *hp, uint64_t at, unsigned tag) {
@@ -524,7 +541,8 @@ static int sub_record(hprof *hp, uint64_t at, unsigned tag) {
   case SUB_CLASS: return sub_class(hp, at);
   case SUB_INSTANCE: return sub_instance(hp, at);
   case SUB_OBJ_ARRAY: return sub_obj_array(hp, at);
-  case SUB_PRIM_ARRAY: return sub_prim_array(hp, at);
+  case SUB_PRIM_ARRAY: return sub_prim_array(hp, at, 0);
+  case SUB_PRIM_ARRAY_NODATA: return sub_prim_array(hp, at, 1);
   default:
     for (i = 0; i < sizeof root_table / sizeof root_table[0]; i++)
       if (root_table[i].tag == tag) return sub_root(hp, at, i);

@@ -1,6 +1,6 @@
 /* gsf_hprof.h - reader of the JDK's HPROF heap dumps (JAVA PROFILE 1.0.x,
  * 4- or 8-byte identifiers), as written by jcmd GC.heap_dump, jmap -dump
- * and -XX:+HeapDumpOnOutOfMemoryError.
+ * and -XX:+HeapDumpOnOutOfMemoryError, and Android's (1.0.3, am dumpheap).
  *
  * The dump streams: objects are written as they are read; memory holds the
  * strings, the classes and their field layouts, never the objects. How

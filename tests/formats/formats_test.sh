@@ -3,10 +3,11 @@
 #
 #   formats_test.sh SUITE GCSNAP WORKDIR
 #
-#   bytes  hand-made HPROF (8- and 4-byte IDs) and V8 files: exact figures,
-#          also zstd-compressed; every cut is reported truncated (exit 1);
-#          a bad sub-record names its byte; no byte flip crashes the tool;
-#          an array of 3.5 million elements converts and reads back
+#   bytes  hand-made HPROF (8- and 4-byte IDs, and as Android writes it) and
+#          V8 files: exact figures, also zstd-compressed; every cut is
+#          reported truncated (exit 1); a bad sub-record names its byte; no
+#          byte flip crashes the tool; an array of 3.5 million elements
+#          converts and reads back
 #   v8     a real Node heap: N objects of a named class held by a Map
 #   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
 #          static field's class as container, the list's retained size
@@ -66,9 +67,11 @@ PY
 
 suite_bytes() {
   local f want
-  for f in s8.hprof:8 s4.hprof:4 s.heapsnapshot:v8; do
-    if [[ ${f#*:} == v8 ]]; then want=$(python3 "$here/make_heaps.py" v8 "${f%:*}")
-    else want=$(python3 "$here/make_heaps.py" hprof "${f%:*}" "${f#*:}"); fi
+  for f in s8.hprof:8 s4.hprof:4 a.hprof:android s.heapsnapshot:v8; do
+    case ${f#*:} in
+    v8|android) want=$(python3 "$here/make_heaps.py" "${f#*:}" "${f%:*}") ;;
+    *) want=$(python3 "$here/make_heaps.py" hprof "${f%:*}" "${f#*:}") ;;
+    esac
     f=${f%:*}
     check_summary "$f" "$want"
     zstd -q -f "$f" -o "$f.zst" && check_summary "$f.zst" "$want"
@@ -79,6 +82,7 @@ suite_bytes() {
   done
   check_cuts s8.hprof 31 5
   check_cuts s4.hprof 32 11
+  check_cuts a.hprof 32 7
   check_cuts s.heapsnapshot 12 13
   # A sub-record tag HPROF does not define, at a known offset.
   python3 - <<'PY'

@@ -3,6 +3,8 @@
 
   make_heaps.py hprof OUT [IDSIZE [EXTRA]]   an HPROF 1.0.2 dump (4- or 8-byte
                                      IDs), its array EXTRA elements longer
+  make_heaps.py android OUT          the same as Android writes it (1.0.3, 4-byte
+                                     IDs, its own sub-records added)
   make_heaps.py v8 OUT               a V8 heap snapshot
 
 Each prints the summary it must give, as JSON, on stdout; the fuzz seeds
@@ -12,18 +14,21 @@ import struct
 import sys
 
 
-def hprof(idsize=8, extra=0):
+def hprof(idsize=8, extra=0, android=False):
     """java.lang.Object <- Node (fields: next:Object, v:int); Holder with a
     static Node[] field; a cycle of two Nodes in the array (and extra more
-    elements naming the first); an int[]; one root of each kind."""
+    elements naming the first); an int[]; one root of each kind. Android's
+    adds a heap's name, a char[] without its values, rooted as an interned
+    string, each of its other roots, and an object named unreachable."""
     fid = (lambda v: struct.pack('>I', v)) if idsize == 4 else (lambda v: struct.pack('>Q', v))
-    out = [b'JAVA PROFILE 1.0.2\0', struct.pack('>IQ', idsize, 0)]
+    version = b'1.0.3' if android else b'1.0.2'
+    out = [b'JAVA PROFILE ' + version + b'\0', struct.pack('>IQ', idsize, 0)]
 
     def rec(tag, body):
         out.append(struct.pack('>BII', tag, 0, len(body)) + body)
 
     names = {1: b'java/lang/Object', 2: b'Node', 3: b'Holder', 4: b'[LNode;', 5: b'next',
-             6: b'v', 7: b'KEEP', 8: b'java/lang/Class'}
+             6: b'v', 7: b'KEEP', 8: b'java/lang/Class', 9: b'app'}
     for sid, text in names.items():
         rec(0x01, fid(sid) + text)
     classes = {0x100: 1, 0x200: 2, 0x300: 3, 0x400: 4, 0x500: 8}
@@ -66,6 +71,18 @@ def hprof(idsize=8, extra=0):
         b'\x07' + fid(0x2200),                                   # monitor used
         b'\x08' + fid(0x2200) + struct.pack('>II', 1, 0),        # thread object
     ]
+    if android:
+        parts[6:6] = [
+            b'\xfe' + struct.pack('>I', ord('A')) + fid(9),          # heap dump info: app
+            b'\xc3' + fid(0x3100) + struct.pack('>II', 0, 8) + b'\x05',  # char[8], no data
+            b'\x89' + fid(0x3100),                                   # interned string
+            b'\x8a' + fid(0x2200),                                   # finalizing
+            b'\x8b' + fid(0x2200),                                   # debugger
+            b'\x8c' + fid(0x2200),                                   # reference cleanup
+            b'\x8d' + fid(0x2200),                                   # VM internal
+            b'\x8e' + fid(0x2200) + struct.pack('>II', 1, 0),        # JNI monitor
+            b'\x90' + fid(0x2100),                                   # unreachable: no root
+        ]
     rec(0x1c, b''.join(parts[:6]))      # two segments, split between records
     rec(0x1c, b''.join(parts[6:]))
     rec(0x2c, b'')
@@ -80,6 +97,13 @@ def hprof(idsize=8, extra=0):
                                              "handle": 1, "static": 1, "runtime": 1},
               "unreachable": 3,   # class objects no root holds: Node, Node[], Class
               "types": {"Node": 3, "java.lang.Class": 5, "Node[]": 1, "int[]": 1}}
+    if android:
+        expect["objects"] += 1
+        expect["bytes"] += align(2 * idsize + 4 + 16)
+        expect["roots"] += 6
+        for kind, n in (("internal", 4), ("finalizer", 1), ("runtime", 1)):
+            expect["roots_by_kind"][kind] += n
+        expect["types"]["char[]"] = 1
     return b''.join(out), expect
 
 
@@ -122,7 +146,12 @@ def v8():
 if __name__ == '__main__':
     kind, path = sys.argv[1], sys.argv[2]
     args = [int(a) for a in sys.argv[3:]]
-    data, expect = hprof(*args) if kind == 'hprof' else v8()
+    if kind == 'hprof':
+        data, expect = hprof(*args)
+    elif kind == 'android':
+        data, expect = hprof(4, 0, True)
+    else:
+        data, expect = v8()
     with open(path, 'wb') as f:
         f.write(data)
     print(json.dumps(expect))
