@@ -1,7 +1,9 @@
 /* gs_gens.c - a dump broken down by generation, a section at a time: each
  * object is placed by its address among the section's ranges (a sorted
  * array, binary search), and counted in its generation's totals and type
- * histogram. */
+ * histogram. The sections come from a load of the dump's own, or from the
+ * load of the summary being made of it. */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,12 +22,13 @@ static const char *const gen_names[NGEN] = {"0", "1", "2", "loh", "unknown"};
 
 typedef struct range { uint64_t section, start, end; unsigned gen; } range;
 
-typedef struct gens {
+struct gs_gens {
   range r[MAX_RANGES];
   size_t n;
+  uint64_t sections;                 /* sections counted so far */
   uint64_t objects[NGEN], bytes[NGEN];
   gs_histo *types[NGEN];
-} gens;
+};
 
 static int by_section_start(const void *a, const void *b) {
   const range *x = a, *y = b;
@@ -34,7 +37,7 @@ static int by_section_start(const void *a, const void *b) {
 }
 
 /* The ranges of the file at path; GS_EFORMAT when it is not a ranges file. */
-static int load_ranges(gens *gs, const char *path) {
+static int load_ranges(gs_gens *gs, const char *path) {
   json_error_t e;
   json_t *o = json_load_file(path, 0, &e), *r;
   const char *format;
@@ -62,7 +65,7 @@ static int load_ranges(gens *gs, const char *path) {
 }
 
 /* The generation of address id in section s (NGEN - 1 when none). */
-static unsigned gen_of(const gens *gs, uint64_t s, uint64_t id) {
+static unsigned gen_of(const gs_gens *gs, uint64_t s, uint64_t id) {
   size_t lo = 0, hi = gs->n;
   while (lo < hi) {           /* the first range after (s, id) */
     size_t mid = lo + (hi - lo) / 2;
@@ -75,23 +78,39 @@ static unsigned gen_of(const gens *gs, uint64_t s, uint64_t id) {
   return gs->r[lo].section == s && id < gs->r[lo].end ? gs->r[lo].gen : NGEN - 1;
 }
 
-static int add_section(gens *gs, const gs_graph *g, uint64_t s) {
-  uint32_t v;
+typedef struct tally { uint64_t count, bytes; } tally;
+
+/* Each generation's objects are counted by type index, and each type named
+ * once: naming and hashing a name per object took longer than loading. */
+int gs_gens_add(gs_gens *gs, const gs_graph *g) {
+  uint64_t s = gs->sections++;
+  tally *t = calloc((size_t)NGEN * g->ntypes + 1, sizeof *t);
   char buf[64];
-  for (v = 0; v < g->nobjects; v++) {
+  uint32_t v;
+  size_t i;
+  int err = t ? GS_OK : GS_ENOMEM;
+  for (v = 0; !err && v < g->nobjects; v++) {
     unsigned k = gen_of(gs, s, g->ids[v]);
+    tally *c;
+    assert(g->types[v] < g->ntypes);
+    c = &t[(size_t)k * g->ntypes + g->types[v]];
     gs->objects[k]++;
     gs->bytes[k] += g->sizes[v];
-    if (gs_histo_add(gs->types[k], gs_graph_type_name(g, g->types[v], buf, sizeof buf), 1, g->sizes[v]))
-      return GS_ENOMEM;
+    c->count++;
+    c->bytes += g->sizes[v];
   }
-  return GS_OK;
+  for (i = 0; !err && i < (size_t)NGEN * g->ntypes; i++)
+    if (t[i].count)
+      err = gs_histo_add(gs->types[i / g->ntypes],
+                         gs_graph_type_name(g, (uint32_t)(i % g->ntypes), buf, sizeof buf),
+                         t[i].count, t[i].bytes);
+  free(t);
+  return err;
 }
 
-static int each_section(gens *gs, const char *dump, gs_file_fault *fault) {
+static int each_section(gs_gens *gs, const char *dump, gs_file_fault *fault) {
   gs_file *f;
   gs_reader *r;
-  uint64_t s = 0;
   int err = gs_file_open_dump(dump, &f, &r, fault);
   while (!err) {
     gs_graph *g = NULL;
@@ -99,7 +118,7 @@ static int each_section(gens *gs, const char *dump, gs_file_fault *fault) {
     err = gs_graph_load(r, &g, &d);
     if (err == GS_EOF) { err = GS_OK; break; }
     if (err) { gs_file_fault_set(fault, f, err, &d); break; }
-    err = add_section(gs, g, s++);
+    err = gs_gens_add(gs, g);
     gs_graph_free(g);
     if (err) gs_file_fault_text(fault, gs_file_name(f), err, NULL);
   }
@@ -107,7 +126,7 @@ static int each_section(gens *gs, const char *dump, gs_file_fault *fault) {
   return err;
 }
 
-static json_t *gen_json(const gens *gs, unsigned k, uint64_t top) {
+static json_t *gen_json(const gs_gens *gs, unsigned k, uint64_t top) {
   const gs_histo_row **rows;
   json_t *o = json_object(), *types = json_array();
   size_t i;
@@ -123,34 +142,61 @@ static json_t *gen_json(const gens *gs, unsigned k, uint64_t top) {
   return o;
 }
 
-/* gs with its ranges loaded and the dump's objects counted; fault on error. */
-static int breakdown(gens *gs, const char *dump, const char *gens_path, gs_file_fault *fault) {
+int gs_gens_start(const char *gens_path, gs_gens **out, gs_file_fault *fault) {
+  gs_gens *gs = calloc(1, sizeof *gs);
   unsigned k;
-  int err = GS_OK;
+  int err = gs ? GS_OK : GS_ENOMEM;
+  *out = NULL;
   for (k = 0; !err && k < NGEN; k++) err = gs_histo_new(&gs->types[k]);
-  if (err) return gs_file_fault_text(fault, NULL, err, NULL);
-  if ((err = load_ranges(gs, gens_path)) != GS_OK)
+  if (err) {
+    gs_gens_free(gs);
+    return gs_file_fault_text(fault, NULL, err, NULL);
+  }
+  if ((err = load_ranges(gs, gens_path)) != GS_OK) {
+    gs_gens_free(gs);
     return gs_file_fault_text(fault, gens_path, err, err == GS_EFORMAT ? "not a generation ranges file" : NULL);
-  return each_section(gs, dump, fault);
+  }
+  *out = gs;
+  return GS_OK;
 }
 
-static void gens_free(gens *gs) {
+int gs_gens_start_beside(const char *dump, gs_gens **out, gs_file_fault *fault) {
+  char *path = gs_genfile_path(dump);
+  int err = GS_OK;
+  *out = NULL;
+  if (!path) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  if (access(path, F_OK) == 0) err = gs_gens_start(path, out, fault);
+  free(path);
+  return err;
+}
+
+void gs_gens_free(gs_gens *gs) {
   unsigned k;
   for (k = 0; gs && k < NGEN; k++) gs_histo_free(gs->types[k]);
   free(gs);
 }
 
+/* The breakdown of the dump at dump by the ranges at gens_path, in *out;
+ * fault on error. */
+static int breakdown(const char *dump, const char *gens_path, gs_gens **out, gs_file_fault *fault) {
+  int err = gs_gens_start(gens_path, out, fault);
+  if (!err && (err = each_section(*out, dump, fault)) != GS_OK) {
+    gs_gens_free(*out);
+    *out = NULL;
+  }
+  return err;
+}
+
 int gs_gens_old_histo(const char *dump, const char *gens_path, gs_histo **out, uint64_t *objects,
                       uint64_t *bytes, gs_file_fault *fault) {
-  gens *gs = calloc(1, sizeof *gs);
+  gs_gens *gs;
   const gs_histo_row **rows;
   size_t i;
   unsigned k;
   int err;
   *out = NULL;
   *objects = *bytes = 0;
-  if (!gs) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  err = breakdown(gs, dump, gens_path, fault);
+  err = breakdown(dump, gens_path, &gs, fault);
   if (!err && gs_histo_new(out)) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   for (k = 2; !err && k <= 3; k++) {         /* gen 2 and the large object heap */
     *objects += gs->objects[k];
@@ -161,29 +207,39 @@ int gs_gens_old_histo(const char *dump, const char *gens_path, gs_histo **out, u
     free(rows);
   }
   if (err) { gs_histo_free(*out); *out = NULL; }
-  gens_free(gs);
+  gs_gens_free(gs);
+  return err;
+}
+
+json_t *gs_gens_result(const gs_gens *gs, uint64_t top) {
+  json_t *o = json_object(), *a = json_array();
+  unsigned k;
+  int bad = !o || !a;
+  for (k = 0; !bad && k < NGEN; k++) bad = json_array_append_new(a, gen_json(gs, k, top)) != 0;
+  bad = bad || gs_json_set(o, "ranges", gs_json_u64(gs->n)) ||
+        gs_json_set(o, "generations", json_incref(a));
+  json_decref(a);
+  if (bad) {
+    json_decref(o);
+    return NULL;
+  }
+  return o;
+}
+
+/* The breakdown in gs of the dump at dump, as JSON in *out. */
+static int finish(gs_gens *gs, const char *dump, uint64_t top, json_t **out, gs_file_fault *fault) {
+  int err = each_section(gs, dump, fault);
+  if (!err && !(*out = gs_gens_result(gs, top))) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   return err;
 }
 
 int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t **out,
                  gs_file_fault *fault) {
-  gens *gs = calloc(1, sizeof *gs);
-  json_t *o = NULL, *a = NULL;
-  unsigned k;
-  int err;
+  gs_gens *gs;
+  int err = gs_gens_start(gens_path, &gs, fault);
   *out = NULL;
-  if (!gs) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  err = breakdown(gs, dump, gens_path, fault);
-  if (!err && (!(o = json_object()) || !(a = json_array()))) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  for (k = 0; !err && k < NGEN; k++) json_array_append_new(a, gen_json(gs, k, top));
-  if (!err) {
-    gs_json_set(o, "ranges", gs_json_u64(gs->n));
-    gs_json_set(o, "generations", a);
-    *out = o;
-  } else {
-    json_decref(o);
-  }
-  gens_free(gs);
+  if (!err) err = finish(gs, dump, top, out, fault);
+  gs_gens_free(gs);
   return err;
 }
 
@@ -197,12 +253,11 @@ int gs_gens_keep_old(gs_summary *sum, const char *dump, const char *gens_path, g
 }
 
 int gs_gens_beside(const char *dump, uint64_t top, json_t **out, gs_file_fault *fault) {
-  char *gens = gs_genfile_path(dump);
-  int err = GS_OK;
+  gs_gens *gs;
+  int err = gs_gens_start_beside(dump, &gs, fault);
   *out = NULL;
-  if (!gens) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  if (access(gens, F_OK) == 0) err = gs_gens_json(dump, gens, top, out, fault);
-  free(gens);
+  if (!err && gs) err = finish(gs, dump, top, out, fault);
+  gs_gens_free(gs);
   return err;
 }
 

@@ -10,8 +10,23 @@
 #include <stdint.h>
 #include <jansson.h>
 #include "gs_file.h"
+#include "gs_graph.h"
 #include "gs_histo.h"
 #include "gs_summary.h"
+
+/* A breakdown fed one section's graph at a time, in order (so the load
+ * of a summary can feed it, through gs_summary's each_graph): started
+ * with the ranges file at gens_path, or with the ranges beside the dump
+ * at dump (*out stays NULL when there are none). GS_OK, or the error with
+ * fault (GS_EFORMAT for a ranges file that is not one). */
+typedef struct gs_gens gs_gens;
+int gs_gens_start(const char *gens_path, gs_gens **out, gs_file_fault *fault);
+int gs_gens_start_beside(const char *dump, gs_gens **out, gs_file_fault *fault);
+/* Counts the next section's objects. GS_OK or GS_ENOMEM. */
+int gs_gens_add(gs_gens *gs, const gs_graph *g);
+/* gs_gens_json's object for the sections added; NULL when out of memory. */
+json_t *gs_gens_result(const gs_gens *gs, uint64_t top);
+void gs_gens_free(gs_gens *gs);
 
 /* {"generations": [{"generation": "0"|"1"|"2"|"loh"|"unknown", "objects",
  * "bytes", "types": [{"type", "count", "bytes"}] (the top largest)}],

@@ -55,7 +55,7 @@ static int keep_section(gs_summary *sum, const gs_graph *g, gs_diag *d) {
     return err;
   }
   sum->sections[sum->nsections++] = s;
-  return GS_OK;
+  return sum->each_graph ? sum->each_graph(sum->each_ctx, g) : GS_OK;
 }
 
 int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d) {

@@ -11,6 +11,7 @@
 #include <jansson.h>
 #include "gs_diag.h"
 #include "gs_file.h"
+#include "gs_graph.h"
 #include "gs_heapstats.h"
 #include "gs_reader.h"
 
@@ -19,6 +20,11 @@ typedef struct gs_summary {
   gs_heapstats total;
   gs_heapstats *sections;
   size_t nsections, cap;
+  /* When set, called with each section's graph as it is loaded, so that
+   * another breakdown of the same dump needs no load of its own; an error
+   * it returns ends the load. */
+  int (*each_graph)(void *ctx, const gs_graph *g);
+  void *each_ctx;
 } gs_summary;
 
 int gs_summary_init(gs_summary *sum, const char *name);

@@ -238,10 +238,22 @@ static int print_json(const gs_summary *sum, uint64_t top, json_t *gens) {
   return bad ? -1 : 0;
 }
 
-static int run(const summary_args *sa, gs_summary *sum) {
+static int add_gens(void *gens, const gs_graph *g) { return gs_gens_add(gens, g); }
+
+/* The breakdown by generation, counted while the summary loads, when the
+ * ranges lie beside the dump. */
+static int start_gens(const summary_args *sa, gs_summary *sum, gs_gens **gens) {
+  gs_file_fault fault;
+  *gens = NULL;
+  if (strcmp(sa->path, "-") && gs_gens_start_beside(sa->path, gens, &fault)) return gs_cli_fault(&fault);
+  sum->each_graph = *gens ? add_gens : NULL;
+  sum->each_ctx = *gens;
+  return GS_EXIT_OK;
+}
+
+static int run(const summary_args *sa, gs_summary *sum, gs_gens *counted) {
   gs_file *f = NULL;
   gs_reader *r = NULL;
-  gs_file_fault fault;
   json_t *gens = NULL;
   char err[300];
   int code;
@@ -259,7 +271,10 @@ static int run(const summary_args *sa, gs_summary *sum) {
   gs_reader_free(r);
   gs_file_close(f);
   if (code != GS_EXIT_OK) return code;
-  if (strcmp(sa->path, "-") && gs_gens_beside(sa->path, GEN_TYPES, &gens, &fault)) return gs_cli_fault(&fault);
+  if (counted && !(gens = gs_gens_result(counted, GEN_TYPES))) {
+    gs_cli_error("out of memory");
+    return GS_EXIT_USAGE;
+  }
   if ((sa->json ? print_json(sum, sa->top, gens) : print_text(sum, sa->top, gens)) != 0) {
     /* A write error is reported by gs_cli_finish(). */
     if (!ferror(stdout)) gs_cli_error("out of memory");
@@ -272,6 +287,7 @@ static int run(const summary_args *sa, gs_summary *sum) {
 int gs_cmd_summary(int argc, char **argv) {
   summary_args sa;
   gs_summary sum;
+  gs_gens *gens = NULL;
   int code;
   memset(&sa, 0, sizeof sa);
   if ((code = parse_args(argc, argv, &sa)) != GS_EXIT_OK) return code;
@@ -280,7 +296,8 @@ int gs_cmd_summary(int argc, char **argv) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
-  code = run(&sa, &sum);
+  if ((code = start_gens(&sa, &sum, &gens)) == GS_EXIT_OK) code = run(&sa, &sum, gens);
+  gs_gens_free(gens);
   gs_summary_free(&sum);
   return gs_cli_finish(code);
 }

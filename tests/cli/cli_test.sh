@@ -373,6 +373,15 @@ g = {x["generation"]: (x["objects"], x["bytes"]) for x in d["generations"]}
 assert g == {"0": (1, 32), "1": (0, 0), "2": (3, 80), "loh": (0, 0), "unknown": (0, 0)}, g
 assert d["generation_ranges"] == 2, d
 assert d["generations"][2]["types"][0] == {"type": "Leak", "count": 2, "bytes": 64}, d["generations"][2]'
+  # Each section's objects are placed by that section's ranges.
+  printf '{"format":"gcsnap-generations/1","dropped":0,"ranges":[%s,%s]}' \
+    '{"section":0,"generation":2,"start":"10","used":128,"reserved":128}' \
+    '{"section":1,"generation":0,"start":"100","used":512,"reserved":512}' >small.gclog.gens.json
+  run "$gcsnap" summary --json small.gclog
+  json_check out.txt "summary --json by generation, section by section" '
+g = {x["generation"]: (x["objects"], x["bytes"]) for x in d["generations"]}
+assert g == {"0": (2, 80), "1": (0, 0), "2": (8, 488), "loh": (0, 0), "unknown": (0, 0)}, g'
+  rm small.gclog.gens.json
   run "$gcsnap" diff --json s1.gclog s3.gclog
   json_check out.txt "diff --json by generation" '
 g = {x["generation"]: (x["objects_before"], x["objects_after"], x["objects_change"], x["bytes_change"]) for x in d["generations"]}
