@@ -188,22 +188,27 @@ static int append_section(void *ctx, const gs_dominators *s, size_t index) {
                                                                                       : GS_OK;
 }
 
+json_t *gs_dominators_json_object(const char *path, json_t *sections) {
+  json_t *o = json_object();
+  int bad = !o || gs_json_set(o, "file", gs_json_cstring(gs_file_display_name(path))) ||
+            gs_json_set(o, "sections", json_incref(sections));
+  json_decref(sections);
+  return gs_json_unless(o, bad);
+}
+
 int gs_dominators_json(const char *path, uint64_t top, int by_type, json_t **out,
                        gs_file_fault *fault) {
   json_ctx j;
-  json_t *o = json_object();
   int err;
   *out = NULL;
   j.sections = json_array();
   j.by_type = by_type;
-  if (!o || !j.sections || gs_json_set(o, "file", gs_json_cstring(gs_file_display_name(path))))
+  if (!j.sections) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  if ((err = gs_dominators_each(path, top, by_type, append_section, &j, fault)) != GS_OK) {
+    json_decref(j.sections);
+    return err;
+  }
+  if (!(*out = gs_dominators_json_object(path, j.sections)))
     err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  else
-    err = gs_dominators_each(path, top, by_type, append_section, &j, fault);
-  if (!err && gs_json_set(o, "sections", json_incref(j.sections)))
-    err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  json_decref(j.sections);
-  if (err) json_decref(o);
-  else *out = o;
   return err;
 }

@@ -46,6 +46,9 @@ typedef int (*gs_dominators_fn)(void *ctx, const gs_dominators *s, size_t index)
 int gs_dominators_each(const char *path, uint64_t top, int by_type, gs_dominators_fn fn,
                        void *ctx, gs_file_fault *fault);
 /* The object "gcsnap dominators --json [--top N] [--by-type] PATH" prints. */
+/* Around its sections (taken, as gs_dominators_json_section makes them);
+ * NULL when out of memory. */
+json_t *gs_dominators_json_object(const char *path, json_t *sections);
 int gs_dominators_json(const char *path, uint64_t top, int by_type, json_t **out,
                        gs_file_fault *fault);
 

@@ -91,9 +91,33 @@ static int by_id(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
+/* Sorts the children of graph node p (by_retained's order). */
+static void sort_children(const gs_dominators *s, const uint32_t *start, uint32_t *kids, uint32_t p) {
+  order_retained = s->dom.retained;
+  order_ids = s->g->ids;
+  if (start[p + 1] - start[p] > 1) qsort(kids + start[p], start[p + 1] - start[p], sizeof *kids, by_retained);
+}
+
+/* Moves the first k children of graph node p in by_retained's order, in
+ * that order, to the front of its list: one pass, not a sort of them all. */
+static void first_children(const gs_dominators *s, const uint32_t *start, uint32_t *kids,
+                           uint32_t p, uint32_t k) {
+  uint32_t *a = kids + start[p], n = start[p + 1] - start[p], i, j, have = 0;
+  order_retained = s->dom.retained;
+  order_ids = s->g->ids;
+  for (i = 0; i < n && k; i++) {
+    uint32_t x = a[i];
+    if (have == k && by_retained(&x, &a[k - 1]) >= 0) continue;
+    j = have < k ? have++ : k - 1;     /* the slot x takes, its holder moves to i */
+    a[i] = a[j];
+    for (; j > 0 && by_retained(&x, &a[j - 1]) < 0; j--) a[j] = a[j - 1];
+    a[j] = x;
+  }
+}
+
 /* kids[start[p] .. start[p + 1]) are the children of graph node p (n is
- * the virtual root), sorted. */
-static int children_of(const gs_dominators *s, uint32_t *start, uint32_t *kids) {
+ * the virtual root), sorted when sorted is set. */
+static int children_of(const gs_dominators *s, uint32_t *start, uint32_t *kids, int sorted) {
   uint32_t v, n = s->g->nnodes, *fill = calloc((size_t)n + 2, sizeof *fill);
   if (!fill) return GS_ENOMEM;
   for (v = 0; v < n; v++)
@@ -102,10 +126,7 @@ static int children_of(const gs_dominators *s, uint32_t *start, uint32_t *kids) 
   for (v = 0; v < n; v++)
     if (s->dom.idom[v] != GS_DOM_UNREACHABLE) kids[start[s->dom.idom[v]] + fill[s->dom.idom[v]]++] = v;
   free(fill);
-  order_retained = s->dom.retained;
-  order_ids = s->g->ids;
-  for (v = 0; v <= n; v++)
-    if (start[v + 1] - start[v] > 1) qsort(kids + start[v], start[v + 1] - start[v], sizeof *kids, by_retained);
+  for (v = 0; sorted && v <= n; v++) sort_children(s, start, kids, v);
   return GS_OK;
 }
 
@@ -216,7 +237,7 @@ static int put_section(void *ctx, const gs_dominators *s, size_t index) {
   pos = malloc(((size_t)n + 1) * sizeof *pos);
   nodes = calloc(nt, sizeof *nodes);
   err = start && kids && tree && pos && nodes ? grow(w) : GS_ENOMEM;
-  if (!err) err = children_of(s, start, kids);
+  if (!err) err = children_of(s, start, kids, 1);
   if (!err) {
     lay_out(s, start, kids, tree, pos, nodes, nt);
     err = put_head(w, s, nt, &h);
@@ -489,11 +510,12 @@ int gs_domtree_children(const gs_domtree *t, const gs_domtree_query *q, json_t *
 
 /* ---- the tree to a bounded depth, as one JSON object ------------------- */
 
+/* Only the children shown are put in order, as their parent is reached. */
 typedef struct nest {
   const gs_dominators *s;
-  const uint32_t *start, *kids;
+  const uint32_t *start;
+  uint32_t *kids;
   unsigned depth, fanout;
-  json_t *sections;
 } nest;
 
 static json_t *nest_node(const nest *ne, uint32_t u, unsigned depth) {
@@ -509,55 +531,64 @@ static json_t *nest_node(const nest *ne, uint32_t u, unsigned depth) {
   gs_json_set(o, "shallow", gs_json_u64(u == g->nnodes ? 0 : g->sizes[u]));
   gs_json_set(o, "retained", gs_json_u64(ne->s->dom.retained[u]));
   gs_json_set(o, "children", gs_json_u64(count));
+  if (depth < ne->depth) first_children(ne->s, ne->start, ne->kids, u, ne->fanout);
   for (k = 0; depth < ne->depth && k < count && k < ne->fanout; k++)
     if (json_array_append_new(kids, nest_node(ne, ne->kids[ne->start[u] + k], depth + 1))) break;
   gs_json_set(o, "kids", kids);
   return o;
 }
 
-static int nest_section(void *ctx, const gs_dominators *s, size_t index) {
-  nest *ne = ctx;
+json_t *gs_domtree_nest_section(const gs_dominators *s, unsigned depth, unsigned fanout) {
   uint32_t n = s->g->nnodes, *start = calloc((size_t)n + 2, sizeof *start);
   uint32_t *kids = malloc(((size_t)n + 1) * sizeof *kids);
   json_t *sec = json_object();
-  int err = start && kids && sec ? children_of(s, start, kids) : GS_ENOMEM;
-  (void)index;
-  if (!err) {
-    ne->s = s;
-    ne->start = start;
-    ne->kids = kids;
-    gs_json_set(sec, "name", gs_json_cstring(s->g->name));
-    gs_json_set(sec, "reachable_bytes", gs_json_u64(s->dom.retained[n]));
-    gs_json_set(sec, "reachable_objects", gs_json_u64(s->reachable));
-    gs_json_set(sec, "root", nest_node(ne, n, 0));
-    if (json_array_append(ne->sections, sec)) err = GS_ENOMEM;
-  }
-  json_decref(sec);
+  nest ne;
+  int bad = !start || !kids || !sec || children_of(s, start, kids, 0);
+  ne.s = s;
+  ne.start = start;
+  ne.kids = kids;
+  ne.depth = depth;
+  ne.fanout = fanout;
+  bad = bad || gs_json_set(sec, "name", gs_json_cstring(s->g->name)) ||
+        gs_json_set(sec, "reachable_bytes", gs_json_u64(s->dom.retained[n])) ||
+        gs_json_set(sec, "reachable_objects", gs_json_u64(s->reachable)) ||
+        gs_json_set(sec, "root", nest_node(&ne, n, 0));
   free(start);
   free(kids);
-  return err;
+  return gs_json_unless(sec, bad);
+}
+
+json_t *gs_domtree_nest_object(unsigned depth, unsigned fanout, json_t *sections) {
+  json_t *o = json_object();
+  int bad = !o || gs_json_set(o, "depth", gs_json_u64(depth)) ||
+            gs_json_set(o, "fanout", gs_json_u64(fanout)) ||
+            gs_json_set(o, "sections", json_incref(sections));
+  json_decref(sections);
+  return gs_json_unless(o, bad);
+}
+
+typedef struct nest_run { json_t *sections; unsigned depth, fanout; } nest_run;
+
+static int nest_section(void *ctx, const gs_dominators *s, size_t index) {
+  nest_run *nr = ctx;
+  (void)index;
+  return json_array_append_new(nr->sections, gs_domtree_nest_section(s, nr->depth, nr->fanout))
+             ? GS_ENOMEM : GS_OK;
 }
 
 int gs_domtree_nested(const char *dump, unsigned depth, unsigned fanout, json_t **out,
                       gs_file_fault *fault) {
-  nest ne;
-  json_t *o = json_object();
+  nest_run nr;
   int err;
-  memset(&ne, 0, sizeof ne);
-  ne.depth = depth;
-  ne.fanout = fanout;
-  ne.sections = json_array();
   *out = NULL;
-  if (!o || !ne.sections) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  else err = gs_dominators_each(dump, 1, 0, nest_section, &ne, fault);
-  if (!err) {
-    gs_json_set(o, "depth", gs_json_u64(depth));
-    gs_json_set(o, "fanout", gs_json_u64(fanout));
-    gs_json_set(o, "sections", json_incref(ne.sections));
-    *out = o;
-  } else {
-    json_decref(o);
+  nr.depth = depth;
+  nr.fanout = fanout;
+  if (!(nr.sections = json_array())) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  if ((err = gs_dominators_each(dump, 1, 0, nest_section, &nr, fault)) != GS_OK) {
+    json_decref(nr.sections);
+    return err;
   }
-  json_decref(ne.sections);
+  if (!(*out = gs_domtree_nest_object(depth, fanout, nr.sections)))
+    err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   return err;
 }

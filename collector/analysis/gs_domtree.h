@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <jansson.h>
+#include "gs_dominators.h"
 #include "gs_file.h"
 
 typedef struct gs_domtree gs_domtree;
@@ -62,5 +63,9 @@ int gs_domtree_by_type(const gs_domtree *t, json_t **out);
  * that embeds the top of the tree. GS_OK, or the error with fault. */
 int gs_domtree_nested(const char *dump, unsigned depth, unsigned fanout, json_t **out,
                       gs_file_fault *fault);
+/* Its parts, for a caller with the analyses at hand: one section's tree,
+ * and the object around the sections (taken). NULL when out of memory. */
+json_t *gs_domtree_nest_section(const gs_dominators *s, unsigned depth, unsigned fanout);
+json_t *gs_domtree_nest_object(unsigned depth, unsigned fanout, json_t *sections);
 
 #endif

@@ -219,11 +219,7 @@ json_t *gs_gens_result(const gs_gens *gs, uint64_t top) {
   bad = bad || gs_json_set(o, "ranges", gs_json_u64(gs->n)) ||
         gs_json_set(o, "generations", json_incref(a));
   json_decref(a);
-  if (bad) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  return gs_json_unless(o, bad);
 }
 
 /* The breakdown in gs of the dump at dump, as JSON in *out. */

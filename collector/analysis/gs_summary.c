@@ -38,7 +38,7 @@ static int total_fits(const gs_summary *sum, const gs_heapstats *s, gs_diag *d) 
   return 0;
 }
 
-static int keep_section(gs_summary *sum, const gs_graph *g, gs_diag *d) {
+int gs_summary_add(gs_summary *sum, const gs_graph *g, gs_diag *d) {
   gs_heapstats s;
   int err;
   if (sum->nsections == sum->cap) {
@@ -63,7 +63,7 @@ int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d) {
     gs_graph *g = NULL;
     int err = gs_graph_load(r, &g, d);
     if (err == GS_OK) {
-      err = keep_section(sum, g, d);
+      err = gs_summary_add(sum, g, d);
       gs_graph_free(g);
     }
     if (err == GS_OK) continue;

@@ -1,10 +1,12 @@
 /* gs_report_data.c - the analyses "gcsnap report" embeds: each command's
  * JSON object, gathered under one key apiece, so that the page's numbers are
  * the numbers the commands print with --json. */
+#include <string.h>
 #include "gs_cli.h"
 #include "gs_diff.h"
 #include "gs_dominators.h"
 #include "gs_domtree.h"
+#include "gs_error.h"
 #include "gs_file.h"
 #include "gs_gens.h"
 #include "gs_json.h"
@@ -32,33 +34,72 @@ static int put_trend_json(const report_args *ra, json_t *data) {
   return code;
 }
 
-/* The breakdown by generation when FILE.gens.json lies beside FILE. */
-static int put_generations_json(const char *path, json_t *data) {
+/* What one pass over the dump gathers, each part as its command makes it:
+ * the summary, the sections of the dominators and of the top of the tree,
+ * and the breakdown by generation when the ranges lie beside the dump. */
+typedef struct pass {
+  gs_summary sum;
+  json_t *dominators, *tree;
+  gs_gens *gens;
+  gs_diag refused;             /* why the summary refused a section */
+  int summary_refused;
+} pass;
+
+static int pass_section(void *ctx, const gs_dominators *s, size_t index) {
+  pass *p = ctx;
+  int err = gs_summary_add(&p->sum, s->g, &p->refused);
+  (void)index;
+  p->summary_refused = err == GS_EFORMAT;
+  if (!err && p->gens) err = gs_gens_add(p->gens, s->g);
+  if (!err && (json_array_append_new(p->dominators, gs_dominators_json_section(s, 1)) ||
+               json_array_append_new(p->tree, gs_domtree_nest_section(s, TREE_DEPTH, TREE_FANOUT))))
+    err = GS_ENOMEM;
+  return err;
+}
+
+static int run_pass(const char *path, pass *p) {
   gs_file_fault fault;
-  json_t *o;
-  if (gs_gens_beside(path, 5, &o, &fault)) return gs_cli_fault(&fault);
-  return o ? put_json(data, "generations", o) : GS_EXIT_OK;
+  int err;
+  memset(p, 0, sizeof *p);
+  if (gs_summary_init(&p->sum, gs_file_display_name(path)) || !(p->dominators = json_array()) ||
+      !(p->tree = json_array()))
+    err = gs_file_fault_text(&fault, NULL, GS_ENOMEM, NULL);
+  else if (!(err = gs_gens_start_beside(path, &p->gens, &fault)))
+    err = gs_dominators_each(path, RETAINERS_TOP, 1, pass_section, p, &fault);
+  if (err == GS_EFORMAT && p->summary_refused) fault.diag = p->refused;
+  return err ? gs_cli_fault(&fault) : GS_EXIT_OK;
+}
+
+static void pass_free(pass *p) {
+  gs_summary_free(&p->sum);
+  json_decref(p->dominators);
+  json_decref(p->tree);
+  gs_gens_free(p->gens);
+}
+
+/* The parts of the pass into data. */
+static int put_pass(const char *path, pass *p, json_t *data) {
+  int code = put_json(data, "summary", gs_summary_json(&p->sum, 0));
+  if (!code) code = put_json(data, "dominators", gs_dominators_json_object(path, json_incref(p->dominators)));
+  if (!code) code = put_json(data, "tree", gs_domtree_nest_object(TREE_DEPTH, TREE_FANOUT, json_incref(p->tree)));
+  if (!code && p->gens) code = put_json(data, "generations", gs_gens_result(p->gens, 5));
+  return code;
 }
 
 int gs_report_collect(const report_args *ra, json_t *data) {
   gs_file_fault fault;
-  gs_summary sum, old;
-  json_t *o = NULL;
-  int code = gs_cli_load_summary(ra->path, &sum), have_old = 0;
-  if (!code) code = put_json(data, "summary", gs_summary_json(&sum, 0));
-  if (!code && gs_dominators_json(ra->path, RETAINERS_TOP, 1, &o, &fault)) code = gs_cli_fault(&fault);
-  else if (!code) code = put_json(data, "dominators", o);
-  if (!code && gs_domtree_nested(ra->path, TREE_DEPTH, TREE_FANOUT, &o, &fault)) code = gs_cli_fault(&fault);
-  else if (!code) code = put_json(data, "tree", o);
-  if (!code) code = put_generations_json(ra->path, data);
+  gs_summary old;
+  pass p;
+  int code = run_pass(ra->path, &p), have_old = 0;
+  if (!code) code = put_pass(ra->path, &p, data);
   if (!code && ra->baseline) {
     have_old = 1;
     if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK)
-      code = put_json(data, "diff", gs_diff_json(&old, &sum, 0, 0));
+      code = put_json(data, "diff", gs_diff_json(&old, &p.sum, 0, 0));
     if (!code && gs_gens_diff(json_object_get(data, "diff"), ra->baseline, ra->path, &fault)) code = gs_cli_fault(&fault);
   }
   if (!code && ra->series) code = put_trend_json(ra, data);
   if (have_old) gs_summary_free(&old);
-  gs_summary_free(&sum);
+  pass_free(&p);
   return code;
 }

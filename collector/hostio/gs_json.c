@@ -43,6 +43,12 @@ int gs_json_set(json_t *object, const char *key, json_t *value) {
   return value ? json_object_set_new(object, key, value) : -1;
 }
 
+json_t *gs_json_unless(json_t *value, int bad) {
+  if (!bad) return value;
+  json_decref(value);
+  return NULL;
+}
+
 int gs_json_print(const json_t *value) {
   if (json_dumpf(value, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0) return -1;
   return fputc('\n', stdout) == EOF ? -1 : 0;

@@ -17,6 +17,9 @@ json_t *gs_json_cstring(const char *s);
 json_t *gs_json_u64(uint64_t v);
 /* object[key] = value, taking the reference; returns -1 if value is NULL. */
 int gs_json_set(json_t *object, const char *key, json_t *value);
+/* value, or NULL when bad (value released): the end of a builder whose
+ * steps may have failed. */
+json_t *gs_json_unless(json_t *value, int bad);
 /* Prints value and a newline to stdout; returns 0 or -1. */
 int gs_json_print(const json_t *value);
 
