@@ -82,6 +82,8 @@ typedef struct tally { uint64_t count, bytes; } tally;
 
 /* Each generation's objects are counted by type index, and each type named
  * once: naming and hashing a name per object took longer than loading. */
+int gs_gens_each_graph(void *gs, const gs_graph *g) { return gs_gens_add(gs, g); }
+
 int gs_gens_add(gs_gens *gs, const gs_graph *g) {
   uint64_t s = gs->sections++;
   tally *t = calloc((size_t)NGEN * g->ntypes + 1, sizeof *t);
@@ -148,16 +150,13 @@ int gs_gens_start(const char *gens_path, gs_gens **out, gs_file_fault *fault) {
   int err = gs ? GS_OK : GS_ENOMEM;
   *out = NULL;
   for (k = 0; !err && k < NGEN; k++) err = gs_histo_new(&gs->types[k]);
-  if (err) {
-    gs_gens_free(gs);
-    return gs_file_fault_text(fault, NULL, err, NULL);
-  }
-  if ((err = load_ranges(gs, gens_path)) != GS_OK) {
-    gs_gens_free(gs);
-    return gs_file_fault_text(fault, gens_path, err, err == GS_EFORMAT ? "not a generation ranges file" : NULL);
-  }
-  *out = gs;
-  return GS_OK;
+  if (!err && (err = load_ranges(gs, gens_path)) != GS_OK)
+    gs_file_fault_text(fault, gens_path, err, err == GS_EFORMAT ? "not a generation ranges file" : NULL);
+  else if (err)
+    gs_file_fault_text(fault, NULL, err, NULL);
+  if (err) gs_gens_free(gs);
+  else *out = gs;
+  return err;
 }
 
 int gs_gens_start_beside(const char *dump, gs_gens **out, gs_file_fault *fault) {
@@ -176,38 +175,68 @@ void gs_gens_free(gs_gens *gs) {
   free(gs);
 }
 
-/* The breakdown of the dump at dump by the ranges at gens_path, in *out;
- * fault on error. */
-static int breakdown(const char *dump, const char *gens_path, gs_gens **out, gs_file_fault *fault) {
-  int err = gs_gens_start(gens_path, out, fault);
-  if (!err && (err = each_section(*out, dump, fault)) != GS_OK) {
-    gs_gens_free(*out);
-    *out = NULL;
+/* Narrows sum to generation 2 and the large object heap of gs: the
+ * long-lived objects, where leaks live. */
+static int narrow(gs_summary *sum, const gs_gens *gs) {
+  const gs_histo_row **rows;
+  gs_histo *old;
+  size_t i;
+  unsigned k;
+  int err = gs_histo_new(&old);
+  sum->total.objects = sum->total.bytes = 0;
+  for (k = 2; !err && k <= 3; k++) {
+    sum->total.objects += gs->objects[k];
+    sum->total.bytes += gs->bytes[k];
+    if ((err = gs_histo_sorted(gs->types[k], &rows)) != GS_OK) break;
+    for (i = 0; !err && i < gs_histo_size(gs->types[k]); i++)
+      err = gs_histo_add(old, rows[i]->name, rows[i]->count, rows[i]->bytes);
+    free(rows);
   }
+  if (err) {
+    gs_histo_free(old);
+    return err;
+  }
+  gs_histo_free(sum->total.by_type);
+  sum->total.by_type = old;
+  return GS_OK;
+}
+
+/* Loads sum with gs (NULL: none) counting the generations, and narrows
+ * it when old_only. */
+static int load_counted(gs_summary *sum, const char *dump, gs_gens *gs, int old_only,
+                        gs_file_fault *fault) {
+  int err = gs_summary_load_file_each(sum, dump, gs ? gs_gens_each_graph : NULL, gs, fault);
+  if (!err && old_only && gs && (err = narrow(sum, gs)) != GS_OK) gs_file_fault_text(fault, NULL, err, NULL);
   return err;
 }
 
-int gs_gens_old_histo(const char *dump, const char *gens_path, gs_histo **out, uint64_t *objects,
-                      uint64_t *bytes, gs_file_fault *fault) {
+int gs_gens_load_old(gs_summary *sum, const char *dump, const char *gens_path, gs_file_fault *fault) {
   gs_gens *gs;
-  const gs_histo_row **rows;
-  size_t i;
-  unsigned k;
-  int err;
-  *out = NULL;
-  *objects = *bytes = 0;
-  err = breakdown(dump, gens_path, &gs, fault);
-  if (!err && gs_histo_new(out)) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  for (k = 2; !err && k <= 3; k++) {         /* gen 2 and the large object heap */
-    *objects += gs->objects[k];
-    *bytes += gs->bytes[k];
-    if (gs_histo_sorted(gs->types[k], &rows)) { err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL); break; }
-    for (i = 0; !err && i < gs_histo_size(gs->types[k]); i++)
-      if (gs_histo_add(*out, rows[i]->name, rows[i]->count, rows[i]->bytes)) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-    free(rows);
+  int err = gs_gens_start(gens_path, &gs, fault);
+  if (err) {
+    gs_summary_init(sum, gs_file_display_name(dump));   /* set up, to be freed */
+    return err;
   }
-  if (err) { gs_histo_free(*out); *out = NULL; }
+  err = load_counted(sum, dump, gs, 1, fault);
   gs_gens_free(gs);
+  return err;
+}
+
+int gs_gens_load_summary(gs_summary *sum, const char *dump, int old_only, gs_gens **out,
+                         gs_file_fault *fault) {
+  char *path = old_only ? gs_genfile_path(dump) : NULL;
+  int err;
+  if (old_only && !path) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  else err = old_only ? gs_gens_start(path, out, fault) : gs_gens_start_beside(dump, out, fault);
+  free(path);
+  if (err) {
+    gs_summary_init(sum, gs_file_display_name(dump));
+    return err;
+  }
+  if ((err = load_counted(sum, dump, *out, old_only, fault)) != GS_OK) {
+    gs_gens_free(*out);
+    *out = NULL;
+  }
   return err;
 }
 
@@ -239,53 +268,30 @@ int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t *
   return err;
 }
 
-int gs_gens_keep_old(gs_summary *sum, const char *dump, const char *gens_path, gs_file_fault *fault) {
-  gs_histo *old;
-  int err = gs_gens_old_histo(dump, gens_path, &old, &sum->total.objects, &sum->total.bytes, fault);
-  if (err) return err;
-  gs_histo_free(sum->total.by_type);
-  sum->total.by_type = old;
-  return GS_OK;
-}
-
-int gs_gens_beside(const char *dump, uint64_t top, json_t **out, gs_file_fault *fault) {
-  gs_gens *gs;
-  int err = gs_gens_start_beside(dump, &gs, fault);
-  *out = NULL;
-  if (!err && gs) err = finish(gs, dump, top, out, fault);
-  gs_gens_free(gs);
-  return err;
-}
-
-static uint64_t figure(const json_t *gens, size_t k, const char *key) {
-  return (uint64_t)json_integer_value(json_object_get(json_array_get(json_object_get(gens, "generations"), k), key));
-}
-
-static json_t *change_json(const json_t *old_g, const json_t *new_g, size_t k) {
+static json_t *change_json(const gs_gens *before, const gs_gens *after, unsigned k) {
   json_t *o = json_object();
-  uint64_t ob = figure(old_g, k, "objects"), oa = figure(new_g, k, "objects");
-  uint64_t bb = figure(old_g, k, "bytes"), ba = figure(new_g, k, "bytes");
-  gs_json_set(o, "generation", json_string(gen_names[k]));
-  gs_json_set(o, "objects_before", gs_json_u64(ob));
-  gs_json_set(o, "objects_after", gs_json_u64(oa));
-  gs_json_set(o, "objects_change", json_integer(gs_diff_change(ob, oa)));
-  gs_json_set(o, "bytes_before", gs_json_u64(bb));
-  gs_json_set(o, "bytes_after", gs_json_u64(ba));
-  gs_json_set(o, "bytes_change", json_integer(gs_diff_change(bb, ba)));
-  return o;
+  uint64_t ob = before->objects[k], oa = after->objects[k];
+  uint64_t bb = before->bytes[k], ba = after->bytes[k];
+  int bad = !o || gs_json_set(o, "generation", json_string(gen_names[k])) ||
+            gs_json_set(o, "objects_before", gs_json_u64(ob)) ||
+            gs_json_set(o, "objects_after", gs_json_u64(oa)) ||
+            gs_json_set(o, "objects_change", json_integer(gs_diff_change(ob, oa))) ||
+            gs_json_set(o, "bytes_before", gs_json_u64(bb)) ||
+            gs_json_set(o, "bytes_after", gs_json_u64(ba)) ||
+            gs_json_set(o, "bytes_change", json_integer(gs_diff_change(bb, ba)));
+  return gs_json_unless(o, bad);
 }
 
-int gs_gens_diff(json_t *diff, const char *old_dump, const char *new_dump, gs_file_fault *fault) {
-  json_t *old_g = NULL, *new_g = NULL, *a;
-  size_t k;
-  int err = gs_gens_beside(old_dump, 1, &old_g, fault);
-  if (!err && old_g) err = gs_gens_beside(new_dump, 1, &new_g, fault);
-  if (!err && new_g) {
-    if (!(a = json_array())) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-    for (k = 0; !err && k < NGEN; k++) json_array_append_new(a, change_json(old_g, new_g, k));
-    if (!err) gs_json_set(diff, "generations", a);
+int gs_gens_diff_of(json_t *diff, const gs_gens *before, const gs_gens *after) {
+  json_t *a;
+  unsigned k;
+  int bad;
+  if (!before || !after) return GS_OK;
+  bad = !(a = json_array());
+  for (k = 0; !bad && k < NGEN; k++) bad = json_array_append_new(a, change_json(before, after, k)) != 0;
+  if (bad) {
+    json_decref(a);
+    return GS_ENOMEM;
   }
-  json_decref(old_g);
-  json_decref(new_g);
-  return err;
+  return gs_json_set(diff, "generations", a) ? GS_ENOMEM : GS_OK;
 }

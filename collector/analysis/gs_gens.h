@@ -24,6 +24,8 @@ int gs_gens_start(const char *gens_path, gs_gens **out, gs_file_fault *fault);
 int gs_gens_start_beside(const char *dump, gs_gens **out, gs_file_fault *fault);
 /* Counts the next section's objects. GS_OK or GS_ENOMEM. */
 int gs_gens_add(gs_gens *gs, const gs_graph *g);
+/* gs_gens_add as gs_summary's each_graph, gs its context. */
+int gs_gens_each_graph(void *gs, const gs_graph *g);
 /* gs_gens_json's object for the sections added; NULL when out of memory. */
 json_t *gs_gens_result(const gs_gens *gs, uint64_t top);
 void gs_gens_free(gs_gens *gs);
@@ -35,25 +37,23 @@ void gs_gens_free(gs_gens *gs);
 int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
                  gs_file_fault *fault);
 
-/* gs_gens_json of the dump at dump and the ranges beside it; *out stays
- * NULL when there are none. GS_OK, or the error with fault. */
-int gs_gens_beside(const char *dump, uint64_t top, json_t **out, gs_file_fault *fault);
-
-/* Adds "generations" to diff (gs_diff_json's object) when the ranges of
- * both dumps lie beside them: [{"generation", "objects_before",
- * "objects_after", "objects_change", "bytes_before", "bytes_after",
- * "bytes_change"}]. GS_OK, or the error with fault. */
-int gs_gens_diff(json_t *diff, const char *old_dump, const char *new_dump, gs_file_fault *fault);
-
-/* The objects of generation 2 and the large object heap only, the
- * long-lived ones where leaks live: their histogram by type name (new, in
- * *out), their number and bytes. GS_OK, or the error with fault. */
-int gs_gens_old_histo(const char *dump, const char *gens, gs_histo **out, uint64_t *objects,
-                      uint64_t *bytes, gs_file_fault *fault);
-
-/* Narrows sum, the summary of dump, to its long-lived objects: its total
- * objects, bytes and type histogram become those of gs_gens_old_histo
- * (the sections' figures stay whole). GS_OK, or the error with fault. */
-int gs_gens_keep_old(gs_summary *sum, const char *dump, const char *gens, gs_file_fault *fault);
+/* Loads sum from the dump at dump, as gs_summary_load_file does, narrowed
+ * to its long-lived objects (where leaks live), in the same load: its
+ * total objects, bytes and type histogram are those of generation 2 and
+ * the large object heap by the ranges at gens (the sections' figures stay
+ * whole). sum is set up even when this fails. GS_OK, or the error with
+ * fault. */
+int gs_gens_load_old(gs_summary *sum, const char *dump, const char *gens, gs_file_fault *fault);
+/* The summary of the dump at dump (narrowed as gs_gens_load_old's when
+ * old_only) and, from the same load, its breakdown by generation in *out:
+ * by the ranges beside it, NULL when there are none (old_only needs them).
+ * sum is set up even when this fails. GS_OK, or the error with fault. */
+int gs_gens_load_summary(gs_summary *sum, const char *dump, int old_only, gs_gens **out,
+                         gs_file_fault *fault);
+/* Adds "generations" to diff (gs_diff_json's object) from the breakdowns
+ * of its two dumps, nothing when either is NULL: [{"generation",
+ * "objects_before", "objects_after", "objects_change", "bytes_before",
+ * "bytes_after", "bytes_change"}]. GS_OK or GS_ENOMEM. */
+int gs_gens_diff_of(json_t *diff, const gs_gens *before, const gs_gens *after);
 
 #endif

@@ -159,11 +159,19 @@ static json_t *section_json(const gs_heapstats *s, uint64_t top) {
 }
 
 int gs_summary_load_file(gs_summary *sum, const char *path, gs_file_fault *fault) {
+  return gs_summary_load_file_each(sum, path, NULL, NULL, fault);
+}
+
+int gs_summary_load_file_each(gs_summary *sum, const char *path,
+                              int (*each)(void *ctx, const gs_graph *g), void *ctx,
+                              gs_file_fault *fault) {
   gs_file *f;
   gs_reader *r;
   gs_diag d;
   int err;
   gs_summary_init(sum, gs_file_display_name(path));
+  sum->each_graph = each;
+  sum->each_ctx = ctx;
   if ((err = gs_file_open_dump(path, &f, &r, fault)) != GS_OK) return err;
   err = gs_summary_load(sum, r, &d);
   gs_file_hide_progress(f);

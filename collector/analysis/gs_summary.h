@@ -43,6 +43,10 @@ int gs_summary_add(gs_summary *sum, const gs_graph *g, gs_diag *d);
  * loads it. sum is set up even when this fails (free it either way).
  * Returns GS_OK, or the error with fault filled. */
 int gs_summary_load_file(gs_summary *sum, const char *path, gs_file_fault *fault);
+/* The same with each_graph set to each(ctx) while it loads. */
+int gs_summary_load_file_each(gs_summary *sum, const char *path,
+                              int (*each)(void *ctx, const gs_graph *g), void *ctx,
+                              gs_file_fault *fault);
 
 /* The report as one object: totals at the top level, each section in
  * "sections"; at most top rows of the type histogram (0 = all). NULL when

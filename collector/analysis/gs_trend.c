@@ -347,8 +347,8 @@ int gs_trend_analyse_old(gs_trend *t, const char *const *paths, const char *cons
   if (!(t->sums = calloc((size_t)npaths, sizeof *t->sums)) || gs_histo_new(&t->survivor_types))
     err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   for (; !err && t->nfiles < npaths; t->nfiles++) {
-    err = gs_summary_load_file(&t->sums[t->nfiles], paths[t->nfiles], fault);
-    if (!err && gens) err = gs_gens_keep_old(&t->sums[t->nfiles], paths[t->nfiles], gens[t->nfiles], fault);
+    if (gens) err = gs_gens_load_old(&t->sums[t->nfiles], paths[t->nfiles], gens[t->nfiles], fault);
+    else err = gs_summary_load_file(&t->sums[t->nfiles], paths[t->nfiles], fault);
   }
   if (!err && (build_series(t) || rank_suspects(t, threshold, top)))
     err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);

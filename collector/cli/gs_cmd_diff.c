@@ -105,7 +105,7 @@ static int print_text(const gs_summary *old_s, const gs_summary *new_s, const gs
   return err;
 }
 
-/* The change by generation (gs_gens_diff's "generations"). */
+/* The change by generation (gs_gens_diff_of's "generations"). */
 static int print_generations(const json_t *gens) {
   static const char *const heads[] = {"Generation", "Objects", "Change", "Bytes", "Change"};
   static const char *const keys[] = {"objects_after", "objects_change", "bytes_after", "bytes_change"};
@@ -160,15 +160,12 @@ static int parse_args(int argc, char **argv, diff_args *da) {
   return GS_EXIT_OK;
 }
 
-/* --old-only: sum narrowed to gen 2 and the LOH by PATH.gens.json. */
-static int keep_old(gs_summary *sum, const char *path) {
+/* The summary of PATH, and its breakdown by PATH.gens.json when that lies
+ * beside it; with --old-only, narrowed to gen 2 and the LOH. */
+static int load(const diff_args *da, const char *path, gs_summary *sum, gs_gens **gens) {
   gs_file_fault fault;
-  char *gens = gs_genfile_path(path);
-  int err;
-  if (!gens) { gs_cli_error("out of memory"); return GS_EXIT_USAGE; }
-  err = gs_gens_keep_old(sum, path, gens, &fault);
-  free(gens);
-  return err ? gs_cli_fault(&fault) : GS_EXIT_OK;
+  return gs_gens_load_summary(sum, path, da->old_only, gens, &fault) ? gs_cli_fault(&fault)
+                                                                     : GS_EXIT_OK;
 }
 
 /* The JSON object, with the change by generation in gens (or none). */
@@ -198,14 +195,13 @@ static int print_tables(const diff_args *da, const gs_summary *sums, const json_
 }
 
 /* The change by generation when both files have their ranges beside them. */
-static int generations(const diff_args *da, json_t **gens) {
-  gs_file_fault fault;
+static int generations(gs_gens *const *counted, json_t **gens) {
   json_t *holder = json_object();
   *gens = NULL;
-  if (!holder) { gs_cli_error("out of memory"); return GS_EXIT_USAGE; }
-  if (gs_gens_diff(holder, da->paths[0], da->paths[1], &fault)) {
+  if (!holder || gs_gens_diff_of(holder, counted[0], counted[1])) {
     json_decref(holder);
-    return gs_cli_fault(&fault);
+    gs_cli_error("out of memory");
+    return GS_EXIT_USAGE;
   }
   *gens = json_incref(json_object_get(holder, "generations"));
   json_decref(holder);
@@ -215,18 +211,20 @@ static int generations(const diff_args *da, json_t **gens) {
 int gs_cmd_diff(int argc, char **argv) {
   diff_args da;
   gs_summary sums[2];
+  gs_gens *counted[2] = {NULL, NULL};
   json_t *gens = NULL;
   int code, loaded = 0;
   memset(&da, 0, sizeof da);
   if ((code = parse_args(argc, argv, &da)) != GS_EXIT_OK) return code;
   if (da.help) return gs_cli_help(usage);
-  for (; loaded < 2 && code == GS_EXIT_OK; loaded++) {
-    code = gs_cli_load_summary(da.paths[loaded], &sums[loaded]);
-    if (code == GS_EXIT_OK && da.old_only) code = keep_old(&sums[loaded], da.paths[loaded]);
-  }
-  if (code == GS_EXIT_OK) code = generations(&da, &gens);
+  for (; loaded < 2 && code == GS_EXIT_OK; loaded++)
+    code = load(&da, da.paths[loaded], &sums[loaded], &counted[loaded]);
+  if (code == GS_EXIT_OK) code = generations(counted, &gens);
   if (code == GS_EXIT_OK) code = da.json ? print_json(&da, sums, gens) : print_tables(&da, sums, gens);
   json_decref(gens);
-  while (loaded-- > 0) gs_summary_free(&sums[loaded]);
+  while (loaded-- > 0) {
+    gs_summary_free(&sums[loaded]);
+    gs_gens_free(counted[loaded]);
+  }
   return gs_cli_finish(code);
 }

@@ -238,15 +238,13 @@ static int print_json(const gs_summary *sum, uint64_t top, json_t *gens) {
   return bad ? -1 : 0;
 }
 
-static int add_gens(void *gens, const gs_graph *g) { return gs_gens_add(gens, g); }
-
 /* The breakdown by generation, counted while the summary loads, when the
  * ranges lie beside the dump. */
 static int start_gens(const summary_args *sa, gs_summary *sum, gs_gens **gens) {
   gs_file_fault fault;
   *gens = NULL;
   if (strcmp(sa->path, "-") && gs_gens_start_beside(sa->path, gens, &fault)) return gs_cli_fault(&fault);
-  sum->each_graph = *gens ? add_gens : NULL;
+  sum->each_graph = *gens ? gs_gens_each_graph : NULL;
   sum->each_ctx = *gens;
   return GS_EXIT_OK;
 }

@@ -86,20 +86,30 @@ static int put_pass(const char *path, pass *p, json_t *data) {
   return code;
 }
 
-int gs_report_collect(const report_args *ra, json_t *data) {
+/* The diff against the baseline, with the change by generation when both
+ * files have their ranges. */
+static int put_diff_json(const char *baseline, const pass *p, json_t *data) {
   gs_file_fault fault;
   gs_summary old;
-  pass p;
-  int code = run_pass(ra->path, &p), have_old = 0;
-  if (!code) code = put_pass(ra->path, &p, data);
-  if (!code && ra->baseline) {
-    have_old = 1;
-    if ((code = gs_cli_load_summary(ra->baseline, &old)) == GS_EXIT_OK)
-      code = put_json(data, "diff", gs_diff_json(&old, &p.sum, 0, 0));
-    if (!code && gs_gens_diff(json_object_get(data, "diff"), ra->baseline, ra->path, &fault)) code = gs_cli_fault(&fault);
+  gs_gens *old_gens = NULL;
+  int code = GS_EXIT_OK;
+  if (gs_gens_load_summary(&old, baseline, 0, &old_gens, &fault)) code = gs_cli_fault(&fault);
+  else code = put_json(data, "diff", gs_diff_json(&old, &p->sum, 0, 0));
+  if (!code && gs_gens_diff_of(json_object_get(data, "diff"), old_gens, p->gens)) {
+    gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
   }
+  gs_summary_free(&old);
+  gs_gens_free(old_gens);
+  return code;
+}
+
+int gs_report_collect(const report_args *ra, json_t *data) {
+  pass p;
+  int code = run_pass(ra->path, &p);
+  if (!code) code = put_pass(ra->path, &p, data);
+  if (!code && ra->baseline) code = put_diff_json(ra->baseline, &p, data);
   if (!code && ra->series) code = put_trend_json(ra, data);
-  if (have_old) gs_summary_free(&old);
   pass_free(&p);
   return code;
 }

@@ -61,30 +61,26 @@ static int gens_of(const gsd_analysis *a, char **gens) {
   return GS_OK;
 }
 
+/* Each file's summary and breakdown by generation come from one load. */
 static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
   gs_file_fault fault;
   gs_summary sums[2];
+  gs_gens *gens[2] = {NULL, NULL};
   int status = GSD_CHILD_OK, loaded = 0;
-  char *gens[GSD_ANALYSIS_MAX_FILES] = {NULL};
-  int i;
-  if (a->old_only && gens_of(a, gens)) {
-    snprintf(why, cap, "out of memory");
-    status = GSD_CHILD_FAILED;
-  }
   for (; loaded < 2 && status == GSD_CHILD_OK; loaded++)
-    if (gs_summary_load_file(&sums[loaded], a->files[loaded], &fault) ||
-        (a->old_only && gs_gens_keep_old(&sums[loaded], a->files[loaded], gens[loaded], &fault)))
+    if (gs_gens_load_summary(&sums[loaded], a->files[loaded], a->old_only, &gens[loaded], &fault))
       status = gsd_child_fault(&fault, why, cap);
-  if (status == GSD_CHILD_OK && !(*answer = gs_diff_json(&sums[0], &sums[1], a->top, 0))) {
-    snprintf(why, cap, "out of memory");
-    status = GSD_CHILD_FAILED;
-  } else if (status == GSD_CHILD_OK && gs_gens_diff(*answer, a->files[0], a->files[1], &fault)) {
+  if (status == GSD_CHILD_OK && (!(*answer = gs_diff_json(&sums[0], &sums[1], a->top, 0)) ||
+                                 gs_gens_diff_of(*answer, gens[0], gens[1]))) {
     json_decref(*answer);
     *answer = NULL;
-    status = gsd_child_fault(&fault, why, cap);
+    snprintf(why, cap, "out of memory");
+    status = GSD_CHILD_FAILED;
   }
-  while (loaded-- > 0) gs_summary_free(&sums[loaded]);
-  for (i = 0; i < a->nfiles; i++) free(gens[i]);
+  while (loaded-- > 0) {
+    gs_summary_free(&sums[loaded]);
+    gs_gens_free(gens[loaded]);
+  }
   return status;
 }
 
