@@ -251,19 +251,13 @@ json_t *gs_gens_result(const gs_gens *gs, uint64_t top) {
   return gs_json_unless(o, bad);
 }
 
-/* The breakdown in gs of the dump at dump, as JSON in *out. */
-static int finish(gs_gens *gs, const char *dump, uint64_t top, json_t **out, gs_file_fault *fault) {
-  int err = each_section(gs, dump, fault);
-  if (!err && !(*out = gs_gens_result(gs, top))) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  return err;
-}
-
 int gs_gens_json(const char *dump, const char *gens_path, uint64_t top, json_t **out,
                  gs_file_fault *fault) {
   gs_gens *gs;
   int err = gs_gens_start(gens_path, &gs, fault);
   *out = NULL;
-  if (!err) err = finish(gs, dump, top, out, fault);
+  if (!err) err = each_section(gs, dump, fault);
+  if (!err && !(*out = gs_gens_result(gs, top))) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   gs_gens_free(gs);
   return err;
 }
