@@ -7,7 +7,13 @@
  * have streamed past; the type records follow once the strings arrive.
  * Synthetic nodes (the root, "(GC roots)" and its categories) and their
  * edges are kept until then, since only their names say which roots they
- * stand for. */
+ * stand for.
+ *
+ * The nodes and edges are nearly all of a snapshot's bytes, and a JSON
+ * tokenizer spends most of its time on them: yajl reads everything up to
+ * the bracket that opens either array, then the numbers are read here, a
+ * byte at a time, and yajl takes over again from the bracket that closes
+ * it (an empty array to yajl). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +59,11 @@ typedef struct v8 {
   uint64_t base;                     /* input offset of the current block */
   unsigned depth;
   unsigned char stack[MAX_DEPTH + 1];
+  /* the numbers of the nodes or edges, read here (see the top comment) */
+  int numbers;                       /* inside them */
+  int in_number, after_number;       /* in the digits of one; past one, before its comma */
+  int seen;                          /* a number of the array was read */
+  uint64_t number, at;               /* its value; input offset of the byte read */
   uint32_t elems[MAX_DEPTH + 1];     /* values seen in each open array */
   json_ctx pending;                  /* context of a map's next value */
   int phase;                         /* 0 meta, 1 nodes, 2 edges, 3 strings, 4 done */
@@ -96,7 +107,9 @@ int gsf_v8_sniff(const unsigned char *head, size_t n) {
 
 /* ---- errors ------------------------------------------------------------ */
 
-static uint64_t offset(const v8 *p) { return p->base + yajl_get_bytes_consumed(p->h); }
+static uint64_t offset(const v8 *p) {
+  return p->numbers ? p->at : p->base + yajl_get_bytes_consumed(p->h);
+}
 
 /* Records a malformed-input message and stops the parse (returns 0). */
 static int bad(v8 *p, const char *fmt, ...)
@@ -279,6 +292,19 @@ static int edges_end(v8 *p) {
   return 1;
 }
 
+static int not_whole(v8 *p) {
+  return bad(p, "%s is not a whole number", p->stack[p->depth] == C_NODES ? "a node field" : "an edge field");
+}
+
+/* The next field of the current node or edge. */
+static int take_number(v8 *p, uint64_t v) {
+  json_ctx c = p->stack[p->depth];
+  p->cur[p->pos++] = v;
+  if (c == C_NODES && p->pos == p->nf) { p->pos = 0; return node_done(p); }
+  if (c == C_EDGES && p->pos == p->ef) { p->pos = 0; return edge_done(p); }
+  return 1;
+}
+
 static int on_number(void *ctx, const char *s, size_t n) {
   v8 *p = ctx;
   json_ctx c = p->stack[p->depth];
@@ -286,14 +312,38 @@ static int on_number(void *ctx, const char *s, size_t n) {
   size_t i;
   if (c != C_NODES && c != C_EDGES) return 1;
   for (i = 0; i < n; i++) {
-    if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10)
-      return bad(p, "%s is not a whole number", c == C_NODES ? "a node field" : "an edge field");
+    if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10) return not_whole(p);
     v = v * 10 + (uint64_t)(s[i] - '0');
   }
-  p->cur[p->pos++] = v;
-  if (c == C_NODES && p->pos == p->nf) { p->pos = 0; return node_done(p); }
-  if (c == C_EDGES && p->pos == p->ef) { p->pos = 0; return edge_done(p); }
-  return 1;
+  return take_number(p, v);
+}
+
+/* One byte of the numbers, read here: 1 to go on, 0 at the closing
+ * bracket (left to yajl) or on an error (p->rc set). */
+static int number_byte(v8 *p, unsigned char b) {
+  if (b >= '0' && b <= '9') {
+    if (p->after_number) return bad(p, "JSON: a comma is missing between two numbers");
+    if (!p->in_number) p->number = 0;
+    if (p->number > (UINT64_MAX - 9) / 10) return not_whole(p);
+    p->number = p->number * 10 + (uint64_t)(b - '0');
+    p->in_number = 1;
+    return 1;
+  }
+  if (p->in_number) {
+    p->in_number = 0;
+    p->after_number = p->seen = 1;
+    if (!take_number(p, p->number)) return 0;
+  }
+  if (b == ' ' || b == '\n' || b == '\r' || b == '\t') return 1;
+  if (b == ',' && p->after_number) {
+    p->after_number = 0;
+    return 1;
+  }
+  if (b == ']' && (p->after_number || !p->seen)) {
+    p->numbers = 0;
+    return 0;
+  }
+  return b == ',' || b == ']' ? bad(p, "JSON: a number is missing") : not_whole(p);
 }
 
 /* ---- strings ----------------------------------------------------------- */
@@ -560,6 +610,77 @@ static int parse_error(v8 *p, const unsigned char *buf, size_t n, int at_end) {
   return GS_EFORMAT;
 }
 
+static int blank(unsigned char b) { return b == ' ' || b == '\n' || b == '\r' || b == '\t'; }
+
+/* How much of buf yajl reads next: up to the bracket after the key of the
+ * nodes (before them) or of the edges (after the nodes), *at_array set;
+ * else all of it. */
+static size_t yajl_part(const v8 *p, const unsigned char *buf, size_t n, int *at_array) {
+  const char *key = p->phase == 0 ? "\"nodes\"" : p->phase == 1 ? "\"edges\"" : NULL;
+  const unsigned char *q = buf, *end = buf + n;
+  *at_array = 0;
+  while (key && (q = memchr(q, '"', (size_t)(end - q))) != NULL) {
+    const unsigned char *r = q + 7;
+    if (end - q >= 7 && memcmp(q, key, 7) == 0) {
+      while (r < end && blank(*r)) r++;
+      if (r < end && *r++ == ':') {
+        while (r < end && blank(*r)) r++;
+        if (r < end && *r == '[') {
+          *at_array = 1;
+          return (size_t)(r + 1 - buf);
+        }
+      }
+    }
+    q++;
+  }
+  return n;
+}
+
+/* Reads as many bytes of the numbers as buf holds, up to the bracket that
+ * ends them; the digits of a number in one loop. */
+static size_t numbers_part(v8 *p, const unsigned char *buf, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    uint64_t v = p->in_number ? p->number : 0;
+    size_t from = i;
+    if (!p->after_number)
+      for (; i < n && (unsigned)(buf[i] - '0') < 10u && v <= (UINT64_MAX - 9) / 10; i++)
+        v = v * 10 + (uint64_t)(buf[i] - '0');
+    if (i > from) {
+      p->number = v;
+      p->in_number = 1;
+    }
+    if (i == n) break;
+    p->at = p->base + i;
+    if (!number_byte(p, buf[i])) break;
+    i++;
+  }
+  return i;
+}
+
+/* Hands buf to yajl, the numbers of the nodes and edges excepted. */
+static int feed(v8 *p, const unsigned char *buf, size_t n) {
+  while (n) {
+    size_t len;
+    int at_array;
+    if (p->numbers) {
+      len = numbers_part(p, buf, n);
+      if (p->rc) return p->rc;
+    } else {
+      len = yajl_part(p, buf, n, &at_array);
+      if (yajl_parse(p->h, buf, len) != yajl_status_ok) return parse_error(p, buf, len, 0);
+      if (at_array && (p->stack[p->depth] == C_NODES || p->stack[p->depth] == C_EDGES)) {
+        p->numbers = 1;
+        p->in_number = p->after_number = p->seen = 0;
+      }
+    }
+    p->base += len;
+    buf += len;
+    n -= len;
+  }
+  return GS_OK;
+}
+
 static int parse(v8 *p, gs_read_fn in, void *in_ctx) {
   unsigned char *buf = malloc(BLOCK);
   int rc = GS_OK;
@@ -571,11 +692,10 @@ static int parse(v8 *p, gs_read_fn in, void *in_ctx) {
       break;
     }
     if (got == 0) {
-      if (yajl_complete_parse(p->h) != yajl_status_ok) rc = parse_error(p, buf, 0, 1);
+      if (p->numbers || yajl_complete_parse(p->h) != yajl_status_ok) rc = parse_error(p, buf, 0, 1);
       break;
     }
-    if (yajl_parse(p->h, buf, got) != yajl_status_ok) { rc = parse_error(p, buf, got, 0); break; }
-    p->base += got;
+    if ((rc = feed(p, buf, got)) != GS_OK) break;
   }
   free(buf);
   if (!rc && p->phase != 4) {

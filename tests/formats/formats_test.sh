@@ -102,6 +102,29 @@ PY
   out=$("$gcsnap" summary bad.heapsnapshot 2>&1); rc=$?
   [[ $rc == 1 && $out == *"[bad-heap-file]: V8 heap snapshot: byte "*"edge to_node 6 is not the index of a node"* ]] ||
     fail "bad edge: exit $rc: $out"
+  # The nodes and edges are read apart from the rest of the JSON: what is
+  # not a list of whole numbers there is named at its byte.
+  python3 - <<'PY' > cases.txt
+d = open("s.heapsnapshot").read()
+for n, (old, new, at, why) in enumerate([
+        ('"nodes": [9, 0, 1,', '"nodes": [9, 0, -1,', 16, "a node field is not a whole number"),
+        ('"nodes": [9, 0, 1,', '"nodes": [9, 0, 1.5,', 17, "a node field is not a whole number"),
+        ('"nodes": [9, 0, 1,', '"nodes": [9, 0, [1],', 16, "a node field is not a whole number"),
+        ('"nodes": [9, 0, 1,', '"nodes": [9, 0, 99999999999999999999,', 35, "a node field is not a whole number"),
+        ('"edges": [1, 1, 5', '"edges": [1, , 5', 13, "JSON: a number is missing"),
+        ('"edges": [1, 1, 5', '"edges": [1 1, 5', 12, "JSON: a comma is missing between two numbers"),
+        ('"edges": [1', '"edges": [,1', 10, "JSON: a number is missing")]):
+    i = d.index(old)
+    name = "num%d.heapsnapshot" % n
+    open(name, "w").write(d[:i] + new + d[i + len(old):])
+    print(name, i + at, why)
+PY
+  local name at why
+  while read -r name at why; do
+    out=$("$gcsnap" validate "$name" 2>&1); rc=$?
+    [[ $rc == 1 && $out == *"[bad-heap-file]: V8 heap snapshot: byte $at: $why"* ]] ||
+      fail "$name: want byte $at: $why; exit $rc: $out"
+  done < cases.txt
   # An object array of 3.5 million elements (more than the converters took
   # before): its record, one line of 17 MB, is parsed as it arrives.
   want=$(python3 "$here/make_heaps.py" hprof big.hprof 8 3500000)
