@@ -49,11 +49,6 @@
 /* A graph with fewer references than this is scanned on one thread. */
 #define PARALLEL_MIN 65536u
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)0)
-#endif
 
 /* What the search and the semi-dominators read about a vertex in order. */
 typedef struct dom_tree {
@@ -131,11 +126,11 @@ static void prefetch_targets(const dom_work *w, uint32_t node) {
   uint32_t k;
   if (node == g->nnodes) return;
   for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++) {
-    PREFETCH(&w->dfn[g->refs[k]]);
-    PREFETCH(&g->ref_offsets[g->refs[k]]);
+    GS_PREFETCH(&w->dfn[g->refs[k]]);
+    GS_PREFETCH(&g->ref_offsets[g->refs[k]]);
   }
   for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++)
-    if (w->dfn[g->refs[k]] == NONE) PREFETCH(&g->refs[g->ref_offsets[g->refs[k]]]);
+    if (w->dfn[g->refs[k]] == NONE) GS_PREFETCH(&g->refs[g->ref_offsets[g->refs[k]]]);
 }
 
 /* An edge from open vertex cur to numbered vertex t. Ancestors of t are
@@ -155,8 +150,8 @@ static void sort_batch(dom_work *w, const dom_edge *e, uint32_t n) {
   uint32_t k;
   for (k = 0; k < n; k++) {
     const dom_edge *a = &e[k + AHEAD < n ? k + AHEAD : k];
-    if (a->to > a->from) PREFETCH(&w->tree[a->to]);
-    else PREFETCH(a->second ? &w->best[a->to] : &w->ancestor[a->to]);
+    if (a->to > a->from) GS_PREFETCH(&w->tree[a->to]);
+    else GS_PREFETCH(a->second ? &w->best[a->to] : &w->ancestor[a->to]);
     sort_edge(w, &e[k]);
   }
 }
@@ -236,8 +231,8 @@ static uint32_t finish_vertex(dom_work *w, uint32_t cur) {
   w->tree[cur].semi = w->tree[cur].parent;
   while (up-- && a != 0 && a != NONE) a = w->tree[a].parent;
   if (a != 0 && a != NONE) {
-    PREFETCH(&w->g->ref_offsets[w->vertex[a]]);
-    PREFETCH(&w->g->refs[w->tree[a].semi]);
+    GS_PREFETCH(&w->g->ref_offsets[w->vertex[a]]);
+    GS_PREFETCH(&w->g->refs[w->tree[a].semi]);
   }
   return w->tree[cur].parent;
 }
@@ -323,8 +318,8 @@ static void scan_half(void *arg) {
     for (k = g->ref_offsets[x]; k < g->ref_offsets[x + 1]; k++) {
       uint32_t to;
       /* Two steps: a target's number, then, once it has come, its cursor. */
-      if (k + AHEAD < end) PREFETCH(&dfn[g->refs[k + AHEAD]]);
-      if (k + AHEAD / 2 < end && (to = dfn[g->refs[k + AHEAD / 2]]) != NONE) PREFETCH(&cursor[to]);
+      if (k + AHEAD < end) GS_PREFETCH(&dfn[g->refs[k + AHEAD]]);
+      if (k + AHEAD / 2 < end && (to = dfn[g->refs[k + AHEAD / 2]]) != NONE) GS_PREFETCH(&cursor[to]);
       if (from > (to = dfn[g->refs[k]])) j->w->preds[cursor[to]++] = from;
     }
   }
@@ -385,7 +380,7 @@ static void compress(dom_work *w, uint32_t v, uint32_t i) {
   uint32_t *ancestor = w->ancestor, *best = w->best;
   uint32_t *stack = w->stack, top = 0, x = v, root, least;
   while (ancestor[x] > i) {
-    PREFETCH(&best[x]);          /* read as the path unwinds */
+    GS_PREFETCH(&best[x]);          /* read as the path unwinds */
     stack[top++] = x;
     x = ancestor[x];
   }
@@ -422,8 +417,8 @@ static uint32_t eval_pred(dom_work *w, uint32_t k, uint32_t i) {
     if (k < ahead) continue;
     x = w->preds[k - ahead];
     while (up-- && x < w->count) x = ancestor[x];
-    if (x < w->count) PREFETCH(&ancestor[x]);
-    if (!step && x < w->count) PREFETCH(&w->best[x]);
+    if (x < w->count) GS_PREFETCH(&ancestor[x]);
+    if (!step && x < w->count) GS_PREFETCH(&w->best[x]);
   }
   return eval(w, w->preds[k], i);
 }

@@ -27,11 +27,6 @@
  * references: they land anywhere in arrays far larger than the cache, and
  * asking early lets the misses overlap. */
 #define AHEAD 64
-#if defined(__GNUC__) || defined(__clang__)
-#define PREFETCH(p) __builtin_prefetch(p)
-#else
-#define PREFETCH(p) ((void)0)
-#endif
 
 typedef struct loader {
   gs_reader *reader;
@@ -469,8 +464,8 @@ int gs_graph_reachable(const gs_graph *g, uint8_t *bits) {
   }
   while (head < tail) {
     uint32_t n, k;
-    if (tail - head > AHEAD) PREFETCH(&g->ref_offsets[queue[head + AHEAD]]);
-    if (tail - head > AHEAD / 2) PREFETCH(&g->refs[g->ref_offsets[queue[head + AHEAD / 2]]]);
+    if (tail - head > AHEAD) GS_PREFETCH(&g->ref_offsets[queue[head + AHEAD]]);
+    if (tail - head > AHEAD / 2) GS_PREFETCH(&g->refs[g->ref_offsets[queue[head + AHEAD / 2]]]);
     n = queue[head++];
     for (k = g->ref_offsets[n]; k < g->ref_offsets[n + 1]; k++)
       if (!MARK(g->refs[k])) ENQUEUE(g->refs[k]);
