@@ -210,18 +210,6 @@ static int load_counted(gs_summary *sum, const char *dump, gs_gens *gs, int old_
   return err;
 }
 
-int gs_gens_load_old(gs_summary *sum, const char *dump, const char *gens_path, gs_file_fault *fault) {
-  gs_gens *gs;
-  int err = gs_gens_start(gens_path, &gs, fault);
-  if (err) {
-    gs_summary_init(sum, gs_file_display_name(dump));   /* set up, to be freed */
-    return err;
-  }
-  err = load_counted(sum, dump, gs, 1, fault);
-  gs_gens_free(gs);
-  return err;
-}
-
 int gs_gens_load_summary(gs_summary *sum, const char *dump, int old_only, gs_gens **out,
                          gs_file_fault *fault) {
   char *path = old_only ? gs_genfile_path(dump) : NULL;

@@ -37,17 +37,13 @@ void gs_gens_free(gs_gens *gs);
 int gs_gens_json(const char *dump, const char *gens, uint64_t top, json_t **out,
                  gs_file_fault *fault);
 
-/* Loads sum from the dump at dump, as gs_summary_load_file does, narrowed
- * to its long-lived objects (where leaks live), in the same load: its
- * total objects, bytes and type histogram are those of generation 2 and
- * the large object heap by the ranges at gens (the sections' figures stay
- * whole). sum is set up even when this fails. GS_OK, or the error with
- * fault. */
-int gs_gens_load_old(gs_summary *sum, const char *dump, const char *gens, gs_file_fault *fault);
-/* The summary of the dump at dump (narrowed as gs_gens_load_old's when
- * old_only) and, from the same load, its breakdown by generation in *out:
- * by the ranges beside it, NULL when there are none (old_only needs them).
- * sum is set up even when this fails. GS_OK, or the error with fault. */
+/* The summary of the dump at dump and, from the same load, its breakdown
+ * by generation in *out: by the ranges beside it, NULL when there are none.
+ * With old_only the ranges must be there, and the summary is narrowed to
+ * the long-lived objects (where leaks live): its total objects, bytes and
+ * type histogram are those of generation 2 and the large object heap (the
+ * sections' figures stay whole). sum is set up even when this fails. GS_OK,
+ * or the error with fault. */
 int gs_gens_load_summary(gs_summary *sum, const char *dump, int old_only, gs_gens **out,
                          gs_file_fault *fault);
 /* Adds "generations" to diff (gs_diff_json's object) from the breakdowns

@@ -335,10 +335,21 @@ void gs_trend_free(gs_trend *t) {
 
 int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, uint64_t threshold,
                      uint64_t top, gs_file_fault *fault) {
-  return gs_trend_analyse_old(t, paths, NULL, npaths, threshold, top, fault);
+  return gs_trend_analyse_old(t, paths, npaths, 0, threshold, top, fault);
 }
 
-int gs_trend_analyse_old(gs_trend *t, const char *const *paths, const char *const *gens, int npaths,
+/* The summary of the file at path, narrowed to its long-lived objects when
+ * old_only. */
+static int load_summary(gs_summary *sum, const char *path, int old_only, gs_file_fault *fault) {
+  gs_gens *gens = NULL;
+  int err;
+  if (!old_only) return gs_summary_load_file(sum, path, fault);
+  err = gs_gens_load_summary(sum, path, 1, &gens, fault);
+  gs_gens_free(gens);
+  return err;
+}
+
+int gs_trend_analyse_old(gs_trend *t, const char *const *paths, int npaths, int old_only,
                          uint64_t threshold, uint64_t top, gs_file_fault *fault) {
   id_list alive = {NULL, 0, 0};
   int err = GS_OK;
@@ -346,10 +357,8 @@ int gs_trend_analyse_old(gs_trend *t, const char *const *paths, const char *cons
   memset(t, 0, sizeof *t);
   if (!(t->sums = calloc((size_t)npaths, sizeof *t->sums)) || gs_histo_new(&t->survivor_types))
     err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  for (; !err && t->nfiles < npaths; t->nfiles++) {
-    if (gens) err = gs_gens_load_old(&t->sums[t->nfiles], paths[t->nfiles], gens[t->nfiles], fault);
-    else err = gs_summary_load_file(&t->sums[t->nfiles], paths[t->nfiles], fault);
-  }
+  for (; !err && t->nfiles < npaths; t->nfiles++)
+    err = load_summary(&t->sums[t->nfiles], paths[t->nfiles], old_only, fault);
   if (!err && (build_series(t) || rank_suspects(t, threshold, top)))
     err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   if (!err) err = alive_in_all(paths, npaths, &alive, &t->stable, fault);

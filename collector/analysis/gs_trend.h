@@ -47,11 +47,11 @@ typedef struct gs_trend {
  * fault filled. */
 int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, uint64_t threshold,
                      uint64_t top, gs_file_fault *fault);
-/* As gs_trend_analyse, counting only the objects of generation 2 and the
- * large object heap (gs_gens.h) of each file, by the generation ranges in
- * gens[i] for paths[i] (gens NULL: every object). Who holds a suspect is
- * still looked for among all its instances in the last snapshot. */
-int gs_trend_analyse_old(gs_trend *t, const char *const *paths, const char *const *gens, int npaths,
+/* As gs_trend_analyse; with old_only, counting only the objects of
+ * generation 2 and the large object heap (gs_gens.h) of each file, by the
+ * generation ranges beside it. Who holds a suspect is still looked for
+ * among all its instances in the last snapshot. */
+int gs_trend_analyse_old(gs_trend *t, const char *const *paths, int npaths, int old_only,
                          uint64_t threshold, uint64_t top, gs_file_fault *fault);
 void gs_trend_free(gs_trend *t);
 /* The rule of a suspect over n (at least 2) snapshots, oldest first: the

@@ -11,7 +11,6 @@
 #include "gs_args.h"
 #include "gs_cli.h"
 #include "gs_diff.h"
-#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_file.h"

@@ -211,30 +211,19 @@ static int run(const trend_args *ta) {
   gs_trend t;
   json_t *o = NULL;
   int code = GS_EXIT_OK;
-  char **gens = ta->old_only ? calloc((size_t)ta->npaths, sizeof *gens) : NULL;
-  int i, ok = !ta->old_only || gens;
-  for (i = 0; gens && i < ta->npaths; i++) {
-    gens[i] = gs_genfile_path(ta->paths[i]);
-    ok &= gens[i] != NULL;
-  }
   memset(&t, 0, sizeof t);
-  if (ok && gs_trend_analyse_old(&t, ta->paths, (const char *const *)gens, ta->npaths, ta->threshold,
-                                 ta->top, &fault))
+  if (gs_trend_analyse_old(&t, ta->paths, ta->npaths, ta->old_only, ta->threshold, ta->top, &fault)) {
     code = gs_cli_fault(&fault);
-  else if (ok && !ta->json)
+  } else if (!ta->json) {
     print_text(&t);
-  else if (ok && !(o = gs_trend_json(&t)))
-    ok = 0;
-  else if (ok && gs_json_print(o))
-    code = GS_EXIT_USAGE;
-  if (!ok) {
+  } else if (!(o = gs_trend_json(&t))) {
     gs_cli_error("out of memory");
+    code = GS_EXIT_USAGE;
+  } else if (gs_json_print(o)) {
     code = GS_EXIT_USAGE;
   }
   json_decref(o);
   gs_trend_free(&t);
-  for (i = 0; gens && i < ta->npaths; i++) free(gens[i]);
-  free(gens);
   return code;
 }
 

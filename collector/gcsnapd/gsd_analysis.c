@@ -15,7 +15,6 @@
 #include <unistd.h>
 #include "gs_diff.h"
 #include "gs_dominators.h"
-#include "gs_genfile.h"
 #include "gs_gens.h"
 #include "gs_error.h"
 #include "gs_json.h"
@@ -52,15 +51,6 @@ void gsd_analysis_free(gsd_analysis *a) {
 
 /* ---- in the child ------------------------------------------------------- */
 
-/* The generation ranges beside each file (FILE.gens.json), for old_only. */
-static int gens_of(const gsd_analysis *a, char **gens) {
-  int i;
-  for (i = 0; i < a->nfiles; i++) {
-    if (!(gens[i] = gs_genfile_path(a->files[i]))) return GS_ENOMEM;
-  }
-  return GS_OK;
-}
-
 /* Each file's summary and breakdown by generation come from one load. */
 static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
   gs_file_fault fault;
@@ -87,22 +77,16 @@ static int diff(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
 static int trend(const gsd_analysis *a, json_t **answer, char *why, size_t cap) {
   gs_file_fault fault;
   gs_trend t;
-  char *gens[GSD_ANALYSIS_MAX_FILES] = {NULL};
-  int status = GSD_CHILD_OK, i, oom;
+  int status = GSD_CHILD_OK;
   memset(&t, 0, sizeof t);
-  oom = a->old_only && gens_of(a, gens);
-  if (!oom && gs_trend_analyse_old(&t, (const char *const *)a->files,
-                                   a->old_only ? (const char *const *)gens : NULL, a->nfiles,
-                                   a->threshold, a->top, &fault))
+  if (gs_trend_analyse_old(&t, (const char *const *)a->files, a->nfiles, a->old_only,
+                           a->threshold, a->top, &fault))
     status = gsd_child_fault(&fault, why, cap);
-  else if (!oom && !(*answer = gs_trend_json(&t)))
-    oom = 1;
-  if (oom) {
+  else if (!(*answer = gs_trend_json(&t))) {
     snprintf(why, cap, "out of memory");
     status = GSD_CHILD_FAILED;
   }
   gs_trend_free(&t);
-  for (i = 0; i < a->nfiles; i++) free(gens[i]);
   return status;
 }
 
