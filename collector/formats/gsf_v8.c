@@ -12,8 +12,8 @@
  * The nodes and edges are nearly all of a snapshot's bytes, and a JSON
  * tokenizer spends most of its time on them: yajl reads everything up to
  * the bracket that opens either array, then the numbers are read here, a
- * byte at a time, and yajl takes over again from the bracket that closes
- * it (an empty array to yajl). */
+ * run of digits at a time, and yajl takes over again from the bracket that
+ * closes it (an empty array to yajl). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -318,6 +318,8 @@ static int on_number(void *ctx, const char *s, size_t n) {
   return take_number(p, v);
 }
 
+static int blank(unsigned char b) { return b == ' ' || b == '\n' || b == '\r' || b == '\t'; }
+
 /* One byte of the numbers, read here: 1 to go on, 0 at the closing
  * bracket (left to yajl) or on an error (p->rc set). */
 static int number_byte(v8 *p, unsigned char b) {
@@ -334,7 +336,7 @@ static int number_byte(v8 *p, unsigned char b) {
     p->after_number = p->seen = 1;
     if (!take_number(p, p->number)) return 0;
   }
-  if (b == ' ' || b == '\n' || b == '\r' || b == '\t') return 1;
+  if (blank(b)) return 1;
   if (b == ',' && p->after_number) {
     p->after_number = 0;
     return 1;
@@ -609,8 +611,6 @@ static int parse_error(v8 *p, const unsigned char *buf, size_t n, int at_end) {
   if (msg) yajl_free_error(p->h, msg);
   return GS_EFORMAT;
 }
-
-static int blank(unsigned char b) { return b == ' ' || b == '\n' || b == '\r' || b == '\t'; }
 
 /* How much of buf yajl reads next: up to the bracket after the key of the
  * nodes (before them) or of the edges (after the nodes), *at_array set;

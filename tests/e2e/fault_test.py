@@ -572,6 +572,10 @@ def netfault(env, c, net):
     addr = "%s:%d" % (net.host, agent_port)
     # Beyond loopback, the collector wants agent keys unless told otherwise.
     extra = ["--insecure"] if "--insecure" in L.run([env.gcsnapd, "--help"]).stdout else []
+    # A session the cut stalls mid-snapshot ends when it has been silent for
+    # the idle timeout, and its snapshot is offered again: at 20 s, within
+    # the wait for the deliveries below (the default, 90 s, is not).
+    extra += ["--idle-timeout", "20s"]
     col = Collector(env.procs, env.gcsnapd, env.work, addr, http_port, extra)
     spoolers = ["nf-spool-%d" % i for i in range(2)]
     asked = "nf-sched-0"
