@@ -11,9 +11,9 @@
  *
  * The nodes and edges are nearly all of a snapshot's bytes, and a JSON
  * tokenizer spends most of its time on them: yajl reads everything up to
- * the bracket that opens either array, then the numbers are read here, a
- * run of digits at a time, and yajl takes over again from the bracket that
- * closes it (an empty array to yajl). */
+ * the bracket that opens either array, then the numbers are read by
+ * gsf_numlist, and yajl takes over again from the bracket that closes it
+ * (an empty array to yajl). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +21,7 @@
 #include <yajl/yajl_parse.h>
 #include "gs_array.h"
 #include "gs_error.h"
+#include "gsf_numlist.h"
 #include "gsf_text.h"
 #include "gsf_v8.h"
 
@@ -59,11 +60,10 @@ typedef struct v8 {
   uint64_t base;                     /* input offset of the current block */
   unsigned depth;
   unsigned char stack[MAX_DEPTH + 1];
-  /* the numbers of the nodes or edges, read here (see the top comment) */
+  /* the numbers of the nodes or edges, read apart (see the top comment) */
   int numbers;                       /* inside them */
-  int in_number, after_number;       /* in the digits of one; past one, before its comma */
-  int seen;                          /* a number of the array was read */
-  uint64_t number, at;               /* its value; input offset of the byte read */
+  gsf_numlist list;
+  uint64_t at;                       /* input offset of the byte read */
   uint32_t elems[MAX_DEPTH + 1];     /* values seen in each open array */
   json_ctx pending;                  /* context of a map's next value */
   int phase;                         /* 0 meta, 1 nodes, 2 edges, 3 strings, 4 done */
@@ -296,9 +296,12 @@ static int not_whole(v8 *p) {
   return bad(p, "%s is not a whole number", p->stack[p->depth] == C_NODES ? "a node field" : "an edge field");
 }
 
-/* The next field of the current node or edge. */
-static int take_number(v8 *p, uint64_t v) {
+/* The next field of the current node or edge; at is where it ends in the
+ * block, when the numbers are read apart (gsf_numlist's take). */
+static int take_number(void *ctx, uint64_t v, size_t at) {
+  v8 *p = ctx;
   json_ctx c = p->stack[p->depth];
+  p->at = p->base + at;
   p->cur[p->pos++] = v;
   if (c == C_NODES && p->pos == p->nf) { p->pos = 0; return node_done(p); }
   if (c == C_EDGES && p->pos == p->ef) { p->pos = 0; return edge_done(p); }
@@ -315,37 +318,7 @@ static int on_number(void *ctx, const char *s, size_t n) {
     if (s[i] < '0' || s[i] > '9' || v > (UINT64_MAX - 9) / 10) return not_whole(p);
     v = v * 10 + (uint64_t)(s[i] - '0');
   }
-  return take_number(p, v);
-}
-
-static int blank(unsigned char b) { return b == ' ' || b == '\n' || b == '\r' || b == '\t'; }
-
-/* One byte of the numbers, read here: 1 to go on, 0 at the closing
- * bracket (left to yajl) or on an error (p->rc set). */
-static int number_byte(v8 *p, unsigned char b) {
-  if (b >= '0' && b <= '9') {
-    if (p->after_number) return bad(p, "JSON: a comma is missing between two numbers");
-    if (!p->in_number) p->number = 0;
-    if (p->number > (UINT64_MAX - 9) / 10) return not_whole(p);
-    p->number = p->number * 10 + (uint64_t)(b - '0');
-    p->in_number = 1;
-    return 1;
-  }
-  if (p->in_number) {
-    p->in_number = 0;
-    p->after_number = p->seen = 1;
-    if (!take_number(p, p->number)) return 0;
-  }
-  if (blank(b)) return 1;
-  if (b == ',' && p->after_number) {
-    p->after_number = 0;
-    return 1;
-  }
-  if (b == ']' && (p->after_number || !p->seen)) {
-    p->numbers = 0;
-    return 0;
-  }
-  return b == ',' || b == ']' ? bad(p, "JSON: a number is missing") : not_whole(p);
+  return take_number(p, v, 0);
 }
 
 /* ---- strings ----------------------------------------------------------- */
@@ -622,9 +595,9 @@ static size_t yajl_part(const v8 *p, const unsigned char *buf, size_t n, int *at
   while (key && (q = memchr(q, '"', (size_t)(end - q))) != NULL) {
     const unsigned char *r = q + 7;
     if (end - q >= 7 && memcmp(q, key, 7) == 0) {
-      while (r < end && blank(*r)) r++;
+      while (r < end && gsf_numlist_blank(*r)) r++;
       if (r < end && *r++ == ':') {
-        while (r < end && blank(*r)) r++;
+        while (r < end && gsf_numlist_blank(*r)) r++;
         if (r < end && *r == '[') {
           *at_array = 1;
           return (size_t)(r + 1 - buf);
@@ -637,25 +610,16 @@ static size_t yajl_part(const v8 *p, const unsigned char *buf, size_t n, int *at
 }
 
 /* Reads as many bytes of the numbers as buf holds, up to the bracket that
- * ends them; the digits of a number in one loop. */
+ * ends them (left to yajl). */
 static size_t numbers_part(v8 *p, const unsigned char *buf, size_t n) {
-  size_t i = 0;
-  while (i < n) {
-    uint64_t v = p->in_number ? p->number : 0;
-    size_t from = i;
-    if (!p->after_number)
-      for (; i < n && (unsigned)(buf[i] - '0') < 10u && v <= (UINT64_MAX - 9) / 10; i++)
-        v = v * 10 + (uint64_t)(buf[i] - '0');
-    if (i > from) {
-      p->number = v;
-      p->in_number = 1;
-    }
-    if (i == n) break;
-    p->at = p->base + i;
-    if (!number_byte(p, buf[i])) break;
-    i++;
-  }
-  return i;
+  size_t used;
+  int rc = gsf_numlist_read(&p->list, buf, n, &used, take_number, p);
+  p->at = p->base + used;
+  if (rc == GSF_NUMLIST_END) p->numbers = 0;
+  else if (rc == GSF_NUMLIST_NOT_WHOLE) not_whole(p);
+  else if (rc == GSF_NUMLIST_MISSING) bad(p, "JSON: a number is missing");
+  else if (rc == GSF_NUMLIST_NO_COMMA) bad(p, "JSON: a comma is missing between two numbers");
+  return used;
 }
 
 /* Hands buf to yajl, the numbers of the nodes and edges excepted. */
@@ -671,7 +635,7 @@ static int feed(v8 *p, const unsigned char *buf, size_t n) {
       if (yajl_parse(p->h, buf, len) != yajl_status_ok) return parse_error(p, buf, len, 0);
       if (at_array && (p->stack[p->depth] == C_NODES || p->stack[p->depth] == C_EDGES)) {
         p->numbers = 1;
-        p->in_number = p->after_number = p->seen = 0;
+        gsf_numlist_start(&p->list);
       }
     }
     p->base += len;
