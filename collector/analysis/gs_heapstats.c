@@ -88,20 +88,31 @@ static void count_roots(gs_heapstats *s, const gs_graph *g) {
   }
 }
 
-static int count_unreachable(gs_heapstats *s, const gs_graph *g) {
-  uint8_t *bits = calloc((size_t)g->nnodes / 8 + 1, 1);
+static void add_unreachable(gs_heapstats *s, const gs_graph *g, uint32_t i) {
+  if (!in_dump(g, i)) return;
+  s->unreachable++;
+  s->unreachable_bytes += g->sizes[i];
+}
+
+/* The dominator tree, when there is one, already says what no strong root
+ * reaches: the same set gs_graph_reachable finds. */
+static int count_unreachable(gs_heapstats *s, const gs_graph *g, const gs_dom *dom) {
+  uint8_t *bits = dom ? NULL : calloc((size_t)g->nnodes / 8 + 1, 1);
   uint32_t i;
-  int err = bits ? gs_graph_reachable(g, bits) : GS_ENOMEM;
-  for (i = 0; !err && i < g->nnodes; i++) {
-    if (!in_dump(g, i) || (bits[i >> 3] >> (i & 7)) & 1) continue;
-    s->unreachable++;
-    s->unreachable_bytes += g->sizes[i];
+  int err = dom || bits ? GS_OK : GS_ENOMEM;
+  if (dom) {
+    for (i = 0; i < g->nnodes; i++)
+      if (dom->idom[i] == GS_DOM_UNREACHABLE) add_unreachable(s, g, i);
+    return GS_OK;
   }
+  if (!err) err = gs_graph_reachable(g, bits);
+  for (i = 0; !err && i < g->nnodes; i++)
+    if (!((bits[i >> 3] >> (i & 7)) & 1)) add_unreachable(s, g, i);
   free(bits);
   return err;
 }
 
-int gs_heapstats_of_graph(gs_heapstats *s, const gs_graph *g) {
+int gs_heapstats_of_graph(gs_heapstats *s, const gs_graph *g, const gs_dom *dom) {
   int err;
   if (!(s->name = malloc(strlen(g->name) + 1))) return GS_ENOMEM;
   strcpy(s->name, g->name);
@@ -112,7 +123,7 @@ int gs_heapstats_of_graph(gs_heapstats *s, const gs_graph *g) {
   s->dangling_references = g->dangling_refs;
   count_roots(s, g);
   if ((err = count_objects(s, g)) || (err = count_types(s, g))) return err;
-  return count_unreachable(s, g);
+  return count_unreachable(s, g, dom);
 }
 
 static int add_histo(gs_histo *to, const gs_histo *from) {

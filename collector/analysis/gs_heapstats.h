@@ -7,6 +7,7 @@
 #define GS_HEAPSTATS_H
 
 #include <stdint.h>
+#include "gs_dom.h"
 #include "gs_graph.h"
 #include "gs_histo.h"
 #include "gs_reader.h"
@@ -35,8 +36,9 @@ typedef struct gs_heapstats {
 
 int gs_heapstats_init(gs_heapstats *s);
 void gs_heapstats_free(gs_heapstats *s);
-/* Fills a fresh s (after init) from one section's graph. */
-int gs_heapstats_of_graph(gs_heapstats *s, const gs_graph *g);
+/* Fills a fresh s (after init) from one section's graph; dom, when not
+ * NULL, is that graph's dominator tree and spares a reachability pass. */
+int gs_heapstats_of_graph(gs_heapstats *s, const gs_graph *g, const gs_dom *dom);
 /* Adds a section's numbers into the totals. */
 int gs_heapstats_add(gs_heapstats *total, const gs_heapstats *section);
 /* Distinct type names defined. */

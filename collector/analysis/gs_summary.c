@@ -38,7 +38,7 @@ static int total_fits(const gs_summary *sum, const gs_heapstats *s, gs_diag *d) 
   return 0;
 }
 
-int gs_summary_add(gs_summary *sum, const gs_graph *g, gs_diag *d) {
+int gs_summary_add(gs_summary *sum, const gs_graph *g, const gs_dom *dom, gs_diag *d) {
   gs_heapstats s;
   int err;
   if (sum->nsections == sum->cap) {
@@ -49,7 +49,7 @@ int gs_summary_add(gs_summary *sum, const gs_graph *g, gs_diag *d) {
     sum->cap = cap;
   }
   if ((err = gs_heapstats_init(&s))) return err;
-  if ((err = gs_heapstats_of_graph(&s, g)) || (!total_fits(sum, &s, d) && (err = GS_EFORMAT)) ||
+  if ((err = gs_heapstats_of_graph(&s, g, dom)) || (!total_fits(sum, &s, d) && (err = GS_EFORMAT)) ||
       (err = gs_heapstats_add(&sum->total, &s))) {
     gs_heapstats_free(&s);
     return err;
@@ -63,7 +63,7 @@ int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d) {
     gs_graph *g = NULL;
     int err = gs_graph_load(r, &g, d);
     if (err == GS_OK) {
-      err = gs_summary_add(sum, g, d);
+      err = gs_summary_add(sum, g, NULL, d);
       gs_graph_free(g);
     }
     if (err == GS_OK) continue;

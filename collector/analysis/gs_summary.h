@@ -35,9 +35,10 @@ void gs_summary_free(gs_summary *sum);
  * GS_EIO or GS_ENOMEM. */
 int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d);
 /* Adds the section whose graph is g, as gs_summary_load does for each one
- * it loads (each_graph included). GS_OK, GS_EFORMAT with d filled (the
- * sections' bytes add up to more than GS_MAX_BYTES), GS_ENOMEM. */
-int gs_summary_add(gs_summary *sum, const gs_graph *g, gs_diag *d);
+ * it loads (each_graph included); dom is g's dominator tree or NULL. GS_OK,
+ * GS_EFORMAT with d filled (the sections' bytes add up to more than
+ * GS_MAX_BYTES), GS_ENOMEM. */
+int gs_summary_add(gs_summary *sum, const gs_graph *g, const gs_dom *dom, gs_diag *d);
 
 /* Sets up sum for the dump at path (plain or zstd; "-" is stdin) and
  * loads it. sum is set up even when this fails (free it either way).

@@ -47,7 +47,7 @@ typedef struct pass {
 
 static int pass_section(void *ctx, const gs_dominators *s, size_t index) {
   pass *p = ctx;
-  int err = gs_summary_add(&p->sum, s->g, &p->refused);
+  int err = gs_summary_add(&p->sum, s->g, &s->dom, &p->refused);
   (void)index;
   p->summary_refused = err == GS_EFORMAT;
   if (!err && p->gens) err = gs_gens_add(p->gens, s->g);
