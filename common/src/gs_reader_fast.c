@@ -100,20 +100,23 @@ static int window_ends(const unsigned char *p, uint64_t *ends, uint64_t *eol) {
  * general parser must take it. */
 static const unsigned char *fast_numbers(gs_reader *r, const unsigned char *p, size_t *n) {
   uint64_t ends, eol = 0;
+  size_t k = *n;  /* a local count: a store through r->refs may alias *n */
   while (!eol) {
     unsigned from = 0;
+    uint64_t *out;
     if (!window_ends(p, &ends, &eol)) return NULL;
-    while (r->refs_cap < *n + WINDOW / 2)
+    while (r->refs_cap < k + WINDOW / 2)
       if (gs_reader_grow_refs_(r)) return NULL;
-    for (; ends; ends &= ends - 1) {
+    for (out = r->refs; ends; ends &= ends - 1) {
       unsigned to = (unsigned)__builtin_ctzll(ends), len = to - from;
       if (len - 1 >= MAX_DIGITS) return NULL;  /* empty or too long */
-      r->refs[(*n)++] = hex_value(p + from, len);
+      out[k++] = hex_value(p + from, len);
       from = to + 1;
     }
     if (!from) return NULL;                    /* a number over the window */
     p += from;
   }
+  *n = k;
   return p;
 }
 
