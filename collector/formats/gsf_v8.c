@@ -34,10 +34,18 @@
 /* Type IDs of the node types named by category ("(string)", ...): above
  * every string index, which name the other types. */
 #define CATEGORY_TYPE 0x100000000ull
+/* Type IDs of detached DOM nodes: 2^33 + the string index of their name. */
+#define DETACHED_TYPE 0x200000000ull
 #define NONE SIZE_MAX
-#define DROPPED 0x80   /* in types[]: a synthetic node that is no object */
+/* types[] holds a node's type number (below MAX_NODE_TYPES) and flags. */
+#define TYPE_BITS 0x3f
+#define DETACHED 0x40  /* a native node Blink says is out of the document */
+#define DROPPED 0x80   /* a synthetic node that is no object */
 #define INFO_WEAK 0x08
 #define INFO_GC_ROOTS 0x10
+#define INFO_DETACHED 0x20  /* a detached node has this name */
+/* The value of the node field "detachedness" for a detached node. */
+#define STATE_DETACHED 2
 
 typedef enum {
   C_SKIP, C_TOP, C_SNAPSHOT, C_META, C_NODE_FIELDS, C_NODE_TYPES, C_NODE_TYPE_LIST,
@@ -69,11 +77,11 @@ typedef struct v8 {
   int phase;                         /* 0 meta, 1 nodes, 2 edges, 3 strings, 4 done */
   /* meta */
   unsigned nf, ef, nfield_names, efield_names;
-  int f_type, f_name, f_id, f_size, f_edges, e_type, e_to;
+  int f_type, f_name, f_id, f_size, f_edges, f_detached, e_type, e_to;
   unsigned nntypes, netypes;
   int named[MAX_NODE_TYPES];         /* type name = the node's name */
   char label[MAX_NODE_TYPES][32];    /* else this category */
-  int synthetic, weak;               /* node and edge type numbers; -1: none */
+  int synthetic, native, weak;       /* node and edge type numbers; -1: none */
   /* nodes */
   v8_node *nodes;
   unsigned char *types;
@@ -155,6 +163,7 @@ static int meta_node_type(v8 *p, const char *s, size_t n) {
       (n == 9 && !memcmp(s, "synthetic", 9))) {
     p->named[t] = 1;
     if (n == 9) p->synthetic = (int)t;
+    if (n == 6 && !memcmp(s, "native", 6)) p->native = (int)t;
     return 1;
   }
   snprintf(p->label[t], sizeof p->label[t], "(%.*s)", (int)(n < 28 ? n : 28), s);
@@ -177,6 +186,7 @@ static int meta_string(v8 *p, json_ctx c, const char *s, size_t n) {
     else if (field_is(s, n, "id")) p->f_id = i;
     else if (field_is(s, n, "self_size")) p->f_size = i;
     else if (field_is(s, n, "edge_count")) p->f_edges = i;
+    else if (field_is(s, n, "detachedness")) p->f_detached = i;
   } else if (c == C_EDGE_FIELDS) {
     int i = (int)p->efield_names++;
     if (field_is(s, n, "type")) p->e_type = i;
@@ -207,6 +217,12 @@ static int meta_done(v8 *p) {
 
 /* ---- nodes and edges --------------------------------------------------- */
 
+/* As DevTools names them: only native nodes, by the state the embedder
+ * (Blink) gave each one; a node of unknown state keeps its name. */
+static int is_detached(const v8 *p, uint64_t t) {
+  return (int)t == p->native && p->f_detached >= 0 && p->cur[p->f_detached] == STATE_DETACHED;
+}
+
 static int node_done(v8 *p) {
   uint64_t t = p->cur[p->f_type], name = p->cur[p->f_name], edges = p->cur[p->f_edges];
   v8_node *nd;
@@ -221,18 +237,19 @@ static int node_done(v8 *p) {
   nd->size = p->cur[p->f_size];
   nd->name = (uint32_t)name;
   nd->edges = (uint32_t)edges;
-  p->types[p->nnodes++] = (unsigned char)t;
+  p->types[p->nnodes++] = (unsigned char)(t | (is_detached(p, t) ? DETACHED : 0));
   if (!p->named[t]) p->categories |= 1ull << t;
   return 1;
 }
 
 static int is_synthetic(const v8 *p, size_t k) {
-  return (p->types[k] & ~DROPPED) == p->synthetic;
+  return (p->types[k] & TYPE_BITS) == p->synthetic;
 }
 
 static uint64_t type_id(const v8 *p, size_t k) {
-  unsigned t = p->types[k] & ~DROPPED;
-  return p->named[t] ? p->nodes[k].name : CATEGORY_TYPE + t;
+  unsigned t = p->types[k] & TYPE_BITS;
+  if (!p->named[t]) return CATEGORY_TYPE + t;
+  return (p->types[k] & DETACHED ? DETACHED_TYPE : 0) + p->nodes[k].name;
 }
 
 static int put_object(v8 *p, size_t k, const uint64_t *refs, size_t n) {
@@ -328,17 +345,26 @@ static int cmp_u32(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The string indices that name types, sorted, each once. */
+/* Where name is in want, or nwant if it is not. */
+static size_t want_index(const v8 *p, uint32_t name) {
+  const uint32_t *w = bsearch(&name, p->want, p->nwant, sizeof *p->want, cmp_u32);
+  return w ? (size_t)(w - p->want) : p->nwant;
+}
+
+/* The string indices that name types, sorted, each once; and which of them
+ * also name detached nodes. */
 static int strings_start(v8 *p) {
   size_t k, n = 0;
   if (p->phase != 3) return bad(p, "\"strings\" comes before the nodes and edges");
   if (!(p->want = malloc((p->nnodes + 1) * sizeof *p->want))) return failed(p, GS_ENOMEM);
   for (k = 0; k < p->nnodes; k++)
-    if (p->named[p->types[k]]) p->want[n++] = p->nodes[k].name;
+    if (p->named[p->types[k] & TYPE_BITS]) p->want[n++] = p->nodes[k].name;
   qsort(p->want, n, sizeof *p->want, cmp_u32);
   for (k = 0; k < n; k++)
     if (!p->nwant || p->want[p->nwant - 1] != p->want[k]) p->want[p->nwant++] = p->want[k];
   if (!(p->info = calloc(p->nwant + 1, 1))) return failed(p, GS_ENOMEM);
+  for (k = 0; k < p->nnodes; k++)
+    if (p->types[k] & DETACHED) p->info[want_index(p, p->nodes[k].name)] |= INFO_DETACHED;
   return 1;
 }
 
@@ -362,19 +388,29 @@ static unsigned char root_info(const char *s) {
   return GS_ROOT_INTERNAL;
 }
 
+/* The type records of a string that names types: the name, and
+ * "Detached " and the name when a detached node has it. */
+static int name_types(v8 *p, const unsigned char *s, size_t n) {
+  static const char prefix[] = "Detached ";
+  char buf[sizeof prefix - 1 + GSF_NAME_MAX], *name = buf + sizeof prefix - 1;
+  size_t len = gsf_text_clean(name, GSF_NAME_MAX, (const char *)s, n);
+  int rc;
+  if (!len) len = (size_t)snprintf(name, GSF_NAME_MAX, "(no name)");
+  p->info[p->wpos] |= root_info(name);
+  rc = gs_writer_type(p->w, p->nstrings, name, len);
+  if (!rc && p->info[p->wpos] & INFO_DETACHED) {
+    memcpy(buf, prefix, sizeof prefix - 1);
+    rc = gs_writer_type(p->w, DETACHED_TYPE + p->nstrings, buf, sizeof prefix - 1 + len);
+  }
+  p->wpos++;
+  return rc ? failed(p, rc) : 1;
+}
+
 static int on_string(void *ctx, const unsigned char *s, size_t n) {
   v8 *p = ctx;
   json_ctx c = p->stack[p->depth];
-  char name[GSF_NAME_MAX];
-  size_t len;
-  int rc;
   if (c != C_STRINGS) return c == C_SKIP ? 1 : meta_string(p, c, (const char *)s, n);
-  if (p->wpos < p->nwant && p->want[p->wpos] == p->nstrings) {
-    len = gsf_text_clean(name, sizeof name, (const char *)s, n);
-    if (!len) len = (size_t)snprintf(name, sizeof name, "(no name)");
-    p->info[p->wpos++] = root_info(name);
-    if ((rc = gs_writer_type(p->w, p->nstrings, name, len))) return failed(p, rc);
-  }
+  if (p->wpos < p->nwant && p->want[p->wpos] == p->nstrings && !name_types(p, s, n)) return 0;
   p->nstrings++;
   return 1;
 }
@@ -382,8 +418,8 @@ static int on_string(void *ctx, const unsigned char *s, size_t n) {
 /* ---- the end: roots, synthetic nodes, categories ------------------------ */
 
 static unsigned char info_of(const v8 *p, uint32_t name) {
-  const uint32_t *w = bsearch(&name, p->want, p->nwant, sizeof *p->want, cmp_u32);
-  return w ? p->info[w - p->want] : GS_ROOT_INTERNAL;
+  size_t w = want_index(p, name);
+  return w < p->nwant ? p->info[w] : GS_ROOT_INTERNAL;
 }
 
 /* The synthetic edges of node k: syn[*first .. *last). */
@@ -678,8 +714,9 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   p->w = w;
   p->err = err;
   p->errcap = cap;
-  p->f_type = p->f_name = p->f_id = p->f_size = p->f_edges = p->e_type = p->e_to = -1;
-  p->synthetic = p->weak = -1;
+  p->f_type = p->f_name = p->f_id = p->f_size = p->f_edges = p->f_detached = -1;
+  p->e_type = p->e_to = -1;
+  p->synthetic = p->native = p->weak = -1;
   if (!(p->h = yajl_alloc(&callbacks, NULL, p))) {
     free(p);
     snprintf(err, cap, "out of memory");

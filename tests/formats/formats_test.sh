@@ -67,9 +67,9 @@ PY
 
 suite_bytes() {
   local f want
-  for f in s8.hprof:8 s4.hprof:4 a.hprof:android s.heapsnapshot:v8; do
+  for f in s8.hprof:8 s4.hprof:4 a.hprof:android s.heapsnapshot:v8 c.heapsnapshot:chrome; do
     case ${f#*:} in
-    v8|android) want=$(python3 "$here/make_heaps.py" "${f#*:}" "${f%:*}") ;;
+    v8|chrome|android) want=$(python3 "$here/make_heaps.py" "${f#*:}" "${f%:*}") ;;
     *) want=$(python3 "$here/make_heaps.py" hprof "${f%:*}" "${f#*:}") ;;
     esac
     f=${f%:*}

@@ -6,6 +6,7 @@
   make_heaps.py android OUT          the same as Android writes it (1.0.3, 4-byte
                                      IDs, its own sub-records added)
   make_heaps.py v8 OUT               a V8 heap snapshot
+  make_heaps.py chrome OUT           the same as Chromium writes it
 
 Each prints the summary it must give, as JSON, on stdout; the fuzz seeds
 are made from the same functions (tests/fuzz/make-seeds.py)."""
@@ -107,22 +108,30 @@ def hprof(idsize=8, extra=0, android=False):
     return b''.join(out), expect
 
 
-def v8():
+def v8(chrome=False):
     """(root) -> (GC roots) -> (Global handles) -> global -> Map -> 3 Widgets;
-    (GC roots) -> (Stack roots) -> one Widget; a weak edge Map -> a string."""
+    (GC roots) -> (Stack roots) -> one Widget; a weak edge Map -> a string.
+    As Chromium writes it (chrome): with the field detachedness, and three
+    <div>s no edge reaches, detached (2), attached (1) and unknown (0); one
+    Widget is marked detached too, which DevTools ignores for objects."""
     strings = ["", "(GC roots)", "(Global handles)", "(Stack roots)", "global", "Map",
-               "Widget", "hello", "weak", "k"]
+               "Widget", "hello", "weak", "k", "<div>"]
     # type: 0 hidden 1 array 2 string 3 object 9 synthetic
     nodes = [  # type, name, id, size, edges
         (9, 0, 1, 0, 1), (9, 1, 3, 0, 2), (9, 2, 5, 0, 1), (9, 3, 7, 0, 1),
         (3, 4, 9, 40, 1), (3, 5, 11, 32, 4), (3, 6, 13, 24, 0), (3, 6, 15, 24, 1),
         (3, 6, 17, 24, 0), (2, 7, 19, 16, 0)]
-    nf = 5
+    fields = ["type", "name", "id", "self_size", "edge_count"]
+    if chrome:
+        fields.append("detachedness")
+        nodes = [n + (2 if n[2] == 17 else 0,) for n in nodes]
+        nodes += [(8, 10, 21, 50, 0, 2), (8, 10, 23, 50, 0, 1), (8, 10, 25, 50, 0, 0)]
+    nf = len(fields)
     edges = [(1, 1, 1), (1, 1, 2), (1, 2, 3), (1, 1, 4), (1, 1, 6),   # root, GC roots, cats
              (2, 9, 5),                                               # global.k -> Map
              (1, 0, 6), (1, 1, 7), (1, 2, 8), (6, 8, 9),              # Map -> widgets, weak
              (2, 9, 6)]                                               # widget 15 -> widget 13
-    meta = {"node_fields": ["type", "name", "id", "self_size", "edge_count"],
+    meta = {"node_fields": fields,
             "node_types": [["hidden", "array", "string", "object", "code", "closure", "regexp",
                             "number", "native", "synthetic", "concatenated string",
                             "sliced string", "symbol", "bigint"], "string", "number", "number",
@@ -140,6 +149,9 @@ def v8():
               "roots_by_flag": {"none": 2, "pinned": 0, "weak": 1, "interior": 0, "other": 0},
               "unreachable": 1,
               "types": {"Widget": 3, "global": 1, "Map": 1, "(string)": 1}}
+    if chrome:
+        expect.update(objects=9, bytes=310, unreachable=4)
+        expect["types"].update({"Detached <div>": 1, "<div>": 2})
     return json.dumps(doc).encode(), expect
 
 
@@ -151,7 +163,7 @@ if __name__ == '__main__':
     elif kind == 'android':
         data, expect = hprof(4, 0, True)
     else:
-        data, expect = v8()
+        data, expect = v8(kind == 'chrome')
     with open(path, 'wb') as f:
         f.write(data)
     print(json.dumps(expect))
