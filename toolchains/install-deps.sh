@@ -11,10 +11,11 @@ set -eu
 PACKAGES=$(cat <<'LIST'
 build-essential     C compiler (gcc), make and libc headers
 cmake               the build system
-pkg-config          finds libzstd and jansson for the host programs
+pkg-config          finds libzstd, zlib and jansson for the host programs
 clang               libFuzzer targets (tests/fuzz) need clang
 libclang-rt-14-dev  libFuzzer and sanitizer runtimes for clang 14
 libzstd-dev         the collector reads and writes zstd-compressed snapshots
+zlib1g-dev          gcsnap reads gzip-compressed dumps (jcmd GC.heap_dump -gz)
 libjansson-dev      the collector and CLI write JSON
 libyajl-dev         streaming JSON parser: gcsnap reads V8 .heapsnapshot files of hundreds of MB without a DOM (collector/formats)
 default-jdk-headless javac, java and jcmd make the real JVM heap dump (HPROF) of the formats tests (tests/formats)

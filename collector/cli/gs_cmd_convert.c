@@ -18,8 +18,8 @@
 static const char usage[] =
   "usage: gcsnap convert IN OUT\n"
   "\n"
-  "Reads the dump IN (.gclog, .heapsnapshot, .hprof or .gcdump; plain or\n"
-  "zstd) and writes it to OUT in the canonical form of the record format.\n"
+  "Reads the dump IN (.gclog, .heapsnapshot, .hprof or .gcdump; plain, gzip\n"
+  "or zstd) and writes it to OUT in the canonical form of the record format.\n"
   "OUT ending in .zst is compressed with zstd. - is stdin or stdout. OUT\n"
   "is replaced only once the whole dump was read and written; an invalid\n"
   "IN leaves OUT untouched.\n"

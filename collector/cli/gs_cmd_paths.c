@@ -34,8 +34,8 @@ static const char usage[] =
   "  --max N       paths or groups to show (default 5, 0 = all)\n"
   "  --json        print one JSON object instead of text\n"
   "  -h, --help    show this help\n"
-  "FILE is a dump (.gclog, .heapsnapshot, .hprof or .gcdump; plain or\n"
-  "zstd); - reads stdin. Every section is searched.\n"
+  "FILE is a dump (.gclog, .heapsnapshot, .hprof or .gcdump; plain, gzip\n"
+  "or zstd); - reads stdin. Every section is searched.\n"
   "\n"
   "Exit status: 0 done, 1 the file is invalid or has no such object or\n"
   "type, 2 usage or I/O error.\n";

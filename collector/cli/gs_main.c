@@ -44,7 +44,7 @@ static void print_usage(FILE *out) {
         "\n"
         "Tools for GC heap snapshots in the RPM GC heap dump record format\n"
         "(.gclog, or .gclog.zst compressed with zstd). Every command also reads\n"
-        "V8 .heapsnapshot, HPROF and .gcdump files, plain or zstd.\n"
+        "V8 .heapsnapshot, HPROF and .gcdump files, plain, gzip or zstd.\n"
         "\n"
         "Commands:\n", out);
   for (i = 0; i < NCOMMANDS; i++)

@@ -1,9 +1,10 @@
-/* gs_file.c - input files of every command: plain or zstd-compressed dumps.
+/* gs_file.c - input files of every command: plain dumps, or compressed by
+ * zstd or gzip.
  *
- * The first four bytes are read at open to look for the zstd magic; they are
+ * The first four bytes are read at open to look for either magic; they are
  * then served again, either as the start of the plain text or as the first
  * compressed input. Decompression runs straight into the reader's buffer, so
- * the only extra memory is zstd's own input block and window. */
+ * the only extra memory is the decompressor's input block and window. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
 #include "gs_error.h"
 #include "gs_file.h"
@@ -24,6 +26,8 @@
 
 #define MAGIC_LEN 4
 static const unsigned char zstd_magic[MAGIC_LEN] = {0x28, 0xb5, 0x2f, 0xfd};
+static const unsigned char gzip_magic[2] = {0x1f, 0x8b};
+#define GZIP_BLOCK (64u << 10)
 
 struct gs_file {
   const char *name;
@@ -42,6 +46,11 @@ struct gs_file {
   ZSTD_inBuffer in;
   int frame_open;        /* the last call ended inside a frame */
   int output_full;       /* the last call filled its output: more may be pending */
+  /* gzip: one member or several back to back (the JDK writes a dump as many) */
+  int gzip;
+  z_stream gz;
+  int member_done;       /* the last member ended: the file may end here */
+  uint64_t member_at;    /* file offset where the current member starts */
   gs_progress progress;
   gsf_source *src;       /* the records: these bytes, or a foreign file converted */
   char error[256];
@@ -149,13 +158,70 @@ static int zstd_read(gs_file *f, void *buf, size_t cap, size_t *got) {
   return GS_OK;
 }
 
+/* ---- gzip ------------------------------------------------------------ */
+
+static int gzip_start(gs_file *f) {
+  f->gzip = 1;
+  f->zbuf_cap = GZIP_BLOCK;
+  if (!(f->zbuf = malloc(f->zbuf_cap))) return GS_ENOMEM;
+  /* Only gzip's framing (16 +), with the largest window. */
+  if (inflateInit2(&f->gz, 16 + MAX_WBITS) != Z_OK) {
+    f->gzip = 0;
+    return GS_ENOMEM;
+  }
+  return GS_OK;
+}
+
+/* Compressed input for inflate, when it has used up what it had; sets *eof
+ * when the file has none left. */
+static int gzip_refill(gs_file *f, int *eof) {
+  size_t got = 0;
+  int err = f->gz.avail_in ? GS_OK : raw_read(f, f->zbuf, f->zbuf_cap, &got);
+  if (!err && !f->gz.avail_in) {
+    f->gz.next_in = f->zbuf;
+    f->gz.avail_in = (uInt)got;
+  }
+  *eof = !err && f->gz.avail_in == 0;
+  return err;
+}
+
+static int gzip_fail(gs_file *f, const char *why) {
+  return fail(f, "bad gzip data in the member at byte %llu: %s", (unsigned long long)f->member_at, why);
+}
+
+/* A member's end starts the next one if more input follows. */
+static int gzip_read(gs_file *f, void *buf, size_t cap, size_t *got) {
+  uInt want = cap > UINT32_MAX ? UINT32_MAX : (uInt)cap;
+  f->gz.next_out = buf;
+  f->gz.avail_out = want;
+  while (f->gz.avail_out == want) {
+    int eof, ret, err = gzip_refill(f, &eof);
+    if (err) return err;
+    if (eof) break;
+    if (f->member_done) {
+      if (inflateReset(&f->gz) != Z_OK) return GS_ENOMEM;
+      f->member_at = f->consumed - f->gz.avail_in;
+      f->member_done = 0;
+    }
+    ret = inflate(&f->gz, Z_NO_FLUSH);
+    if (ret == Z_STREAM_END) f->member_done = 1;
+    else if (ret == Z_MEM_ERROR) return GS_ENOMEM;
+    else if (ret != Z_OK && ret != Z_BUF_ERROR) return gzip_fail(f, f->gz.msg ? f->gz.msg : "not deflate data");
+  }
+  *got = want - f->gz.avail_out;
+  if (*got == 0 && !f->member_done)
+    return gzip_fail(f, "the input ends inside a member (truncated file?)");
+  return GS_OK;
+}
+
 /* ---- public ---------------------------------------------------------- */
 
 /* The decompressed bytes of the file. */
 static int content_read(void *ctx, void *buf, size_t cap, size_t *got) {
   gs_file *f = ctx;
   if (cap == 0) { *got = 0; return GS_OK; }
-  return f->zstd ? zstd_read(f, buf, cap, got) : raw_read(f, buf, cap, got);
+  if (f->zstd) return zstd_read(f, buf, cap, got);
+  return f->gzip ? gzip_read(f, buf, cap, got) : raw_read(f, buf, cap, got);
 }
 
 int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got) {
@@ -185,15 +251,21 @@ static int open_fd(gs_file *f, const char *path, char *err, size_t cap) {
   return GS_OK;
 }
 
-/* Switches to decompression when the peeked bytes are the zstd magic; they
- * become the first compressed input. */
-static int detect_zstd(gs_file *f) {
+/* Switches to decompression when the peeked bytes are a magic; they become
+ * the first compressed input. */
+static int detect_compression(gs_file *f) {
   int err;
-  if (f->peek_len < MAGIC_LEN || memcmp(f->peek, zstd_magic, MAGIC_LEN) != 0)
+  if (f->peek_len == MAGIC_LEN && memcmp(f->peek, zstd_magic, MAGIC_LEN) == 0) {
+    if ((err = zstd_start(f))) return err;
+    f->in.size = f->peek_len;
+  } else if (f->peek_len >= sizeof gzip_magic && memcmp(f->peek, gzip_magic, sizeof gzip_magic) == 0) {
+    if ((err = gzip_start(f))) return err;
+    f->gz.next_in = f->zbuf;
+    f->gz.avail_in = (uInt)f->peek_len;
+  } else {
     return GS_OK;
-  if ((err = zstd_start(f))) return err;
-  memcpy(f->zbuf, f->peek, MAGIC_LEN);
-  f->in.size = MAGIC_LEN;
+  }
+  memcpy(f->zbuf, f->peek, f->peek_len);
   f->peek_pos = f->peek_len;
   return GS_OK;
 }
@@ -211,7 +283,7 @@ int gs_file_open(gs_file **out, const char *path, char *err, size_t cap) {
     snprintf(err, cap, "%s: %s", f->name, f->error);
     goto failed;
   }
-  if ((rc = detect_zstd(f)) != GS_OK) {
+  if ((rc = detect_compression(f)) != GS_OK) {
     snprintf(err, cap, "out of memory");
     goto failed;
   }
@@ -232,6 +304,7 @@ void gs_file_close(gs_file *f) {
   gs_progress_end(&f->progress);
   if (f->owns_fd) close(f->fd);
   ZSTD_freeDStream(f->dstream);
+  if (f->gzip) inflateEnd(&f->gz);
   free(f->zbuf);
   free(f);
 }
@@ -250,13 +323,13 @@ static int file_read_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_
 
 int gs_file_new_reader(gs_file *f, gs_reader **r) {
   size_t got;
-  int plain = !f->zstd && gsf_source_format(f->src) == GSF_RECORDS;
+  int plain = !f->zstd && !f->gzip && gsf_source_format(f->src) == GSF_RECORDS;
   int err = gs_reader_new(r, gs_file_read, f);
   if (err) return err;
   /* As far as its end: a 32-bit off_t may not reach it. */
   if (f->size && plain && file_read_at(f, f->size, &got, 0, &got) == GS_OK)
     gs_reader_set_read_at(*r, file_read_at, f);
-  /* The hint sizes the consumers' tables. For zstd the text is larger than
+  /* The hint sizes the consumers' tables. Compressed, the text is larger than
    * the file, but an underestimate only costs a few table doublings. */
   gs_reader_set_size_hint(*r, f->size);
   /* From here on the file is read (and decompressed) on the reader's own
@@ -276,7 +349,6 @@ const gs_diag *gs_file_diag(const gs_file *f) { return gsf_source_diag(f->src); 
 const char *gs_file_format(const gs_file *f) {
   return gsf_format_name(gsf_source_format(f->src));
 }
-int gs_file_is_zstd(const gs_file *f) { return f->zstd; }
 uint64_t gs_file_size(const gs_file *f) { return f->size; }
 uint64_t gs_file_consumed(const gs_file *f) { return f->consumed; }
 

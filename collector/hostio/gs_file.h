@@ -1,5 +1,6 @@
-/* gs_file.h - input files of every command: plain or zstd-compressed dumps,
- * and the heap files of other tools (V8, HPROF, .gcdump) as records.
+/* gs_file.h - input files of every command: dumps, plain or compressed by
+ * zstd or gzip, and the heap files of other tools (V8, HPROF, .gcdump) as
+ * records.
  *
  * A file is opened by path ("-" is standard input) and read through a
  * gs_read_fn, so any gs_reader can sit on top of it. Compression and the
@@ -21,7 +22,7 @@ int gs_file_open(gs_file **f, const char *path, char *err, size_t cap);
 void gs_file_close(gs_file *f);
 
 /* The gs_read_fn of the file: decompressed bytes. On GS_EIO,
- * gs_file_error() says what went wrong (read error, bad zstd data). */
+ * gs_file_error() says what went wrong (read error, bad zstd or gzip data). */
 int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got);
 /* A reader on the file; free it before the file. */
 int gs_file_new_reader(gs_file *f, gs_reader **r);
@@ -35,7 +36,6 @@ const char *gs_file_error(const gs_file *f);    /* "" when nothing failed */
  * heap file that is malformed or truncated (the input is invalid), else NULL. */
 const gs_diag *gs_file_diag(const gs_file *f);
 const char *gs_file_format(const gs_file *f);   /* "gclog", "hprof", ... */
-int gs_file_is_zstd(const gs_file *f);
 uint64_t gs_file_size(const gs_file *f);        /* bytes on disk; 0 if unknown */
 uint64_t gs_file_consumed(const gs_file *f);    /* bytes read from disk so far */
 

@@ -3,7 +3,7 @@
 #
 # usage: cli_test.sh SUITE GCSNAP DATA_DIR WORK_DIR [PYTHON] [FIXTURE] [AGENT]
 #
-# Runs one suite (help, validate, summary, convert, zstd_tool, progress,
+# Runs one suite (help, validate, summary, convert, zstd_tool, gzip, progress,
 # wpfapp, dominators, diff, paths, export, trend, report) against the built
 # binary; AGENT (gcsnap-agent) makes the mock dumps of the report suite. Exit 0 when every check passed, 1 when
 # one failed, 77 when a check could not run (missing tool or fixture) and
@@ -883,15 +883,7 @@ suite_convert() {
   expect_rc 0 "convert .zst back"
   expect_same back.gclog small.gclog ".zst round trip"
 
-  head -c 40 small.gclog.zst >truncated.gclog.zst
-  run "$gcsnap" validate truncated.gclog.zst
-  expect_rc 2 "validate a truncated .zst"
-  expect_regex err.txt 'zstd' "truncated .zst message"
-  run "$gcsnap" summary truncated.gclog.zst
-  expect_rc 2 "summary of a truncated .zst"
-  run "$gcsnap" convert truncated.gclog.zst t.gclog
-  expect_rc 2 "convert a truncated .zst"
-  expect_absent t.gclog "convert a truncated .zst writes nothing"
+  expect_cut_refused small.gclog.zst 'zstd'
   printf '\x28\xb5\x2f\xfdnot zstd at all' >garbage.gclog.zst
   run "$gcsnap" validate garbage.gclog.zst
   expect_rc 2 "validate bad zstd data"
@@ -924,6 +916,19 @@ suite_convert() {
   no_temp_files "convert onto a directory"
 }
 
+# The first 40 bytes of the compressed FILE: validate, summary and convert
+# fail (exit 2) with a message matching REGEX, and convert writes nothing.
+expect_cut_refused() {
+  local cut="cut.${1#*.}" c
+  head -c 40 "$1" >"$cut"
+  for c in validate summary convert; do
+    if [ $c = convert ]; then run "$gcsnap" convert "$cut" t.gclog; else run "$gcsnap" $c "$cut"; fi
+    expect_rc 2 "$c of a truncated $cut"
+    expect_regex err.txt "$2" "$c of a truncated $cut: the message"
+  done
+  expect_absent t.gclog "convert of a truncated $cut writes nothing"
+}
+
 # ---- interoperability with the zstd tool -------------------------------
 
 suite_zstd_tool() {
@@ -939,6 +944,36 @@ suite_zstd_tool() {
   "$gcsnap" convert small.gclog ours.gclog.zst
   zstd -q -d -c ours.gclog.zst >ours.gclog
   expect_same ours.gclog small.gclog "zstd decompresses gcsnap's output"
+}
+
+# ---- gzip-compressed input ----------------------------------------------
+
+suite_gzip() {
+  if ! command -v gzip >/dev/null 2>&1; then skip "gzip command not installed"; return; fi
+  gzip -c small.gclog >small.gclog.gz
+  run "$gcsnap" validate small.gclog.gz
+  expect_rc 0 "validate a file compressed by gzip"
+  expect_line out.txt "small.gclog.gz: valid (3 warnings)" "gzip-compressed verdict"
+  expect_regex out.txt '^small\.gclog\.gz:10: warning \[dangling-reference\]' "line numbers in .gz"
+  run "$gcsnap" summary --json - <small.gclog.gz
+  expect_rc 0 "summary of .gz on standard input"
+  json_check out.txt "summary .gz numbers" "$SUMMARY_CHECKS"
+  # Members back to back, cut inside a line, as the JDK writes a dump.
+  head -c 100 small.gclog | gzip -c >members.gclog.gz
+  tail -c +101 small.gclog | gzip -c >>members.gclog.gz
+  run "$gcsnap" convert members.gclog.gz back.gclog
+  expect_rc 0 "convert two gzip members"
+  expect_same back.gclog small.gclog "two members give the whole text"
+
+  expect_cut_refused small.gclog.gz 'bad gzip data in the member at byte 0: the input ends inside a member'
+  { cat small.gclog.gz; printf 'not gzip'; } >tail.gclog.gz
+  run "$gcsnap" summary tail.gclog.gz
+  expect_rc 2 "summary of a .gz with bytes after its member"
+  expect_regex err.txt "bad gzip data in the member at byte $(wc -c <small.gclog.gz | tr -d ' '): " "the stray bytes' offset"
+  printf '\x1f\x8bnot deflate' >garbage.gclog.gz
+  run "$gcsnap" validate garbage.gclog.gz
+  expect_rc 2 "validate bad gzip data"
+  expect_regex err.txt 'bad gzip data in the member at byte 0: ' "bad gzip data message"
 }
 
 # ---- progress ---------------------------------------------------------
@@ -994,6 +1029,7 @@ case "$suite" in
   summary) suite_summary ;;
   convert) suite_convert ;;
   zstd_tool) suite_zstd_tool ;;
+  gzip) suite_gzip ;;
   progress) suite_progress ;;
   wpfapp) suite_wpfapp ;;
   dominators) suite_dominators ;;

@@ -10,7 +10,8 @@
 #          converts and reads back
 #   v8     a real Node heap: N objects of a named class held by a Map
 #   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
-#          static field's class as container, the list's retained size
+#          static field's class as container, the list's retained size; the
+#          same counted in a gzip-compressed dump (GC.heap_dump -gz=1)
 #   upload gcsnap upload into a real gcsnapd: stored with format and note,
 #          listed, fetched back equal, trend over the device; a cut file
 #          refused with its reason (exit 1), nothing left behind
@@ -186,8 +187,16 @@ JAVA
   pid=$!
   for _ in $(seq 100); do grep -q ready java.out && break; sleep 0.1; done
   jcmd $pid GC.heap_dump "$PWD/java.hprof" > /dev/null || fail "jcmd GC.heap_dump"
+  jcmd $pid GC.heap_dump -gz=1 "$PWD/java.hprof.gz" > /dev/null || fail "jcmd GC.heap_dump -gz=1"
   kill $pid; wait $pid 2> /dev/null
   "$gcsnap" summary --json --top 0 java.hprof > sum.json || fail "summary exit $?"
+  "$gcsnap" summary --json --top 0 java.hprof.gz > sum.gz.json || fail "summary of the -gz dump: exit $?"
+  python3 - <<'PY' || fail "the -gz dump differs from the plain one"
+import json
+a, b = json.load(open("sum.json")), json.load(open("sum.gz.json"))
+leak = lambda d: [t["count"] for t in d["by_type"] if t["type"] == "Leak"]
+assert leak(a) == leak(b) and a["roots_by_kind"]["static"] == b["roots_by_kind"]["static"], (leak(a), leak(b))
+PY
   "$gcsnap" paths --type Leak --json java.hprof > paths.json || fail "paths exit $?"
   list=$(python3 -c 'import json; print(json.load(open("paths.json"))["sections"][0]["groups"][0]["example_path"][0]["id"])')
   one=$(python3 -c 'import json; print(json.load(open("paths.json"))["sections"][0]["groups"][0]["example_path"][-1]["id"])')

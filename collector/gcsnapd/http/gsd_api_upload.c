@@ -1,5 +1,5 @@
 /* gsd_api_upload.c - POST /api/devices/ID/snapshots[?note=TEXT]: a heap
- * file (.gclog, .heapsnapshot, .hprof or .gcdump, plain or zstd) as the
+ * file (.gclog, .heapsnapshot, .hprof or .gcdump, plain, gzip or zstd) as the
  * body becomes a snapshot of the device.
  *
  * The body is kept as STORE/snapshots/<device>/<id>.upload.tmp, the row
