@@ -169,6 +169,9 @@ run_input() { # run_input NAME FILE
   name=$1 file=$2
   [ "$prepare" = 1 ] && return 0
   note "benchmarking $name: $file"
+  # An input made just before is still being written back to the disk,
+  # which slows every phase timed meanwhile: wait for it.
+  sync
   cat "$file" > /dev/null          # warm the page cache: time parsing, not the disk
   bytes=$(wc -c < "$file" | tr -d ' ')
   time_wc "$file"
