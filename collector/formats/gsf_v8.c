@@ -7,7 +7,8 @@
  * have streamed past; the type records follow once the strings arrive.
  * Synthetic nodes (the root, "(GC roots)" and its categories) and their
  * edges are kept until then, since only their names say which roots they
- * stand for.
+ * stand for; so are native nodes when Blink gave some a DOM state, which
+ * is passed on through the kept edges first (gsf_v8dom).
  *
  * The nodes and edges are nearly all of a snapshot's bytes, and a JSON
  * tokenizer spends most of its time on them: yajl reads everything up to
@@ -24,10 +25,11 @@
 #include "gsf_numlist.h"
 #include "gsf_text.h"
 #include "gsf_v8.h"
+#include "gsf_v8dom.h"
 
 #define BLOCK (64u << 10)
 #define MAX_DEPTH 32
-#define MAX_NODE_TYPES 64
+#define MAX_NODE_TYPES (GSF_V8_TYPE + 1)
 #define MAX_FIELDS 32
 /* References of one object: as many as the record reader takes. */
 #define MAX_REFS GS_READER_DEFAULT_MAX_REFS
@@ -37,15 +39,11 @@
 /* Type IDs of detached DOM nodes: 2^33 + the string index of their name. */
 #define DETACHED_TYPE 0x200000000ull
 #define NONE SIZE_MAX
-/* types[] holds a node's type number (below MAX_NODE_TYPES) and flags. */
-#define TYPE_BITS 0x3f
-#define DETACHED 0x40  /* a native node Blink says is out of the document */
+/* types[] holds a node's type number and DOM state (gsf_v8dom.h), and: */
 #define DROPPED 0x80   /* a synthetic node that is no object */
 #define INFO_WEAK 0x08
 #define INFO_GC_ROOTS 0x10
 #define INFO_DETACHED 0x20  /* a detached node has this name */
-/* The value of the node field "detachedness" for a detached node. */
-#define STATE_DETACHED 2
 
 typedef enum {
   C_SKIP, C_TOP, C_SNAPSHOT, C_META, C_NODE_FIELDS, C_NODE_TYPES, C_NODE_TYPE_LIST,
@@ -56,8 +54,6 @@ typedef struct v8_node {
   uint64_t id, size;
   uint32_t name, edges;
 } v8_node;
-
-typedef struct v8_edge { uint32_t from, to; } v8_edge;
 
 typedef struct v8 {
   yajl_handle h;
@@ -81,7 +77,9 @@ typedef struct v8 {
   unsigned nntypes, netypes;
   int named[MAX_NODE_TYPES];         /* type name = the node's name */
   char label[MAX_NODE_TYPES][32];    /* else this category */
-  int synthetic, native, weak;       /* node and edge type numbers; -1: none */
+  int synthetic, native;             /* node type numbers; -1: none */
+  int weak, hidden, invisible;       /* edge type numbers; -1: none */
+  int dom;                           /* some native node has a DOM state */
   /* nodes */
   v8_node *nodes;
   unsigned char *types;
@@ -94,8 +92,8 @@ typedef struct v8 {
   uint32_t eleft;
   uint64_t *refs;
   size_t nrefs, refs_cap;
-  v8_edge *syn;
-  size_t nsyn, syn_cap;
+  gsf_v8_edge *kept;                 /* edges of the nodes written last */
+  size_t nkept, kept_cap;
   /* strings */
   uint32_t *want;                    /* sorted string indices used as type names */
   unsigned char *info;               /* their root kind and flags */
@@ -195,6 +193,8 @@ static int meta_string(v8 *p, json_ctx c, const char *s, size_t n) {
     return meta_node_type(p, s, n);
   } else if (c == C_EDGE_TYPE_LIST) {
     if (field_is(s, n, "weak")) p->weak = (int)p->netypes;
+    if (field_is(s, n, "hidden")) p->hidden = (int)p->netypes;
+    if (field_is(s, n, "invisible")) p->invisible = (int)p->netypes;
     p->netypes++;
   }
   return 1;
@@ -217,10 +217,12 @@ static int meta_done(v8 *p) {
 
 /* ---- nodes and edges --------------------------------------------------- */
 
-/* As DevTools names them: only native nodes, by the state the embedder
- * (Blink) gave each one; a node of unknown state keeps its name. */
-static int is_detached(const v8 *p, uint64_t t) {
-  return (int)t == p->native && p->f_detached >= 0 && p->cur[p->f_detached] == STATE_DETACHED;
+/* The state Blink gave a native node (1 attached, 2 detached), as bits. */
+static unsigned dom_state(v8 *p, uint64_t t) {
+  uint64_t v = p->f_detached >= 0 && (int)t == p->native ? p->cur[p->f_detached] : 0;
+  unsigned state = v == 1 ? GSF_V8_ATTACHED : v == 2 ? GSF_V8_DETACHED : 0;
+  p->dom |= state != 0;
+  return state;
 }
 
 static int node_done(v8 *p) {
@@ -237,19 +239,25 @@ static int node_done(v8 *p) {
   nd->size = p->cur[p->f_size];
   nd->name = (uint32_t)name;
   nd->edges = (uint32_t)edges;
-  p->types[p->nnodes++] = (unsigned char)(t | (is_detached(p, t) ? DETACHED : 0));
+  p->types[p->nnodes++] = (unsigned char)(t | dom_state(p, t));
   if (!p->named[t]) p->categories |= 1ull << t;
   return 1;
 }
 
 static int is_synthetic(const v8 *p, size_t k) {
-  return (p->types[k] & TYPE_BITS) == p->synthetic;
+  return (p->types[k] & GSF_V8_TYPE) == p->synthetic;
+}
+
+/* Synthetic nodes, and native ones when their DOM state is passed on, are
+ * written at the end: their edges are kept until then. */
+static int is_kept(const v8 *p, size_t k) {
+  return is_synthetic(p, k) || (p->dom && (p->types[k] & GSF_V8_TYPE) == p->native);
 }
 
 static uint64_t type_id(const v8 *p, size_t k) {
-  unsigned t = p->types[k] & TYPE_BITS;
+  unsigned t = p->types[k] & GSF_V8_TYPE;
   if (!p->named[t]) return CATEGORY_TYPE + t;
-  return (p->types[k] & DETACHED ? DETACHED_TYPE : 0) + p->nodes[k].name;
+  return (p->types[k] & GSF_V8_DETACHED ? DETACHED_TYPE : 0) + p->nodes[k].name;
 }
 
 static int put_object(v8 *p, size_t k, const uint64_t *refs, size_t n) {
@@ -258,10 +266,10 @@ static int put_object(v8 *p, size_t k, const uint64_t *refs, size_t n) {
 }
 
 /* Moves to the node that owns the next edge, writing the nodes passed;
- * synthetic nodes wait for the end. */
+ * kept nodes wait for the end. */
 static int next_owner(v8 *p) {
   while (p->eleft == 0) {
-    if (p->enode != NONE && !is_synthetic(p, p->enode) && !put_object(p, p->enode, p->refs, p->nrefs))
+    if (p->enode != NONE && !is_kept(p, p->enode) && !put_object(p, p->enode, p->refs, p->nrefs))
       return 0;
     p->enode = p->enode == NONE ? 0 : p->enode + 1;
     p->nrefs = 0;
@@ -285,11 +293,14 @@ static int edge_done(v8 *p) {
     rc = gs_writer_root(p->w, p->nodes[to].id, GS_ROOT_HANDLE, GS_FLAG_WEAK, 0);
     return rc ? failed(p, rc) : 1;
   }
-  if (is_synthetic(p, p->enode)) {
-    if (gs_array_reserve((void **)&p->syn, &p->syn_cap, p->nsyn + 1, sizeof *p->syn))
+  if (is_kept(p, p->enode)) {
+    gsf_v8_edge *e;
+    if (gs_array_reserve((void **)&p->kept, &p->kept_cap, p->nkept + 1, sizeof *p->kept))
       return failed(p, GS_ENOMEM);
-    p->syn[p->nsyn].from = (uint32_t)p->enode;
-    p->syn[p->nsyn++].to = (uint32_t)to;
+    e = &p->kept[p->nkept++];
+    e->from = (uint32_t)p->enode;
+    e->to = (uint32_t)to;
+    e->follow = (int)t != p->hidden && (int)t != p->invisible;
     return 1;
   }
   if (p->nrefs == MAX_REFS) return failed(p, GS_ELIMIT);
@@ -358,13 +369,15 @@ static int strings_start(v8 *p) {
   if (p->phase != 3) return bad(p, "\"strings\" comes before the nodes and edges");
   if (!(p->want = malloc((p->nnodes + 1) * sizeof *p->want))) return failed(p, GS_ENOMEM);
   for (k = 0; k < p->nnodes; k++)
-    if (p->named[p->types[k] & TYPE_BITS]) p->want[n++] = p->nodes[k].name;
+    if (p->named[p->types[k] & GSF_V8_TYPE]) p->want[n++] = p->nodes[k].name;
   qsort(p->want, n, sizeof *p->want, cmp_u32);
   for (k = 0; k < n; k++)
     if (!p->nwant || p->want[p->nwant - 1] != p->want[k]) p->want[p->nwant++] = p->want[k];
   if (!(p->info = calloc(p->nwant + 1, 1))) return failed(p, GS_ENOMEM);
+  if (p->dom && gsf_v8dom_propagate(p->types, p->nnodes, (unsigned)p->native, p->kept, p->nkept))
+    return failed(p, GS_ENOMEM);
   for (k = 0; k < p->nnodes; k++)
-    if (p->types[k] & DETACHED) p->info[want_index(p, p->nodes[k].name)] |= INFO_DETACHED;
+    if (p->types[k] & GSF_V8_DETACHED) p->info[want_index(p, p->nodes[k].name)] |= INFO_DETACHED;
   return 1;
 }
 
@@ -422,24 +435,18 @@ static unsigned char info_of(const v8 *p, uint32_t name) {
   return w < p->nwant ? p->info[w] : GS_ROOT_INTERNAL;
 }
 
-/* The synthetic edges of node k: syn[*first .. *last). */
-static void syn_range(const v8 *p, size_t k, size_t *first, size_t *last) {
-  size_t lo = 0, hi = p->nsyn;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (p->syn[mid].from < k) lo = mid + 1; else hi = mid;
-  }
-  *first = *last = lo;
-  while (*last < p->nsyn && p->syn[*last].from == k) (*last)++;
+/* The kept edges of node k: kept[*first .. *last). */
+static void kept_range(const v8 *p, size_t k, size_t *first, size_t *last) {
+  gsf_v8_edges_of(p->kept, p->nkept, k, first, last);
 }
 
 /* The children of (GC roots) that are categories stand for their children,
  * rooted with the category's kind; other children are rooted themselves. */
 static int write_roots(v8 *p, size_t gc) {
   size_t a, b, i, j, c0, c1;
-  syn_range(p, gc, &a, &b);
+  kept_range(p, gc, &a, &b);
   for (i = a; i < b; i++) {
-    uint32_t c = p->syn[i].to;
+    uint32_t c = p->kept[i].to;
     int rc = GS_OK;
     if (!is_synthetic(p, c)) {
       rc = gs_writer_root(p->w, p->nodes[c].id, GS_ROOT_INTERNAL, 0, 0);
@@ -447,9 +454,9 @@ static int write_roots(v8 *p, size_t gc) {
       unsigned char info = info_of(p, p->nodes[c].name);
       unsigned kind = info & 7, flags = info & INFO_WEAK ? GS_FLAG_WEAK : 0;
       p->types[c] |= DROPPED;
-      syn_range(p, c, &c0, &c1);
+      kept_range(p, c, &c0, &c1);
       for (j = c0; j < c1 && !rc; j++)
-        rc = gs_writer_root(p->w, p->nodes[p->syn[j].to].id, kind, flags,
+        rc = gs_writer_root(p->w, p->nodes[p->kept[j].to].id, kind, flags,
                             kind == GS_ROOT_STATIC ? p->nodes[c].name : 0);
     }
     if (rc) return failed(p, rc);
@@ -458,14 +465,14 @@ static int write_roots(v8 *p, size_t gc) {
 }
 
 /* Node 0 is V8's root: it and its synthetic children ((GC roots) among
- * them) are no objects. */
-static int write_synthetic(v8 *p) {
+ * them) are no objects; the other kept nodes are. */
+static int write_kept(v8 *p) {
   size_t a, b, i, k, gc = NONE;
   if (p->nnodes && is_synthetic(p, 0)) {
     p->types[0] |= DROPPED;
-    syn_range(p, 0, &a, &b);
+    kept_range(p, 0, &a, &b);
     for (i = a; i < b; i++) {
-      uint32_t c = p->syn[i].to;
+      uint32_t c = p->kept[i].to;
       if (!is_synthetic(p, c)) continue;
       if (gc == NONE && info_of(p, p->nodes[c].name) & INFO_GC_ROOTS) gc = c;
       p->types[c] |= DROPPED;
@@ -473,13 +480,13 @@ static int write_synthetic(v8 *p) {
   }
   if (gc != NONE && !write_roots(p, gc)) return 0;
   for (k = 0; k < p->nnodes; k++) {
-    if (!is_synthetic(p, k) || (p->types[k] & DROPPED)) continue;
-    syn_range(p, k, &a, &b);
+    if (!is_kept(p, k) || (p->types[k] & DROPPED)) continue;
+    kept_range(p, k, &a, &b);
     p->nrefs = 0;
     for (i = a; i < b; i++) {
       if (gs_array_reserve((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs))
         return failed(p, GS_ENOMEM);
-      p->refs[p->nrefs++] = p->nodes[p->syn[i].to].id;
+      p->refs[p->nrefs++] = p->nodes[p->kept[i].to].id;
     }
     if (!put_object(p, k, p->refs, p->nrefs)) return 0;
   }
@@ -492,7 +499,7 @@ static int finish(v8 *p) {
   if (p->phase != 3) return bad(p, "the snapshot lacks its %s", p->phase < 2 ? "nodes or edges" : "strings");
   if (p->wpos < p->nwant)
     return bad(p, "node name %lu is not among the strings", (unsigned long)p->want[p->wpos]);
-  if (!write_synthetic(p)) return 0;
+  if (!write_kept(p)) return 0;
   for (t = 0; t < p->nntypes && !rc; t++)
     if (p->categories & (1ull << t))
       rc = gs_writer_type(p->w, CATEGORY_TYPE + t, p->label[t], strlen(p->label[t]));
@@ -716,7 +723,7 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   p->errcap = cap;
   p->f_type = p->f_name = p->f_id = p->f_size = p->f_edges = p->f_detached = -1;
   p->e_type = p->e_to = -1;
-  p->synthetic = p->native = p->weak = -1;
+  p->synthetic = p->native = p->weak = p->hidden = p->invisible = -1;
   if (!(p->h = yajl_alloc(&callbacks, NULL, p))) {
     free(p);
     snprintf(err, cap, "out of memory");
@@ -727,7 +734,7 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   free(p->nodes);
   free(p->types);
   free(p->refs);
-  free(p->syn);
+  free(p->kept);
   free(p->want);
   free(p->info);
   free(p);

@@ -6,11 +6,13 @@
 // shows ATTACHED <span> elements. Checked:
 //   gcsnap validate                    the file is valid
 //   summary --json --top 0             N instances of the class; the
-//                                      detached divs as "Detached <div>", as
-//                                      DevTools names them, and exactly the
-//                                      native nodes the file marks detached;
-//                                      the attached spans as "<span>"; objects
-//                                      and bytes as the file's nodes add up
+//                                      attached spans as "<span>"; every
+//                                      native node detached, the divs and the
+//                                      text nodes they hold, as "Detached
+//                                      NAME" (DevTools' names), the state
+//                                      passed on as DevTools does it, worked
+//                                      out here from the file; objects and
+//                                      bytes as the file's nodes add up
 //   paths --type "Detached <div>"      every detached div is kept alive, and
 //                                      one group holds them all
 
@@ -49,38 +51,60 @@ async function takeSnapshot(page, file) {
   await cdp.detach();
 }
 
-// What the file says, read here apart from gcsnap: the native nodes marked
-// detached (state 2) by name, and the objects and bytes of the nodes that
-// are objects: all but the root, its synthetic children and those of
-// "(GC roots)" (its categories).
+// What the file says, read here apart from gcsnap: the objects and bytes of
+// the nodes that are objects (all but the root, its synthetic children and
+// those of "(GC roots)", its categories), and the native nodes detached by
+// name, their state passed on the way the DevTools documentation says:
+// what an attached native node reaches through edges that are not hidden,
+// invisible or weak is attached, then what a detached one reaches and is
+// not attached yet is detached; a node that is not native stops it.
 function readSnapshot(file) {
   const s = JSON.parse(fs.readFileSync(file, 'utf8'));
   const meta = s.snapshot.meta, fields = meta.node_fields, width = fields.length;
   const ewidth = meta.edge_fields.length, eto = meta.edge_fields.indexOf('to_node');
+  const etype = meta.edge_fields.indexOf('type'), etypes = meta.edge_types[0];
   const at = (name) => fields.indexOf(name);
   const types = meta.node_types[0];
   const type = (i) => types[s.nodes[i + at('type')]], name = (i) => s.strings[s.nodes[i + at('name')]];
-  const children = (i, first) => {
+  const firstEdge = new Map();
+  let first = 0;
+  for (let i = 0; i < s.nodes.length; i += width) {
+    firstEdge.set(i, first);
+    first += s.nodes[i + at('edge_count')];
+  }
+  const edges = (i, all) => {
     const out = [];
-    for (let k = 0; k < s.nodes[i + at('edge_count')]; k++) out.push(s.edges[(first + k) * ewidth + eto]);
+    for (let k = firstEdge.get(i); k < firstEdge.get(i) + s.nodes[i + at('edge_count')]; k++)
+      if (all || !['hidden', 'invisible', 'weak'].includes(etypes[s.edges[k * ewidth + etype]]))
+        out.push(s.edges[k * ewidth + eto]);
     return out;
   };
   const dropped = new Set([0]);
-  const gcRoots = children(0, 0).filter((c) => type(c) === 'synthetic');
+  const gcRoots = edges(0, true).filter((c) => type(c) === 'synthetic');
   gcRoots.forEach((c) => dropped.add(c));
+  gcRoots.filter((c) => name(c) === '(GC roots)')
+    .forEach((c) => edges(c, true).filter((g) => type(g) === 'synthetic').forEach((g) => dropped.add(g)));
+
+  const state = new Map(), seen = new Set(), lists = { 1: [], 2: [] };
+  const visit = (i, st) => {
+    if (seen.has(i)) return;
+    seen.add(i);
+    if (type(i) !== 'native') return;
+    state.set(i, st);
+    lists[st].push(i);
+  };
+  for (let i = 0; at('detachedness') >= 0 && i < s.nodes.length; i += width)
+    if (s.nodes[i + at('detachedness')]) visit(i, s.nodes[i + at('detachedness')]);
+  for (const st of [1, 2])
+    while (lists[st].length) edges(lists[st].pop(), false).forEach((c) => visit(c, st));
+
   const detached = {};
-  let objects = 0, bytes = 0, first = 0;
-  for (let i = 0; i < s.nodes.length; i += width) {
-    if (type(i) === 'synthetic' && name(i) === '(GC roots)' && gcRoots.includes(i))
-      children(i, first).filter((c) => type(c) === 'synthetic').forEach((c) => dropped.add(c));
-    first += s.nodes[i + at('edge_count')];
-  }
+  let objects = 0, bytes = 0;
   for (let i = 0; i < s.nodes.length; i += width) {
     if (dropped.has(i)) continue;
     objects++;
     bytes += s.nodes[i + at('self_size')];
-    if (type(i) === 'native' && at('detachedness') >= 0 && s.nodes[i + at('detachedness')] === 2)
-      detached[name(i)] = (detached[name(i)] || 0) + 1;
+    if (state.get(i) === 2) detached[name(i)] = (detached[name(i)] || 0) + 1;
   }
   return { detached, objects, bytes, hasDetachedness: at('detachedness') >= 0 };
 }
@@ -104,7 +128,8 @@ h.run('snapshot', async (t) => {
   t.equal(count('GcsnapLeaky'), N, `${N} instances of the class`);
   t.equal(count('<span>'), ATTACHED, `${ATTACHED} attached spans, named as in the file`);
   t.ok(inFile.hasDetachedness, 'the file has the detachedness field');
-  t.equal(inFile.detached['<div>'], DETACHED, `the file marks the ${DETACHED} divs detached`);
+  t.equal(inFile.detached['<div>'], DETACHED, `the ${DETACHED} divs are detached`);
+  t.equal(inFile.detached.Text, DETACHED, 'so is the text node each one holds');
   const named = {};
   for (const r of sum.by_type)
     if (r.type.startsWith('Detached ')) named[r.type.slice('Detached '.length)] = r.count;

@@ -111,11 +111,15 @@ def hprof(idsize=8, extra=0, android=False):
 def v8(chrome=False):
     """(root) -> (GC roots) -> (Global handles) -> global -> Map -> 3 Widgets;
     (GC roots) -> (Stack roots) -> one Widget; a weak edge Map -> a string.
-    As Chromium writes it (chrome): with the field detachedness, and three
-    <div>s no edge reaches, detached (2), attached (1) and unknown (0); one
-    Widget is marked detached too, which DevTools ignores for objects."""
+    As Chromium writes it (chrome): with the field detachedness, and native
+    nodes no root reaches: a detached <div> holding Text T1, Text T2 through
+    a hidden edge, Text T4 and an object Holder that holds Text X; an
+    attached <div> holding Text T3 and T4; a <div> of unknown state. As
+    DevTools passes the state on, only T1 becomes detached (T2 is behind a
+    hidden edge, T4 attached first, X behind an object). One Widget is
+    marked detached too, which DevTools ignores for objects."""
     strings = ["", "(GC roots)", "(Global handles)", "(Stack roots)", "global", "Map",
-               "Widget", "hello", "weak", "k", "<div>"]
+               "Widget", "hello", "weak", "k", "<div>", "Text", "Holder"]
     # type: 0 hidden 1 array 2 string 3 object 9 synthetic
     nodes = [  # type, name, id, size, edges
         (9, 0, 1, 0, 1), (9, 1, 3, 0, 2), (9, 2, 5, 0, 1), (9, 3, 7, 0, 1),
@@ -125,12 +129,18 @@ def v8(chrome=False):
     if chrome:
         fields.append("detachedness")
         nodes = [n + (2 if n[2] == 17 else 0,) for n in nodes]
-        nodes += [(8, 10, 21, 50, 0, 2), (8, 10, 23, 50, 0, 1), (8, 10, 25, 50, 0, 0)]
+        nodes += [(8, 10, 21, 50, 4, 2), (8, 10, 23, 50, 2, 1), (8, 10, 25, 50, 0, 0),
+                  (8, 11, 27, 20, 0, 0), (8, 11, 29, 20, 0, 0), (8, 11, 31, 20, 0, 0),
+                  (8, 11, 33, 20, 0, 0), (3, 12, 35, 30, 1, 0), (8, 11, 37, 20, 0, 0)]
     nf = len(fields)
     edges = [(1, 1, 1), (1, 1, 2), (1, 2, 3), (1, 1, 4), (1, 1, 6),   # root, GC roots, cats
              (2, 9, 5),                                               # global.k -> Map
              (1, 0, 6), (1, 1, 7), (1, 2, 8), (6, 8, 9),              # Map -> widgets, weak
              (2, 9, 6)]                                               # widget 15 -> widget 13
+    if chrome:
+        edges += [(1, 0, 13), (4, 1, 14), (2, 9, 17), (1, 2, 16),    # detached div
+                  (1, 0, 15), (1, 1, 16),                             # attached div
+                  (2, 9, 18)]                                         # Holder -> X
     meta = {"node_fields": fields,
             "node_types": [["hidden", "array", "string", "object", "code", "closure", "regexp",
                             "number", "native", "synthetic", "concatenated string",
@@ -150,8 +160,9 @@ def v8(chrome=False):
               "unreachable": 1,
               "types": {"Widget": 3, "global": 1, "Map": 1, "(string)": 1}}
     if chrome:
-        expect.update(objects=9, bytes=310, unreachable=4)
-        expect["types"].update({"Detached <div>": 1, "<div>": 2})
+        expect.update(objects=15, bytes=440, references=12, unreachable=10)
+        expect["types"].update({"Detached <div>": 1, "<div>": 2, "Detached Text": 1, "Text": 4,
+                                "Holder": 1})
     return json.dumps(doc).encode(), expect
 
 
