@@ -258,10 +258,11 @@ int gs_reader_refill_(gs_reader *r) {
   err = r->fn(r->ctx, r->buf + r->end, r->cap - r->end - 1, &got);
   if (err) return err;
   if (got == 0) r->eof = 1;
-  /* The partial line held no newline, so only the new bytes can. */
-  r->complete = r->end + got;
+  /* The partial line held no newline, so only the new bytes can. They
+   * hold none at all in the middle of a long line: memchr says so at once,
+   * where a byte-by-byte search back from the end would read them all. */
+  r->complete = memchr(r->buf + r->end, '\n', got) ? r->end + got : 0;
   while (r->complete > r->end && r->buf[r->complete - 1] != '\n') r->complete--;
-  if (r->complete == r->end) r->complete = 0;
   r->end += got;
   return GS_OK;
 }
