@@ -401,19 +401,25 @@ static unsigned char root_info(const char *s) {
   return GS_ROOT_INTERNAL;
 }
 
+/* A foreign name as a type name, "(no name)" for an empty one. */
+static size_t clean_name(char *out, size_t cap, const unsigned char *s, size_t n) {
+  size_t len = gsf_text_clean(out, cap, (const char *)s, n);
+  return len ? len : (size_t)snprintf(out, cap, "(no name)");
+}
+
 /* The type records of a string that names types: the name, and
  * "Detached " and the name when a detached node has it. */
 static int name_types(v8 *p, const unsigned char *s, size_t n) {
   static const char prefix[] = "Detached ";
-  char buf[sizeof prefix - 1 + GSF_NAME_MAX], *name = buf + sizeof prefix - 1;
-  size_t len = gsf_text_clean(name, GSF_NAME_MAX, (const char *)s, n);
+  char name[GSF_NAME_MAX];
+  size_t len = clean_name(name, sizeof name, s, n);
   int rc;
-  if (!len) len = (size_t)snprintf(name, GSF_NAME_MAX, "(no name)");
   p->info[p->wpos] |= root_info(name);
   rc = gs_writer_type(p->w, p->nstrings, name, len);
   if (!rc && p->info[p->wpos] & INFO_DETACHED) {
-    memcpy(buf, prefix, sizeof prefix - 1);
-    rc = gs_writer_type(p->w, DETACHED_TYPE + p->nstrings, buf, sizeof prefix - 1 + len);
+    memcpy(name, prefix, sizeof prefix - 1);
+    len = clean_name(name + sizeof prefix - 1, sizeof name - (sizeof prefix - 1), s, n);
+    rc = gs_writer_type(p->w, DETACHED_TYPE + p->nstrings, name, sizeof prefix - 1 + len);
   }
   p->wpos++;
   return rc ? failed(p, rc) : 1;

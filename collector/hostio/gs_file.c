@@ -206,7 +206,9 @@ static int gzip_read(gs_file *f, void *buf, size_t cap, size_t *got) {
     ret = inflate(&f->gz, Z_NO_FLUSH);
     if (ret == Z_STREAM_END) f->member_done = 1;
     else if (ret == Z_MEM_ERROR) return GS_ENOMEM;
-    else if (ret != Z_OK && ret != Z_BUF_ERROR) return gzip_fail(f, f->gz.msg ? f->gz.msg : "not deflate data");
+    /* Z_BUF_ERROR with input left would be no progress: stop rather than loop. */
+    else if (ret != Z_OK && (ret != Z_BUF_ERROR || f->gz.avail_in))
+      return gzip_fail(f, f->gz.msg ? f->gz.msg : "not deflate data");
   }
   *got = want - f->gz.avail_out;
   if (*got == 0 && !f->member_done)
