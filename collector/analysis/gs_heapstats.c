@@ -94,22 +94,21 @@ static void add_unreachable(gs_heapstats *s, const gs_graph *g, uint32_t i) {
   s->unreachable_bytes += g->sizes[i];
 }
 
-/* The dominator tree, when there is one, already says what no strong root
- * reaches: the same set gs_graph_reachable finds. */
-static int count_unreachable(gs_heapstats *s, const gs_graph *g, const gs_dom *dom) {
-  uint8_t *bits = dom ? NULL : calloc((size_t)g->nnodes / 8 + 1, 1);
+static int count_unreachable(gs_heapstats *s, const gs_graph *g) {
+  uint8_t *bits = calloc((size_t)g->nnodes / 8 + 1, 1);
   uint32_t i;
-  int err = dom || bits ? GS_OK : GS_ENOMEM;
-  if (dom) {
-    for (i = 0; i < g->nnodes; i++)
-      if (dom->idom[i] == GS_DOM_UNREACHABLE) add_unreachable(s, g, i);
-    return GS_OK;
-  }
-  if (!err) err = gs_graph_reachable(g, bits);
+  int err = bits ? gs_graph_reachable(g, bits) : GS_ENOMEM;
   for (i = 0; !err && i < g->nnodes; i++)
     if (!((bits[i >> 3] >> (i & 7)) & 1)) add_unreachable(s, g, i);
   free(bits);
   return err;
+}
+
+/* The dominator tree says what no strong root reaches: the same set. */
+static void count_undominated(gs_heapstats *s, const gs_graph *g, const gs_dom *dom) {
+  uint32_t i;
+  for (i = 0; i < g->nnodes; i++)
+    if (dom->idom[i] == GS_DOM_UNREACHABLE) add_unreachable(s, g, i);
 }
 
 int gs_heapstats_of_graph(gs_heapstats *s, const gs_graph *g, const gs_dom *dom) {
@@ -123,7 +122,9 @@ int gs_heapstats_of_graph(gs_heapstats *s, const gs_graph *g, const gs_dom *dom)
   s->dangling_references = g->dangling_refs;
   count_roots(s, g);
   if ((err = count_objects(s, g)) || (err = count_types(s, g))) return err;
-  return count_unreachable(s, g, dom);
+  if (!dom) return count_unreachable(s, g);
+  count_undominated(s, g, dom);
+  return GS_OK;
 }
 
 static int add_histo(gs_histo *to, const gs_histo *from) {
