@@ -66,6 +66,7 @@ int main(int argc, char **argv) {
   int code = gs_client_global_options(&argc, argv);
   if (code != GS_EXIT_OK) return code;
   gs_file_set_progress(1);   /* on a terminal, for large inputs */
+  gs_file_set_notes(1);
   if (argc < 2) {
     print_usage(stderr);
     return GS_EXIT_USAGE;

@@ -63,6 +63,11 @@ typedef struct gd {
   uint64_t table_at;          /* file offset of the node table */
   uint64_t blob_at;           /* file offset of the blob */
   size_t process_off, process_len;   /* the process name, in the arena */
+  /* PerfView may keep only a sample of a large heap: 1 in count_mult
+   * objects on average, and at most 1 in type_mult of one type; a file
+   * before version 8 only says whether it did (sampled). */
+  float count_mult, type_mult;
+  int sampled;
   uint64_t *refs;             /* room for the most references of an object */
   uint64_t *stack;            /* root walk: node index << 8 | class */
   size_t stack_len, stack_cap;
@@ -500,12 +505,43 @@ static int heap_info(gd *g) {
   return expect_end(g);
 }
 
+/* A float as FastSerialization writes it (IEEE 754, little-endian). */
+static int read_float(gd *g, float *f, const char *what) {
+  int32_t v;
+  int rc = gsf_fs_i32(&g->s, &v, what);
+  uint32_t u = (uint32_t)v;
+  memcpy(f, &u, sizeof *f);
+  return rc;
+}
+
+/* Before version 8: 3 int64, then whether every object was dumped. */
+static int old_sampling(gd *g) {
+  unsigned all;
+  int rc = skip(g, 24, "the dump");
+  if (rc == GS_OK && (rc = gsf_fs_u8(&g->s, &all, "the dump")) == GS_OK) g->sampled = !all;
+  return rc;
+}
+
+/* After the process name: its ID, commit and working set, then a count
+ * multiplier per type (none when the heap was not sampled). */
+static int type_multipliers(gd *g) {
+  uint32_t n, i;
+  float m;
+  int rc = skip(g, 20, "the dump");
+  if (rc == GS_OK) rc = gsf_fs_count(&g->s, &n, GSF_GCDUMP_MAX_TYPES, "the count multipliers");
+  for (i = 0; rc == GS_OK && i < n; i++)
+    if ((rc = read_float(g, &m, "a count multiplier")) == GS_OK && m > g->type_mult) g->type_mult = m;
+  return rc;
+}
+
 static int dump_fields(gd *g) {
   int32_t v;
   int is_null, rc;
   if (g->dump_version < 5) return 0;
-  if (g->dump_version < 8) rc = skip(g, 25, "the dump");    /* 3 int64, a bool */
-  else if ((rc = skip(g, 9, "the dump")) == GS_OK &&     /* a bool, 2 floats */
+  if (g->dump_version < 8) rc = old_sampling(g);
+  else if ((rc = skip(g, 1, "the dump")) == GS_OK &&    /* 64-bit */
+           (rc = read_float(g, &g->count_mult, "the count multiplier")) == GS_OK &&
+           (rc = skip(g, 4, "the dump")) == GS_OK &&     /* size multiplier */
            (rc = object_field(g, &v)) == 2)              /* JavaScript heap */
     rc = expect_end(g);
   if (rc == 1 && g->dump_version >= 8) rc = heap_info(g);
@@ -517,6 +553,7 @@ static int dump_fields(gd *g) {
   if ((rc = gsf_fs_string(&g->s, &is_null, 4096)) < 0) return rc;
   g->process_len = g->s.arena_len - g->process_off;
   if (blank(g->s.arena + g->process_off, g->process_len)) g->process_len = 0;
+  if (g->dump_version >= 8 && (rc = type_multipliers(g)) < 0) return rc;
   return 1;
 }
 
@@ -541,6 +578,8 @@ static int read_graph(gd *g) {
   if (rc == GS_ENOMEM) return rc;
   if (rc != 1) {
     g->process_len = 0;
+    g->count_mult = g->type_mult = 0;
+    g->sampled = 0;
     g->s.arena_len = mark;
     if (g->s.cap) g->s.err[0] = '\0';
   }
@@ -565,6 +604,21 @@ static int write_all(gd *g) {
   return rc < 0 ? wfail(g, rc) : GS_OK;
 }
 
+/* Says in err, after a conversion that succeeded, that the heap was
+ * sampled: the records hold the sample, which PerfView's own views scale. */
+static void note_sampling(const gd *g, char *err, size_t cap) {
+  char ratio[64] = "";
+  if (!err || !cap) return;
+  if (g->count_mult > 1.001f)
+    snprintf(ratio, sizeof ratio, ", about 1 object in %.1f", (double)g->count_mult);
+  else if (g->type_mult > 1.001f)
+    snprintf(ratio, sizeof ratio, ", up to 1 object in %.1f of a type", (double)g->type_mult);
+  else if (!g->sampled)
+    return;
+  snprintf(err, cap, "PerfView kept a sample of this heap%s: objects, bytes and references "
+           "are the sample's, not scaled", ratio);
+}
+
 int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t cap) {
   gd *g;
   int rc;
@@ -578,6 +632,7 @@ int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, siz
   rc = gsf_fs_init(&g->s, in, in_ctx, err, cap);
   if (rc == GS_OK) rc = read_graph(g);
   if (rc == GS_OK) rc = write_all(g);
+  if (rc == GS_OK) note_sampling(g, err, cap);
   gsf_fs_free(&g->s);
   free(g->types);
   free(g->node_off);

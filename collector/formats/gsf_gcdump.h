@@ -32,7 +32,9 @@ int gsf_gcdump_sniff(const unsigned char *head, size_t n);
 /* Reads a whole .gcdump through in/in_ctx (raw bytes, already decompressed)
  * and writes it as records (one section) through w. Returns 0, or a negative
  * GS_E* code (gs_error.h) with a message naming the byte offset in err.
- * Nothing is written unless the whole file was read and found well formed. */
+ * Nothing is written unless the whole file was read and found well formed.
+ * On success err holds a note when PerfView kept only a sample of the heap
+ * (the records are the sample), else "". */
 int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t cap);
 
 #endif

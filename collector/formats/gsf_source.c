@@ -79,6 +79,10 @@ int gsf_source_open(gsf_source **out, gs_read_fn in, void *in_ctx) {
 
 gsf_format gsf_source_format(const gsf_source *s) { return s->format; }
 const gs_diag *gsf_source_diag(const gsf_source *s) { return s->has_diag ? &s->diag : NULL; }
+/* The converter's message on success: set before its last chunk was posted. */
+const char *gsf_source_note(const gsf_source *s) {
+  return s->finished && s->rc == GS_OK && s->err[0] ? s->err : NULL;
+}
 
 /* ---- the converter thread ---------------------------------------------- */
 

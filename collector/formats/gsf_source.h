@@ -28,5 +28,8 @@ gsf_format gsf_source_format(const gsf_source *s);
  * other failure is the input's own error or GS_ENOMEM. */
 int gsf_source_read(void *s, void *buf, size_t cap, size_t *got);
 const gs_diag *gsf_source_diag(const gsf_source *s);
+/* Once every record was read: what the converter noted about a file it
+ * read whole (a .gcdump that holds a sample of the heap), or NULL. */
+const char *gsf_source_note(const gsf_source *s);
 
 #endif

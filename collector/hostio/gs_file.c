@@ -300,8 +300,15 @@ failed:
   return rc;
 }
 
+static int show_notes;
+
+void gs_file_set_notes(int on) { show_notes = on; }
+
 void gs_file_close(gs_file *f) {
+  const char *note;
   if (!f) return;
+  if (show_notes && f->src && (note = gsf_source_note(f->src)))
+    fprintf(stderr, "%s: warning: %s\n", f->name, note);
   gsf_source_close(f->src);
   gs_progress_end(&f->progress);
   if (f->owns_fd) close(f->fd);

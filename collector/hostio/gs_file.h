@@ -66,6 +66,10 @@ typedef struct gs_file_fault {
 /* Whether gs_file_open_dump shows progress (gs_file_show_progress); off
  * unless a program turns it on. One switch per process. */
 void gs_file_set_progress(int on);
+/* Whether closing a file read to its end prints, on stderr, what its
+ * reader noted ("FILE: warning: ..."; a .gcdump that is a sample of the
+ * heap). Off unless a program turns it on. One switch per process. */
+void gs_file_set_notes(int on);
 
 /* Opens the dump at path with a reader on it. On failure returns the error
  * with fault filled, and leaves *f and *r NULL. */

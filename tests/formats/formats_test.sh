@@ -4,7 +4,8 @@
 #   formats_test.sh SUITE GCSNAP WORKDIR
 #
 #   bytes  hand-made HPROF (8- and 4-byte IDs, and as Android writes it) and
-#          V8 files: exact figures, also zstd-compressed; every cut is
+#          V8 files: exact figures, also zstd-compressed; a .gcdump PerfView
+#          sampled is read with a warning (GS_TEST_GCDUMP writes it); every cut is
 #          reported truncated (exit 1); a bad sub-record names its byte; no
 #          byte flip crashes the tool; an array of 3.5 million elements
 #          converts and reads back
@@ -85,6 +86,16 @@ suite_bytes() {
   check_cuts s4.hprof 32 11
   check_cuts a.hprof 32 7
   check_cuts s.heapsnapshot 12 13
+  # A .gcdump PerfView sampled: the sample's figures, and a warning that
+  # says so; none for the whole heap.
+  "$GS_TEST_GCDUMP" --write-sampled sampled.gcdump && "$GS_TEST_GCDUMP" --write-sample whole.gcdump ||
+    fail "writing the .gcdump samples"
+  "$gcsnap" summary --json sampled.gcdump > sampled.json 2> sampled.err || fail "summary of a sampled .gcdump"
+  grep -qx "sampled.gcdump: warning: PerfView kept a sample of this heap, about 1 object in 4.0: objects, bytes and references are the sample's, not scaled" sampled.err ||
+    fail "no warning for a sampled .gcdump: $(cat sampled.err)"
+  "$gcsnap" summary --json whole.gcdump > whole.json 2> whole.err || fail "summary of a whole .gcdump"
+  [[ ! -s whole.err ]] || fail "a warning for a whole .gcdump: $(cat whole.err)"
+  cmp -s sampled.json <(sed 's/whole.gcdump/sampled.gcdump/' whole.json) || fail "a sampled .gcdump sums up differently"
   # A sub-record tag HPROF does not define, at a known offset.
   python3 - <<'PY'
 d = bytearray(open("s8.hprof", "rb").read())

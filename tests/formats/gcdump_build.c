@@ -151,11 +151,22 @@ static void graph(out *o, const gcdb_graph *g, gcdb_file *f) {
   u8(o, 6);                     /* end of the graph */
 }
 
+/* The count multipliers of the next dump built: 1 and none by type, unless
+ * gcdb_sampled set them. */
+static float next_average = 1.0f, next_by_type;
+static int next_ntypes;
+
+static void f32(out *o, float v) {
+  uint32_t u;
+  memcpy(&u, &v, sizeof u);
+  i32(o, u);
+}
+
 static void dump_fields(out *o, gcdb_file *f) {
   int i;
   u8(o, 1);                     /* 64-bit */
-  i32(o, 0x3f800000u);          /* count and size multipliers, 1.0f */
-  i32(o, 0x3f800000u);
+  f32(o, next_average);         /* count and size multipliers */
+  f32(o, next_average);
   u8(o, 1);                     /* no JavaScript heap */
   u8(o, 4);                     /* the .NET heap information */
   type_object(o, "DotNetHeapInfo", 0, 0);
@@ -179,7 +190,8 @@ static void dump_fields(out *o, gcdb_file *f) {
   i32(o, 1234);
   i64(o, 0);
   i64(o, 0);
-  i32(o, 0);                    /* no count multipliers by type */
+  i32(o, (uint32_t)next_ntypes);  /* count multipliers by type: the last one differs */
+  for (i = 0; i < next_ntypes; i++) f32(o, i + 1 == next_ntypes ? next_by_type : 1.0f);
   u8(o, 13);                    /* tagged string: the creation tool */
   str(o, "test");
   u8(o, 6);                     /* end of the dump */
@@ -187,6 +199,15 @@ static void dump_fields(out *o, gcdb_file *f) {
 
 void gcdb_sample(gcdb_file *f) {
   gcdb_build(f, &sample);
+}
+
+void gcdb_sampled(gcdb_file *f, float average, float by_type) {
+  next_average = average;
+  next_by_type = by_type;
+  next_ntypes = by_type > 0 ? sample.ntypes : 0;
+  gcdb_build(f, &sample);
+  next_average = 1.0f;
+  next_ntypes = 0;
 }
 
 void gcdb_build(gcdb_file *f, const gcdb_graph *g) {

@@ -38,6 +38,10 @@ typedef struct gcdb_file {
 
 /* Builds the sample (free data with free()). */
 void gcdb_sample(gcdb_file *f);
+/* The sample as PerfView writes a heap it sampled: the average count
+ * multiplier, and when by_type > 0 a multiplier per type, 1 but for the
+ * last type's. */
+void gcdb_sampled(gcdb_file *f, float average, float by_type);
 
 /* Any graph, its root node 0, with the sample's dump fields around it. */
 typedef struct gcdb_node {

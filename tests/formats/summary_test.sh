@@ -14,6 +14,9 @@ out="$work/wpfapp-from-gcdump.gclog"
 "$conv" "$fixtures/wpfapp.gcdump" "$out"
 "$gcsnap" summary --json --top 0 "$out" > "$out.json"
 "$gcsnap" summary --json --top 0 "$fixtures/wpfapp.gclog" > "$work/wpfapp.json"
+# The whole heap (PerfView's count multiplier 1): read without a warning.
+"$gcsnap" summary "$fixtures/wpfapp.gcdump" > /dev/null 2> "$work/wpfapp.err"
+if [ -s "$work/wpfapp.err" ]; then echo "unexpected: $(cat "$work/wpfapp.err")"; exit 1; fi
 python3 - "$out.json" "$work/wpfapp.json" <<'PY'
 import json, sys
 got, want = (json.load(open(p)) for p in sys.argv[1:3])

@@ -71,9 +71,36 @@ static void test_sample_records(void **state) {
     gsu_assert_ok(convert(f.data, f.len, step, &out, err, sizeof err));
     gsu_buf_append(&out, "", 1);
     assert_string_equal(out.data, GCDB_SAMPLE_RECORDS);
+    assert_string_equal(err, "");   /* no note: the whole heap */
   }
   gsu_buf_free(&out);
   free(f.data);
+}
+
+/* A heap PerfView sampled converts to the same records (the sample), with
+ * a note that says so and how much was left out. */
+static void test_sampled(void **state) {
+  static const struct { float average, by_type; const char *says; } cases[] = {
+    {4.0f, 0, "PerfView kept a sample of this heap, about 1 object in 4.0: objects, bytes and "
+              "references are the sample's, not scaled"},
+    {1.0f, 9.5f, "PerfView kept a sample of this heap, up to 1 object in 9.5 of a type: "},
+    {1.0f, 1.0f, ""},
+  };
+  size_t i;
+  (void)state;
+  for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gcdb_file f;
+    gsu_buf out = {0};
+    char err[256];
+    gcdb_sampled(&f, cases[i].average, cases[i].by_type);
+    gsu_assert_ok(convert(f.data, f.len, 0, &out, err, sizeof err));
+    gsu_buf_append(&out, "", 1);
+    assert_string_equal(out.data, GCDB_SAMPLE_RECORDS);
+    if (cases[i].says[0]) assert_non_null(strstr(err, cases[i].says));
+    else assert_string_equal(err, "");
+    gsu_buf_free(&out);
+    free(f.data);
+  }
 }
 
 /* The category names of dotnet-gcdump and of newer PerfView files, nested
@@ -356,12 +383,14 @@ static void test_io_errors(void **state) {
 }
 
 /* "test_gcdump --write-sample FILE" writes the sample, the seed of the fuzz
- * target (tests/fuzz/corpus/gcdump). */
-static int write_sample(const char *path) {
+ * target (tests/fuzz/corpus/gcdump); "--write-sampled FILE" the same as a
+ * heap PerfView sampled, 1 object in 4 kept. */
+static int write_sample(const char *path, int sampled) {
   gcdb_file f;
   FILE *out = fopen(path, "wb");
   int ok;
-  gcdb_sample(&f);
+  if (sampled) gcdb_sampled(&f, 4.0f, 0);
+  else gcdb_sample(&f);
   ok = out && fwrite(f.data, 1, f.len, out) == f.len;
   if (out && fclose(out) != 0) ok = 0;
   free(f.data);
@@ -372,6 +401,7 @@ static int write_sample(const char *path) {
 int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sample_records),
+    cmocka_unit_test(test_sampled),
     cmocka_unit_test(test_root_categories),
     cmocka_unit_test(test_sniff),
     cmocka_unit_test(test_truncations),
@@ -381,6 +411,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_random_damage),
     cmocka_unit_test(test_io_errors),
   };
-  if (argc == 3 && strcmp(argv[1], "--write-sample") == 0) return write_sample(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--write-sample") == 0) return write_sample(argv[2], 0);
+  if (argc == 3 && strcmp(argv[1], "--write-sampled") == 0) return write_sample(argv[2], 1);
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
