@@ -49,7 +49,6 @@
 /* A graph with fewer references than this is scanned on one thread. */
 #define PARALLEL_MIN 65536u
 
-
 /* What the search and the semi-dominators read about a vertex in order. */
 typedef struct dom_tree {
   uint32_t semi;         /* while the vertex is open in the search: position

@@ -333,11 +333,6 @@ void gs_trend_free(gs_trend *t) {
   gs_histo_free(t->survivor_types);
 }
 
-int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, uint64_t threshold,
-                     uint64_t top, gs_file_fault *fault) {
-  return gs_trend_analyse_old(t, paths, npaths, 0, threshold, top, fault);
-}
-
 /* The summary of the file at path, narrowed to its long-lived objects when
  * old_only. */
 static int load_summary(gs_summary *sum, const char *path, int old_only, gs_file_fault *fault) {
@@ -349,8 +344,8 @@ static int load_summary(gs_summary *sum, const char *path, int old_only, gs_file
   return err;
 }
 
-int gs_trend_analyse_old(gs_trend *t, const char *const *paths, int npaths, int old_only,
-                         uint64_t threshold, uint64_t top, gs_file_fault *fault) {
+int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, int old_only,
+                     uint64_t threshold, uint64_t top, gs_file_fault *fault) {
   id_list alive = {NULL, 0, 0};
   int err = GS_OK;
   assert(npaths >= 2);

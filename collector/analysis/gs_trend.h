@@ -43,16 +43,13 @@ typedef struct gs_trend {
 /* Analyses the npaths (at least 2) dumps at paths, oldest first, into t
  * (free it with gs_trend_free either way): the suspects are the types
  * whose bytes grew by more than threshold percent, or whose count grew in
- * every interval, the top largest gains (0: all). GS_OK, or the error with
- * fault filled. */
-int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, uint64_t threshold,
-                     uint64_t top, gs_file_fault *fault);
-/* As gs_trend_analyse; with old_only, counting only the objects of
- * generation 2 and the large object heap (gs_gens.h) of each file, by the
- * generation ranges beside it. Who holds a suspect is still looked for
- * among all its instances in the last snapshot. */
-int gs_trend_analyse_old(gs_trend *t, const char *const *paths, int npaths, int old_only,
-                         uint64_t threshold, uint64_t top, gs_file_fault *fault);
+ * every interval, the top largest gains (0: all). With old_only, only the
+ * objects of generation 2 and the large object heap (gs_gens.h) of each
+ * file count, by the generation ranges beside it; who holds a suspect is
+ * still looked for among all its instances in the last snapshot. GS_OK, or
+ * the error with fault filled. */
+int gs_trend_analyse(gs_trend *t, const char *const *paths, int npaths, int old_only,
+                     uint64_t threshold, uint64_t top, gs_file_fault *fault);
 void gs_trend_free(gs_trend *t);
 /* The rule of a suspect over n (at least 2) snapshots, oldest first: the
  * count grew in every interval (*every), or the count and the bytes grew

@@ -212,7 +212,7 @@ static int run(const trend_args *ta) {
   json_t *o = NULL;
   int code = GS_EXIT_OK;
   memset(&t, 0, sizeof t);
-  if (gs_trend_analyse_old(&t, ta->paths, ta->npaths, ta->old_only, ta->threshold, ta->top, &fault)) {
+  if (gs_trend_analyse(&t, ta->paths, ta->npaths, ta->old_only, ta->threshold, ta->top, &fault)) {
     code = gs_cli_fault(&fault);
   } else if (!ta->json) {
     print_text(&t);

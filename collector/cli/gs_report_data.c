@@ -26,7 +26,7 @@ static int put_trend_json(const report_args *ra, json_t *data) {
   gs_file_fault fault;
   gs_trend t;
   int code;
-  if (gs_trend_analyse(&t, ra->paths, ra->npaths, SUSPECTS_THRESHOLD, SUSPECTS_TOP, &fault))
+  if (gs_trend_analyse(&t, ra->paths, ra->npaths, 0, SUSPECTS_THRESHOLD, SUSPECTS_TOP, &fault))
     code = gs_cli_fault(&fault);
   else
     code = put_json(data, "trend", gs_trend_json(&t));

@@ -79,8 +79,8 @@ static int trend(const gsd_analysis *a, json_t **answer, char *why, size_t cap) 
   gs_trend t;
   int status = GSD_CHILD_OK;
   memset(&t, 0, sizeof t);
-  if (gs_trend_analyse_old(&t, (const char *const *)a->files, a->nfiles, a->old_only,
-                           a->threshold, a->top, &fault))
+  if (gs_trend_analyse(&t, (const char *const *)a->files, a->nfiles, a->old_only, a->threshold,
+                       a->top, &fault))
     status = gsd_child_fault(&fault, why, cap);
   else if (!(*answer = gs_trend_json(&t))) {
     snprintf(why, cap, "out of memory");
