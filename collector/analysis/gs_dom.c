@@ -48,6 +48,11 @@
 #define RETURN_AHEAD 2
 /* A graph with fewer references than this is scanned on one thread. */
 #define PARALLEL_MIN 65536u
+/* Predecessor lists are held for a range of vertices at a time, about this
+ * many entries per vertex at most: a graph with more references pointing
+ * back in preorder (V8 heaps have 3 a vertex) scans its references once per
+ * range rather than hold them all. */
+#define PREDS_PER_VERTEX 2u
 
 /* What the search and the semi-dominators read about a vertex in order. */
 typedef struct dom_tree {
@@ -298,12 +303,17 @@ static uint32_t middle_node(const gs_graph *g) {
 
 /* ---- predecessors ----------------------------------------------------- */
 
-/* Only the edges that point back in preorder are listed. The search counted
- * each half of the nodes' sources apart (ancestor for the first, best for
- * the second), so each half lists its own in a part of each list with a
- * cursor of its own, and the halves can be scanned at once without sharing
- * a word. */
-typedef struct pred_job { dom_work *w; uint32_t first, end; int second; } pred_job;
+/* Only the edges that point back in preorder are listed, for the targets
+ * from low to high. The search counted each half of the nodes' sources
+ * apart (ancestor for the first, best for the second), so each half lists
+ * its own in a part of each list with a cursor of its own, and the halves
+ * can be scanned at once without sharing a word. */
+typedef struct pred_job {
+  dom_work *w;
+  uint32_t first, end;   /* the sources */
+  uint32_t low, high;    /* the targets listed */
+  int second;
+} pred_job;
 
 static void scan_half(void *arg) {
   const pred_job *j = arg;
@@ -319,7 +329,8 @@ static void scan_half(void *arg) {
       /* Two steps: a target's number, then, once it has come, its cursor. */
       if (k + AHEAD < end) GS_PREFETCH(&dfn[g->refs[k + AHEAD]]);
       if (k + AHEAD / 2 < end && (to = dfn[g->refs[k + AHEAD / 2]]) != NONE) GS_PREFETCH(&cursor[to]);
-      if (from > (to = dfn[g->refs[k]])) j->w->preds[cursor[to]++] = from;
+      if (from > (to = dfn[g->refs[k]]) && to >= j->low && to < j->high)
+        j->w->preds[cursor[to]++] = from;
     }
   }
 }
@@ -337,9 +348,11 @@ static void run_both(const dom_work *w, void (*a)(void *), void *arg_a, void (*b
   if (helper) gs_thread_join(helper);
 }
 
-static void scan_halves(dom_work *w) {
+static void scan_halves(dom_work *w, uint32_t low, uint32_t high) {
   pred_job jobs[2];
   jobs[0].w = jobs[1].w = w;
+  jobs[0].low = jobs[1].low = low;
+  jobs[0].high = jobs[1].high = high;
   jobs[0].first = 0;
   jobs[0].end = jobs[1].first = w->half;
   jobs[1].end = w->g->nnodes;
@@ -348,11 +361,12 @@ static void scan_halves(dom_work *w) {
   run_both(w, scan_half, &jobs[1], scan_half, &jobs[0]);
 }
 
-/* Counts to cursors: each list has the first half's sources, then the
- * second's. Returns the number of predecessors. */
-static uint32_t place_lists(dom_work *w) {
+/* Counts to cursors for the vertices from low to high: each list has the
+ * first half's sources, then the second's. Returns the number of
+ * predecessors. */
+static uint32_t place_lists(dom_work *w, uint32_t low, uint32_t high) {
   uint32_t i, total = 0;
-  for (i = 0; i < w->count; i++) {
+  for (i = low; i < high; i++) {
     uint32_t first = w->ancestor[i], second = w->best[i];
     w->ancestor[i] = total;
     w->best[i] = total + first;
@@ -361,10 +375,40 @@ static uint32_t place_lists(dom_work *w) {
   return total;
 }
 
-/* The counts start zeroed; each list ends where its best field says. */
-static int build_predecessors(dom_work *w) {
-  if (!(w->preds = malloc(((size_t)place_lists(w) + 1) * sizeof *w->preds))) return GS_ENOMEM;
-  scan_halves(w);
+/* The entries a range may hold: the predecessors split evenly into as few
+ * ranges as PREDS_PER_VERTEX allows, with a sixteenth to spare so that the
+ * ranges, cut between vertices, come out as many. */
+static uint64_t range_budget(const dom_work *w) {
+  uint64_t total = 0, most = (uint64_t)PREDS_PER_VERTEX * w->count, ranges;
+  uint32_t i;
+  for (i = 0; i < w->count; i++) total += (uint64_t)w->ancestor[i] + w->best[i];
+  ranges = total ? (total + most - 1) / most : 1;
+  return total / ranges + total / ranges / 16 + 1;
+}
+
+/* The first vertex of the range that ends before high: as many vertices
+ * as the budget of entries holds, one at least. */
+static uint32_t range_start(const dom_work *w, uint32_t high, uint64_t budget) {
+  uint64_t held = 0;
+  uint32_t low = high;
+  while (low > 1 && (low == high || held + w->ancestor[low - 1] + w->best[low - 1] <= budget)) {
+    low--;
+    held += w->ancestor[low] + w->best[low];
+  }
+  return low;
+}
+
+/* Lists the predecessors of the vertices from low to high, which no
+ * evaluation has linked yet: the counts are theirs still. Each list ends
+ * where its best field says. */
+static int list_predecessors(dom_work *w, uint32_t low, uint32_t high, size_t *cap) {
+  size_t n = (size_t)place_lists(w, low, high) + 1;
+  if (n > *cap) {
+    free(w->preds);
+    if (!(w->preds = malloc(n * sizeof *w->preds))) return GS_ENOMEM;
+    *cap = n;
+  }
+  scan_halves(w, low, high);
   return GS_OK;
 }
 
@@ -425,14 +469,14 @@ static uint32_t eval_pred(dom_work *w, uint32_t k, uint32_t i) {
 /* Only linked vertices (numbered after the one processed) are read as
  * ancestors, so each vertex's fields are set when it is processed; its
  * predecessors end where its best field says and start where the previous
- * vertex's does. */
-static void semi_dominators(dom_work *w) {
+ * vertex's do, or at 0 for the first listed. */
+static void semi_dominators(dom_work *w, uint32_t low, uint32_t high) {
   uint32_t *ancestor = w->ancestor, *best = w->best, i, k;
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
-  for (i = w->count; i-- > 1;) {
+  for (i = high; i-- > low;) {
     uint32_t semi = w->tree[i].semi;
-    for (k = best[i]; k-- > best[i - 1];) {
+    for (k = best[i]; k-- > (i > low ? best[i - 1] : 0);) {
       uint32_t s = eval_pred(w, k, i);
       if (s < semi) semi = s;
     }
@@ -516,6 +560,21 @@ static void work_free(dom_work *w) {
   sorter_free(&w->sorter);
 }
 
+/* Vertices are processed from the last, a range of them at a time. */
+static int dominate(dom_work *w) {
+  uint64_t budget = range_budget(w);
+  uint32_t high, low;
+  size_t cap = 0;
+  if (!(w->stack = malloc(w->count * sizeof *w->stack))) return GS_ENOMEM;
+  for (high = w->count; high > 1; high = low) {
+    low = range_start(w, high, budget);
+    if (list_predecessors(w, low, high, &cap)) return GS_ENOMEM;
+    semi_dominators(w, low, high);
+  }
+  immediate_dominators(w);
+  return GS_OK;
+}
+
 int gs_dom_build(const gs_graph *g, gs_dom *d) {
   dom_work w;
   size_t n = (size_t)g->nnodes + 1;
@@ -536,9 +595,7 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
    * dfn until the dominators are known, then vertex, rebuilt from it. */
   free(w.vertex);
   w.vertex = NULL;
-  if (build_predecessors(&w) || !(w.stack = malloc(w.count * sizeof *w.stack))) goto nomem;
-  semi_dominators(&w);
-  immediate_dominators(&w);
+  if (dominate(&w)) goto nomem;
   free(w.tree); free(w.ancestor); free(w.stack); free(w.preds);
   w.tree = NULL;
   w.ancestor = NULL;

@@ -214,20 +214,19 @@ static void iterate_dominators(const gs_graph *g, const uint32_t *post, const ui
   free(preds);
 }
 
-/* 60000 objects with random references and loops back to the objects
- * just before (about 150000 references): enough for the work split over
- * two threads, with many edges pointing back in depth-first order from
- * both halves of the nodes. */
-static void large_random_graph(void **state) {
+/* 60000 objects with random references (up to most each) and loops back
+ * to the objects just before: enough for the work split over two threads,
+ * with many edges pointing back in depth-first order from both halves of
+ * the nodes. */
+static void check_large_random(uint64_t seed, uint32_t most) {
   gsu_buf b = {0};
-  uint64_t seed = 7, *retained;
+  uint64_t *retained;
   uint32_t n = 60000, i, k, count, *post, *order, *idom;
   gs_graph *g;
   gs_dom d;
-  (void)state;
   gsu_buf_printf(&b, "a 2 Big 0\nt 1 A\n");
   for (i = 0; i < n; i++) {
-    uint32_t degree = next_random(&seed) % 5;
+    uint32_t degree = next_random(&seed) % (most + 1);
     gsu_buf_printf(&b, "o %x 1 %x", 16 * (i + 1), 8 + 8 * (next_random(&seed) % 9));
     for (k = 0; k < degree; k++) gsu_buf_printf(&b, " %x", 16 * (1 + next_random(&seed) % n));
     if (i > 8 && next_random(&seed) % 2) gsu_buf_printf(&b, " %x", 16 * (i - next_random(&seed) % 8));
@@ -258,6 +257,15 @@ static void large_random_graph(void **state) {
   gs_graph_free(g);
   gsu_buf_free(&b);
   free(post); free(order); free(idom); free(retained);
+}
+
+/* About 150000 references; then 330000, with more than two pointing back
+ * in depth-first order per object, so that predecessors are listed a range
+ * of vertices at a time. */
+static void large_random_graph(void **state) {
+  (void)state;
+  check_large_random(7, 4);
+  check_large_random(11, 10);
 }
 
 /* A long chain would overflow a recursive implementation's stack. */
