@@ -238,47 +238,44 @@ static int resolve_refs(loader *l) {
   return GS_OK;
 }
 
-/* Sorting replaces one node array at a time by a copy in node order
- * (order[v] is the object that becomes node v), so it never holds a second
- * copy of the whole graph. */
-static int permute64(uint64_t **arr, const uint32_t *order, uint32_t n) {
-  uint64_t *to = malloc(((size_t)n + 1) * sizeof *to);
-  uint32_t v;
-  if (!to) return GS_ENOMEM;
-  for (v = 0; v < n; v++) to[v] = (*arr)[order[v]];
-  free(*arr);
-  *arr = to;
-  return GS_OK;
-}
-
-static int permute32(uint32_t **arr, const uint32_t *order, uint32_t n) {
-  uint32_t *to = malloc(((size_t)n + 1) * sizeof *to), v;
-  if (!to) return GS_ENOMEM;
-  for (v = 0; v < n; v++) to[v] = (*arr)[order[v]];
-  free(*arr);
-  *arr = to;
-  return GS_OK;
+/* Moves each object to its node (order[v] is the object that becomes node
+ * v), copying from order so that the reads run along the file's sorted
+ * stretches. Node v's ID is the set's member of rank v: the IDs are written
+ * from the set, and their array first takes the sizes, so that only the
+ * types need a second array. */
+static int permute_nodes(loader *l, const uint32_t *order, uint32_t n) {
+  gs_graph *g = l->g;
+  uint64_t *sizes = g->ids;
+  uint32_t *types = malloc(((size_t)n + 1) * sizeof *types), v;
+  if (!types) return GS_ENOMEM;
+  for (v = 0; v < n; v++) {
+    sizes[v] = g->sizes[order[v]];
+    types[v] = g->types[order[v]];
+  }
+  free(g->types);
+  g->types = types;
+  g->ids = g->sizes;
+  g->sizes = sizes;
+  return gs_idset_members(&l->objects, g->ids);
 }
 
 /* The references are taken from their blocks object by object in node
- * order (order[v] is the object that becomes node v), each block freed once
- * emptied: for objects that came nearly in ID order, as a heap walk gives
- * them, the blocks empty as the copy fills. */
-static int take_refs_in_order(loader *l, const uint32_t *order, uint32_t n) {
+ * order (order[v] is the object that becomes node v, and is replaced by
+ * where its references start), each block freed once emptied: for objects
+ * that came nearly in ID order, as a heap walk gives them, the blocks empty
+ * as the copy fills. The ranges by object are freed before. */
+static int take_refs_in_order(loader *l, uint32_t *order, uint32_t n) {
   gs_graph *g = l->g;
-  uint32_t *offsets = malloc(((size_t)n + 2) * sizeof *offsets), *refs = NULL, v;
+  uint32_t *offsets = malloc(((size_t)n + 2) * sizeof *offsets), v;
   if (!offsets) return GS_ENOMEM;
   offsets[0] = 0;
-  for (v = 0; v < n; v++)
+  for (v = 0; v < n; v++) {
     offsets[v + 1] = offsets[v] + g->ref_offsets[order[v] + 1] - g->ref_offsets[order[v]];
-  if (!(refs = gs_refcodes_take_nodes(&l->raw, g->ref_offsets, order, n))) {
-    free(offsets);
-    return GS_ENOMEM;
+    order[v] = g->ref_offsets[order[v]];
   }
   free(g->ref_offsets);
-  g->refs = refs;
   g->ref_offsets = offsets;
-  return GS_OK;
+  return (g->refs = gs_refcodes_take_nodes(&l->raw, order, offsets, n)) ? GS_OK : GS_ENOMEM;
 }
 
 /* Objects came out of ID order: moves each to the node its rank names, with
@@ -295,10 +292,10 @@ static int sort_objects(loader *l) {
     (void)member;
     order[node] = i;
   }
+  /* The new reference ranges hold n + 1 entries: the capacity all the node
+   * arrays are taken to have. */
   l->nodes_cap = n;
-  if (!(err = permute64(&g->ids, order, n)) && !(err = permute64(&g->sizes, order, n)) &&
-      !(err = permute32(&g->types, order, n)))
-    err = take_refs_in_order(l, order, n);
+  if (!(err = permute_nodes(l, order, n))) err = take_refs_in_order(l, order, n);
   free(order);
   return err;
 }

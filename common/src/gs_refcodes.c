@@ -301,21 +301,19 @@ static void take_run(gs_refcodes *c, size_t *left, uint64_t k, uint64_t end, uin
   }
 }
 
-uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *start, const uint32_t *order,
+uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *begin, const uint32_t *offsets,
                                  uint32_t nruns) {
   uint32_t *out = malloc(c->count ? c->count * 4 : 1), r;
-  size_t *left = calloc(c->nblocks + 1, sizeof *left), b, at = 0;
+  size_t *left = calloc(c->nblocks + 1, sizeof *left), b;
   if (!out || !left) {
     free(out);
     free(left);
     return NULL;
   }
   for (b = 0; b < c->nblocks; b++) left[b] = gs_refcodes_used_(c, b);
-  if (!order) take_run(c, left, 0, c->count, out);
-  for (r = 0; order && r < nruns; r++) {
-    take_run(c, left, start[order[r]], start[order[r] + 1], out + at);
-    at += start[order[r] + 1] - start[order[r]];
-  }
+  if (!begin) take_run(c, left, 0, c->count, out);
+  for (r = 0; begin && r < nruns; r++)
+    take_run(c, left, begin[r], begin[r] + offsets[r + 1] - offsets[r], out + offsets[r]);
   free(left);
   gs_refcodes_free(c);
   return out;

@@ -74,11 +74,11 @@ typedef struct gs_refcodes_range { gs_refcodes_cursor from; uint64_t end; } gs_r
 size_t gs_refcodes_resolve(gs_refcodes *c, gs_idset *objects, gs_refcodes_range rest[2]);
 
 /* Once every entry was replaced: one array of the count node numbers, run
- * after run, where run r is entries start[order[r]] to start[order[r] + 1]
- * (order NULL: all entries as they are). Each block is freed as soon as
- * its last entry is taken, and c is left empty. NULL when memory is short,
- * with c as it was. */
-uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *start, const uint32_t *order,
+ * after run, where run r is the offsets[r + 1] - offsets[r] entries from
+ * begin[r] (begin NULL: all entries as they are). Each block is freed as
+ * soon as its last entry is taken, and c is left empty. NULL when memory is
+ * short, with c as it was. */
+uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *begin, const uint32_t *offsets,
                                  uint32_t nruns);
 
 /* ---- inline ------------------------------------------------------------ */

@@ -79,7 +79,8 @@ static void resolve(gs_refcodes *c, enum shape s, size_t turn) {
  * first. */
 static void take_reversed(gs_refcodes *c) {
   size_t n = c->count, nruns = 0, r, at = 0, k, most = 2 * n + 2;
-  uint32_t *start = calloc(most, sizeof *start), *order = calloc(most, sizeof *order), *out;
+  uint32_t *start = calloc(most, sizeof *start), *begin = calloc(most, sizeof *begin);
+  uint32_t *offsets = calloc(most, sizeof *offsets), *out;
   for (k = 0; k < n; nruns++) {
     assert_true(nruns + 1 < most);
     start[nruns] = (uint32_t)k;
@@ -87,16 +88,20 @@ static void take_reversed(gs_refcodes *c) {
     if (k > n) k = n;
   }
   start[nruns] = (uint32_t)n;
-  for (r = 0; r < nruns; r++) order[r] = (uint32_t)(nruns - 1 - r);
-  out = gs_refcodes_take_nodes(c, start, order, (uint32_t)nruns);
+  for (r = 0; r < nruns; r++) {
+    begin[r] = start[nruns - 1 - r];
+    offsets[r + 1] = offsets[r] + start[nruns - r] - start[nruns - 1 - r];
+  }
+  out = gs_refcodes_take_nodes(c, begin, offsets, (uint32_t)nruns);
   assert_non_null(out);
   assert_int_equal(c->count, 0);
-  for (r = 0; r < nruns; r++)
-    for (k = start[order[r]]; k < start[order[r] + 1]; k++) assert_int_equal(out[at++], node_of(k));
+  for (r = nruns; r-- > 0;)
+    for (k = start[r]; k < start[r + 1]; k++) assert_int_equal(out[at++], node_of(k));
   assert_int_equal(at, n);
   free(out);
   free(start);
-  free(order);
+  free(begin);
+  free(offsets);
 }
 
 static void take_as_is(gs_refcodes *c) {
