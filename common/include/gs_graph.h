@@ -79,10 +79,11 @@ const char *gs_graph_type_name(const gs_graph *g, uint32_t t, char *buf, size_t 
  * GS_OK or GS_ENOMEM. */
 int gs_graph_reachable(const gs_graph *g, uint8_t *bits);
 
-/* Packs ids and sizes into about 4 bytes per node each, and types into 2
- * when there are fewer than 65535, for an analysis that needs none of them
- * until it ends: those arrays become NULL until gs_graph_unpack (sizes stay
- * when too many are 4 GiB or more); gs_graph_size works in both states.
+/* Packs ids and sizes into 1, 2 or about 4 bytes per node each, and types
+ * into 1 or 2 when there are fewer than 65535, for an analysis that needs
+ * none of them until it ends: those arrays become NULL until
+ * gs_graph_unpack (sizes stay when too many are 4 GiB or more);
+ * gs_graph_size works in both states.
  * GS_OK or GS_ENOMEM; either way gs_graph_unpack restores them (GS_OK, or
  * GS_ENOMEM with the graph still packed). */
 int gs_graph_pack(gs_graph *g);

@@ -485,24 +485,26 @@ size_t gs_graph_memory(const gs_graph *g) {
 
 /* While packed, an ID is kept as its distance from the node before (objects
  * are in ID order, so that is about an object's size) and a size as itself,
- * each in 4 bytes. A value that does not fit below ESCAPE is written as
- * ESCAPE and kept whole in a table in node order; an array that would need
- * the table for more than one node in MAX_ESCAPED is left as it is, so
+ * each in the fewest of 1, 2 or 4 bytes that leaves no more than one node in
+ * MAX_ESCAPED wider. A value that does not fit below its width's escape is
+ * written as the escape and kept whole in a table in node order; an array
+ * that would need the table too often even at 4 bytes is left as it is, so
  * packing never holds more than 5 bytes per node for either. */
-#define ESCAPE UINT32_MAX
 #define MAX_ESCAPED 16
 
 typedef struct escaped { uint64_t node, value; } escaped;
 
 typedef struct packed {
-  uint32_t *low;
+  void *low;         /* width bytes per node */
+  unsigned width;
   escaped *wide;
   size_t nwide;
 } packed;
 
 struct gs_graph_packing {
   packed ids, sizes;
-  uint16_t *types;   /* UINT16_MAX for GS_GRAPH_MISSING */
+  void *types;       /* type_width bytes per node */
+  unsigned type_width;
 };
 
 static void packing_free(struct gs_graph_packing *p) {
@@ -513,26 +515,61 @@ static void packing_free(struct gs_graph_packing *p) {
   free(p);
 }
 
+static uint64_t escape_of(unsigned width) { return (UINT64_C(1) << (8 * width)) - 1; }
+
+static uint32_t low_get(const char *mem, unsigned width, size_t i) {
+  uint8_t b;
+  uint16_t h;
+  uint32_t w;
+  if (width == 1) { memcpy(&b, mem + i, 1); return b; }
+  if (width == 2) { memcpy(&h, mem + 2 * i, 2); return h; }
+  memcpy(&w, mem + 4 * i, 4);
+  return w;
+}
+
+static void low_set(char *mem, unsigned width, size_t i, uint64_t v) {
+  uint8_t b = (uint8_t)v;
+  uint16_t h = (uint16_t)v;
+  uint32_t w = (uint32_t)v;
+  if (width == 1) memcpy(mem + i, &b, 1);
+  else if (width == 2) memcpy(mem + 2 * i, &h, 2);
+  else memcpy(mem + 4 * i, &w, 4);
+}
+
+/* The fewest bytes of 1, 2 or 4 that leave no more than n / MAX_ESCAPED of
+ * the n values wide, and how many; 0 when 4 leave more. */
+static unsigned pack_width(const uint64_t *v, size_t n, int delta, size_t *nwide) {
+  size_t over[3] = {0, 0, 0}, i;
+  unsigned k;
+  for (i = 0; i < n; i++) {
+    uint64_t x = v[i] - (delta && i ? v[i - 1] : 0);
+    over[0] += x >= escape_of(1);
+    over[1] += x >= escape_of(2);
+    over[2] += x >= escape_of(4);
+  }
+  for (k = 0; k < 3; k++)
+    if (over[k] <= n / MAX_ESCAPED) { *nwide = over[k]; return 1u << k; }
+  return 0;
+}
+
 /* Packs *v (n values) into p, in the same memory: entry i is read at byte
- * 8i before byte 4i is written, and memcpy keeps the compiler from assuming
- * the two views do not overlap. GS_OK (*v left as it is when too many
- * values are wide) or GS_ENOMEM. */
+ * 8i before byte width * i is written, and memcpy keeps the compiler from
+ * assuming the two views do not overlap. GS_OK (*v left as it is when too
+ * many values are wide) or GS_ENOMEM. */
 static int pack(uint64_t **v, size_t n, int delta, packed *p) {
   char *mem = (char *)*v;
-  uint64_t prev = 0, x;
+  uint64_t prev = 0, x, escape;
   size_t i, nwide = 0;
-  for (i = 0; i < n; i++) nwide += (*v)[i] - (delta && i ? (*v)[i - 1] : 0) >= ESCAPE;
-  if (nwide > n / MAX_ESCAPED) return GS_OK;
+  if (!(p->width = pack_width(*v, n, delta, &nwide))) return GS_OK;
   if (!(p->wide = malloc((nwide ? nwide : 1) * sizeof *p->wide))) return GS_ENOMEM;
+  escape = escape_of(p->width);
   for (i = 0; i < n; i++) {
-    uint32_t low;
     memcpy(&x, mem + 8 * i, 8);
-    low = x - prev < ESCAPE ? (uint32_t)(x - prev) : ESCAPE;
-    if (low == ESCAPE) { p->wide[p->nwide].node = i; p->wide[p->nwide++].value = x - prev; }
+    if (x - prev >= escape) { p->wide[p->nwide].node = i; p->wide[p->nwide++].value = x - prev; }
+    low_set(mem, p->width, i, x - prev < escape ? x - prev : escape);
     if (delta) prev = x;
-    memcpy(mem + 4 * i, &low, 4);
   }
-  p->low = shrink(mem, n, sizeof *p->low);
+  p->low = shrink(mem, n, p->width);
   *v = NULL;
   return GS_OK;
 }
@@ -543,16 +580,14 @@ static int pack(uint64_t **v, size_t n, int delta, packed *p) {
  * kept). */
 static int unpack(packed *p, size_t n, int delta, uint64_t **v) {
   size_t i, w = p->nwide;
-  uint64_t *out;
+  uint64_t *out, escape = escape_of(p->width);
   char *mem;
   if (!p->low) return GS_OK;
   if (!(out = realloc(p->low, (n ? n : 1) * sizeof *out))) return GS_ENOMEM;
   mem = (char *)out;
   for (i = n; i-- > 0;) {
-    uint32_t low;
-    uint64_t x;
-    memcpy(&low, mem + 4 * i, 4);
-    x = low == ESCAPE ? p->wide[--w].value : low;
+    uint64_t x = low_get(mem, p->width, i);
+    if (x == escape) x = p->wide[--w].value;
     memcpy(mem + 8 * i, &x, 8);
   }
   for (i = 1; delta && i < n; i++) out[i] += out[i - 1];
@@ -562,34 +597,35 @@ static int unpack(packed *p, size_t n, int delta, uint64_t **v) {
   return GS_OK;
 }
 
-/* Types take 2 bytes when there are fewer than UINT16_MAX of them, narrowed
- * in place as the values are: entry i is read at byte 4i before byte 2i is
- * written. */
+/* Types take 1 byte when there are fewer than 255 of them, else 2 when
+ * fewer than 65535 (the escape stands for GS_GRAPH_MISSING), narrowed in
+ * place as the values are: entry i is read at byte 4i before it is written
+ * at a lower one. */
 static void pack_types(gs_graph *g) {
   char *mem = (char *)g->types;
+  unsigned width = g->ntypes < escape_of(1) ? 1 : 2;
   uint32_t i, t;
-  if (g->ntypes >= UINT16_MAX) return;
+  if (g->ntypes >= escape_of(2)) return;
   for (i = 0; i < g->nnodes; i++) {
-    uint16_t s;
     memcpy(&t, mem + 4 * (size_t)i, 4);
-    s = t == GS_GRAPH_MISSING ? UINT16_MAX : (uint16_t)t;
-    memcpy(mem + 2 * (size_t)i, &s, 2);
+    low_set(mem, width, i, t == GS_GRAPH_MISSING ? escape_of(width) : t);
   }
-  g->packing->types = shrink(mem, g->nnodes, sizeof *g->packing->types);
+  g->packing->types = shrink(mem, g->nnodes, width);
+  g->packing->type_width = width;
   g->types = NULL;
 }
 
 /* Widened from the end, as unpack() does. GS_OK or GS_ENOMEM (kept packed). */
 static int unpack_types(gs_graph *g) {
+  unsigned width = g->packing->type_width;
   char *mem;
   uint32_t i, t, *wide;
   if (!g->packing->types) return GS_OK;
   if (!(wide = realloc(g->packing->types, ((size_t)g->nnodes + 1) * sizeof *wide))) return GS_ENOMEM;
   mem = (char *)wide;
   for (i = g->nnodes; i-- > 0;) {
-    uint16_t s;
-    memcpy(&s, mem + 2 * (size_t)i, 2);
-    t = s == UINT16_MAX ? GS_GRAPH_MISSING : s;
+    t = low_get(mem, width, i);
+    if (t == escape_of(width)) t = GS_GRAPH_MISSING;
     memcpy(mem + 4 * (size_t)i, &t, 4);
   }
   g->types = wide;
@@ -621,7 +657,7 @@ uint64_t gs_graph_size(const gs_graph *g, uint32_t v) {
   size_t lo = 0, hi;
   if (g->sizes) return g->sizes[v];
   p = &g->packing->sizes;
-  if (p->low[v] != ESCAPE) return p->low[v];
+  if (low_get(p->low, p->width, v) != escape_of(p->width)) return low_get(p->low, p->width, v);
   for (hi = p->nwide; lo + 1 < hi;) {
     size_t mid = lo + (hi - lo) / 2;
     if (p->wide[mid].node <= v) lo = mid;

@@ -487,9 +487,9 @@ static void test_empty_input(void **state) {
 
 /* Packing keeps every ID, size and type, the wide ones too: an ID 20 GiB
  * past the one before, an object of 4.5 GiB, a placeholder below every
- * object. */
-static void test_pack(void **state) {
-  (void)state;
+ * object; with IDs step apart and sizes from size, so that each of the
+ * widths 1, 2 and 4 bytes is taken. */
+static void check_pack(uint64_t step, uint64_t size) {
   char text[4096];
   size_t len = 0;
   uint64_t ids[41], sizes[41];
@@ -498,10 +498,10 @@ static void test_pack(void **state) {
   gs_graph *g;
   len += (size_t)snprintf(text + len, sizeof text - len, "a 2 Pack 10\nt a A\n");
   for (i = 0; i < 40; i++) {
-    uint64_t id = 0x1000 + 0x20 * i + (i >= 20 ? UINT64_C(0x500000000) : 0);
-    uint64_t size = i == 7 ? UINT64_C(0x123456789) : 0x20 + i;
+    uint64_t id = 0x1000 + step * i + (i >= 20 ? UINT64_C(0x500000000) : 0);
+    uint64_t sz = i == 7 ? UINT64_C(0x123456789) : size + i;
     len += (size_t)snprintf(text + len, sizeof text - len, "o %llx a %llx%s\n",
-                            (unsigned long long)id, (unsigned long long)size, i == 3 ? " 10" : "");
+                            (unsigned long long)id, (unsigned long long)sz, i == 3 ? " 10" : "");
   }
   snprintf(text + len, sizeof text - len, "c Pack 20\n");
   g = load_one(&l, text);
@@ -519,6 +519,38 @@ static void test_pack(void **state) {
   assert_memory_equal(g->ids, ids, sizeof ids);
   assert_memory_equal(g->sizes, sizes, sizeof sizes);
   assert_memory_equal(g->types, types, sizeof types);
+  gs_graph_free(g);
+  close_text(&l);
+}
+
+static void test_pack(void **state) {
+  (void)state;
+  check_pack(0x20, 0x20);
+  check_pack(0x300, 0x1000);
+  check_pack(0x20000, 0x20000);
+}
+
+/* 300 types take 2 bytes a node while packed, a placeholder's included. */
+static void test_pack_types(void **state) {
+  (void)state;
+  char text[16384];
+  size_t len = 0;
+  uint32_t types[301], i;
+  loaded l;
+  gs_graph *g;
+  len += (size_t)snprintf(text + len, sizeof text - len, "a 2 T 10\n");
+  for (i = 0; i < 300; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, "t %x T%u\no %x %x 8%s\n", i + 1, i,
+                            16 * (i + 1), i + 1, i == 9 ? " 8" : "");
+  snprintf(text + len, sizeof text - len, "c T 20\n");
+  g = load_one(&l, text);
+  assert_int_equal(g->nnodes, 301);
+  memcpy(types, g->types, sizeof types);
+  gsu_assert_ok(gs_graph_pack(g));
+  assert_null(g->types);
+  gsu_assert_ok(gs_graph_unpack(g));
+  assert_memory_equal(g->types, types, sizeof types);
+  assert_int_equal(g->types[300], GS_GRAPH_MISSING);
   gs_graph_free(g);
   close_text(&l);
 }
@@ -611,6 +643,7 @@ int main(void) {
     cmocka_unit_test(test_error_in_second_section),
     cmocka_unit_test(test_empty_input),
     cmocka_unit_test(test_pack),
+    cmocka_unit_test(test_pack_types),
     cmocka_unit_test(test_pack_wide),
     cmocka_unit_test(test_unsorted),
   };
