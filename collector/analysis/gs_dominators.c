@@ -67,12 +67,17 @@ static size_t rows_for(size_t limit, uint32_t n) {
   return limit > INSERTION_LIMIT ? n : limit;
 }
 
-int gs_dominators_analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_type) {
+/* Analyses g, keeping the limit largest rows (0: all), and by type too
+ * when by_type. The tree's work arrays are the peak: IDs, sizes and types
+ * wait packed meanwhile, and the references are freed once it is built,
+ * before they are widened again. GS_OK or GS_ENOMEM; free s either way. */
+static int analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_type) {
   uint32_t v, ntypes = g->ntypes + 1;
   memset(s, 0, sizeof *s);
   s->g = g;
-  /* The tree's work arrays are the peak: IDs, sizes and types wait packed. */
-  if (gs_graph_pack(g) || gs_dom_build(g, &s->dom) || gs_graph_unpack(g)) return GS_ENOMEM;
+  if (gs_graph_pack(g) || gs_dom_build(g, &s->dom)) return GS_ENOMEM;
+  gs_graph_drop_refs(g);
+  if (gs_graph_unpack(g)) return GS_ENOMEM;
   for (v = 0; v < g->nobjects; v++)
     if (s->dom.idom[v] == GS_DOM_UNREACHABLE) { s->unreachable++; s->unreachable_bytes += g->sizes[v]; }
   s->reachable = g->nobjects - s->unreachable;
@@ -169,7 +174,7 @@ int gs_dominators_each(const char *path, uint64_t top, int by_type, gs_dominator
       snprintf(d.message, sizeof d.message, "no AppDomain section ('a' record) in the input"); }
     if (err) { gs_file_fault_set(fault, f, err, &d); break; }
     gs_file_hide_progress(f);
-    err = gs_dominators_analyse(&s, g, (size_t)top, by_type);
+    err = analyse(&s, g, (size_t)top, by_type);
     if (!err) err = fn(ctx, &s, index++);
     gs_dominators_free(&s);
     gs_graph_free(g);

@@ -28,18 +28,15 @@ typedef struct gs_dominators {
   size_t ntype_rows;
 } gs_dominators;
 
-/* Analyses g, keeping the limit largest rows (0: all), and by type too
- * when by_type; g's IDs, sizes and types are packed while the tree is built
- * (gs_graph_pack). GS_OK, or GS_ENOMEM with g perhaps still packed; free
- * s either way. */
-int gs_dominators_analyse(gs_dominators *s, gs_graph *g, size_t limit, int by_type);
 void gs_dominators_free(gs_dominators *s);
 /* The name of type t of g, "(not in the dump)" for a missing one. */
 const char *gs_dominators_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap);
 /* One section as in "gcsnap dominators --json"; NULL when out of memory. */
 json_t *gs_dominators_json_section(const gs_dominators *s, int by_type);
 
-/* Called with each section's analysis, in order; an error stops the run. */
+/* Called with each section's analysis, in order; an error stops the run.
+ * The section's graph (s->g) no longer has its references: the tree holds
+ * what they said (gs_graph_drop_refs). */
 typedef int (*gs_dominators_fn)(void *ctx, const gs_dominators *s, size_t index);
 /* Analyses each section of the dump at path. GS_OK, or the error with
  * fault filled (a dump without a section is GS_EFORMAT). */

@@ -90,6 +90,10 @@ int gs_graph_pack(gs_graph *g);
 int gs_graph_unpack(gs_graph *g);
 uint64_t gs_graph_size(const gs_graph *g, uint32_t v);
 
+/* Frees the references, for an analysis done with them: refs and
+ * ref_offsets become NULL, nrefs and dangling_refs stay the counts. */
+void gs_graph_drop_refs(gs_graph *g);
+
 /* Bytes the graph holds (arrays only), for the memory bound. */
 size_t gs_graph_memory(const gs_graph *g);
 

@@ -473,11 +473,19 @@ int gs_graph_reachable(const gs_graph *g, uint8_t *bits) {
   return GS_OK;
 }
 
+void gs_graph_drop_refs(gs_graph *g) {
+  free(g->refs);
+  free(g->ref_offsets);
+  g->refs = NULL;
+  g->ref_offsets = NULL;
+}
+
 size_t gs_graph_memory(const gs_graph *g) {
-  size_t per_node = sizeof *g->ids + sizeof *g->sizes + sizeof *g->types + sizeof *g->ref_offsets;
+  size_t per_node = sizeof *g->ids + sizeof *g->sizes + sizeof *g->types;
   size_t per_type = sizeof *g->type_ids + sizeof *g->type_name_offsets;
-  return (size_t)g->nnodes * per_node + sizeof *g->ref_offsets +
-         (size_t)g->nrefs * sizeof *g->refs + (size_t)g->ntypes * per_type +
+  size_t refs = g->refs ? ((size_t)g->nnodes + 1) * sizeof *g->ref_offsets +
+                              (size_t)g->nrefs * sizeof *g->refs : 0;
+  return (size_t)g->nnodes * per_node + refs + (size_t)g->ntypes * per_type +
          g->type_names_len + (size_t)g->nroots * sizeof *g->roots;
 }
 

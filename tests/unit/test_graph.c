@@ -363,11 +363,19 @@ static void test_seed000(void **state) {
   close_text(&l);
 }
 
+/* The bound holds, and references dropped are no longer counted. */
 static void test_memory_bound(void **state) {
   (void)state;
   loaded l;
   gs_graph *g = load_one(&l, small_dump);
+  size_t mem = gs_graph_memory(g);
+  uint64_t nrefs = g->nrefs;
   check_memory(g);
+  gs_graph_drop_refs(g);
+  assert_null(g->refs);
+  assert_null(g->ref_offsets);
+  assert_int_equal(g->nrefs, nrefs);
+  assert_int_equal(gs_graph_memory(g), mem - 4 * nrefs - 4 * ((size_t)g->nnodes + 1));
   gs_graph_free(g);
   close_text(&l);
 }
