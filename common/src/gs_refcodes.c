@@ -301,10 +301,23 @@ static void take_run(gs_refcodes *c, size_t *left, uint64_t k, uint64_t end, uin
   }
 }
 
+/* A single block taken in order is the array already, its slack given back:
+ * NULL when memory is short, with c as it was. */
+static uint32_t *take_block(gs_refcodes *c) {
+  uint32_t *out = realloc(c->blocks[0], c->count * 4);
+  if (!out) return NULL;
+  c->blocks[0] = NULL;
+  gs_refcodes_free(c);
+  return out;
+}
+
 uint32_t *gs_refcodes_take_nodes(gs_refcodes *c, const uint32_t *begin, const uint32_t *offsets,
                                  uint32_t nruns) {
-  uint32_t *out = malloc(c->count ? c->count * 4 : 1), r;
-  size_t *left = calloc(c->nblocks + 1, sizeof *left), b;
+  uint32_t *out, r;
+  size_t *left, b;
+  if (!begin && c->nblocks == 1 && c->count) return take_block(c);
+  out = malloc(c->count ? c->count * 4 : 1);
+  left = calloc(c->nblocks + 1, sizeof *left);
   if (!out || !left) {
     free(out);
     free(left);
