@@ -20,8 +20,10 @@
  * into a forward one, lowering its target's first candidate, or a backward
  * one, counted for its target's list: entries the search itself never
  * reads again. Predecessors are listed and the results filled on two
- * threads as well, on disjoint words. With one processor the same work is
- * done on one thread, so the result does not depend on it. */
+ * threads as well, on disjoint words; when the lists would hold more than
+ * PREDS_PER_VERTEX entries a vertex, for a range of vertices at a time.
+ * With one processor the same work is done on one thread, so the result
+ * does not depend on it. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -475,8 +477,8 @@ static void semi_dominators(dom_work *w, uint32_t low, uint32_t high) {
   /* Vertices go from the last, and each one's predecessors from its last,
    * so preds[] is read backwards from its end: the next ones are known. */
   for (i = high; i-- > low;) {
-    uint32_t semi = w->tree[i].semi;
-    for (k = best[i]; k-- > (i > low ? best[i - 1] : 0);) {
+    uint32_t semi = w->tree[i].semi, first = i > low ? best[i - 1] : 0;
+    for (k = best[i]; k-- > first;) {
       uint32_t s = eval_pred(w, k, i);
       if (s < semi) semi = s;
     }
