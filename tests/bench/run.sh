@@ -63,7 +63,7 @@ bench=$build/bin/gcsnap-bench
 naive=$build/bin/gcsnap-bench-naive
 gcsnap=$build/bin/gcsnap
 
-# Targets. Validation: MB/s, and times the naive validator; peak RSS for 10M
+# Targets. Validation: MB/s, and times the naive validator; peak RSS (MiB) for 10M
 # objects. Dominators (load + tree + retained sizes): seconds and peak RSS for
 # 10M objects, scaled linearly for other sizes.
 target_mbps=800
@@ -209,7 +209,7 @@ run_input() { # run_input NAME FILE
     say "$(calc '%-14s %8.1f s by the runtime, %.1f s by gcsnap convert' "\"make\", 0${made_s}, 0${conv_s}")"
   fi
   say "$(calc '%-14s %8.3f s %8.1f MB/s   (baseline)' "\"wc -l\", $wc_seconds, $wc_mbps")"
-  say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc   peak RSS %7.1f MB   (baseline)' \
+  say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc   peak RSS %7.1f MiB  (baseline)' \
     "\"naive\", $(field "$naive_line" seconds), $n_mbps, $n_mbps / $wc_mbps, $(field "$naive_line" maxrss_kb) / 1024")"
   for ph in read validate graph dominators; do
     case $ph in read) l=$read_line label=read ;; validate) l=$val_line label=validate ;;
@@ -220,7 +220,7 @@ run_input() { # run_input NAME FILE
       graph) extra="   target >= $target_graph_mbps MB/s: $g_ok" ;;
       dominators) extra="   target <= $(calc '%.1f' "$target_dom_s * ($scale > 0.1 ? $scale : 0.1)") s: $d_ok, RSS: $dm_ok" ;;
     esac
-    say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc %6.2fx naive   peak RSS %7.1f MB' \
+    say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc %6.2fx naive   peak RSS %7.1f MiB' \
       "\"$label\", $(field "$l" seconds), $(field "$l" mb_per_s), $(field "$l" mb_per_s) / $wc_mbps, $(field "$l" mb_per_s) / $n_mbps, $(field "$l" maxrss_kb) / 1024")$extra"
   done
   say "$(calc '%-14s %.1f MB = %.1f B/object + 4 B/reference (%.1f MB)   target <= %d B/object + %d B/reference: %s' \
