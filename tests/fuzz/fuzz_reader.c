@@ -4,7 +4,8 @@
  *   1. through the validator, checking every diagnostic it reports and that
  *      its counts agree with what was reported;
  *   2. through gs_graph_load, section after section, checking the structure
- *      of every graph (indices in range, offsets ordered, reachability);
+ *      of every graph (indices in range, offsets ordered, reachability) and
+ *      that packing it keeps every ID, size and type;
  *   3. record by record through the writer: every record the reader accepts
  *      must be writable, in exactly the canonical form the writer documents,
  *      and must read back as the same record;
@@ -142,6 +143,30 @@ static void check_graph(const gs_graph *g) {
   CHECK(gs_graph_memory(g) > 0);
 }
 
+/* Packing keeps every ID, size and type, whatever widths they take; a
+ * graph's references dropped, it holds less. */
+static void check_pack(gs_graph *g) {
+  size_t n = (size_t)g->nnodes + 1, mem;
+  uint64_t *ids = malloc(n * sizeof *ids), *sizes = malloc(n * sizeof *sizes);
+  uint32_t *types = malloc(n * sizeof *types), i;
+  CHECK(ids && sizes && types);
+  memcpy(ids, g->ids, g->nnodes * sizeof *ids);
+  memcpy(sizes, g->sizes, g->nnodes * sizeof *sizes);
+  memcpy(types, g->types, g->nnodes * sizeof *types);
+  CHECK(gs_graph_pack(g) == GS_OK);
+  for (i = 0; i < g->nnodes; i++) CHECK(gs_graph_size(g, i) == sizes[i]);
+  CHECK(gs_graph_unpack(g) == GS_OK);
+  CHECK(!memcmp(ids, g->ids, g->nnodes * sizeof *ids));
+  CHECK(!memcmp(sizes, g->sizes, g->nnodes * sizeof *sizes));
+  CHECK(!memcmp(types, g->types, g->nnodes * sizeof *types));
+  mem = gs_graph_memory(g);
+  gs_graph_drop_refs(g);
+  CHECK(gs_graph_memory(g) < mem);
+  free(ids);
+  free(sizes);
+  free(types);
+}
+
 /* Returns 1 when every section loaded and the input ended with GS_EOF. */
 static int fuzz_graph(const uint8_t *data, size_t size) {
   gs_reader *r;
@@ -153,6 +178,7 @@ static int fuzz_graph(const uint8_t *data, size_t size) {
   gs_reader_set_max_refs(r, FUZZ_MAX_REFS);
   while ((rc = gs_graph_load(r, &g, &err)) == GS_OK) {
     check_graph(g);
+    check_pack(g);
     gs_graph_free(g);
   }
   CHECK(rc == GS_EOF || rc == GS_EFORMAT || rc == GS_ELIMIT);
