@@ -663,9 +663,10 @@ int gs_graph_unpack(gs_graph *g) {
 uint64_t gs_graph_size(const gs_graph *g, uint32_t v) {
   const packed *p;
   size_t lo = 0, hi;
+  uint64_t low;
   if (g->sizes) return g->sizes[v];
   p = &g->packing->sizes;
-  if (low_get(p->low, p->width, v) != escape_of(p->width)) return low_get(p->low, p->width, v);
+  if ((low = low_get(p->low, p->width, v)) != escape_of(p->width)) return low;
   for (hi = p->nwide; lo + 1 < hi;) {
     size_t mid = lo + (hi - lo) / 2;
     if (p->wide[mid].node <= v) lo = mid;

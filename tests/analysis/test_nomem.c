@@ -1,30 +1,15 @@
 /* test_nomem.c - running out of memory while a graph is loaded, packed and
- * its dominator tree built. Each allocation fails in turn (the program is
- * linked with --wrap for malloc, calloc and realloc): the step that meets
- * it must report GS_ENOMEM and leave what it had freeable, and a run that
- * meets no failure must give the tree of a run with memory to spare (the
- * sanitizers check that nothing leaks or is used once freed). */
+ * its dominator tree built. Each allocation fails in turn (gs_unit_nomem):
+ * the step that meets it must report GS_ENOMEM and leave what it had
+ * freeable, or do without and give the tree of a run with memory to spare
+ * (the sanitizers check that nothing leaks or is used once freed). */
 #include "gs_unit.h"
 
 #include <stdlib.h>
 #include "gs_dom.h"
 #include "gs_error.h"
 #include "gs_graph.h"
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-
-/* Allocations left before the one that fails; 0: none fails. */
-static long countdown;
-
-static int fails(void) { return countdown > 0 && --countdown == 0; }
-void *__wrap_malloc(size_t n) { return fails() ? NULL : __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t m) { return fails() ? NULL : __real_calloc(n, m); }
-void *__wrap_realloc(void *p, size_t n) { return fails() ? NULL : __real_realloc(p, n); }
+#include "gs_unit_nomem.h"
 
 /* Loads text, packs the graph, builds its tree, drops the references and
  * unpacks the graph, with allocation k failing (0: none). GS_OK with the
@@ -34,7 +19,7 @@ static int run(const char *text, long k, gs_dom *d, int *met) {
   gs_graph *g = NULL;
   gs_diag diag;
   int err;
-  countdown = k;
+  gsu_nomem_arm(k);
   if (!(err = gs_reader_new_buffer(&r, text, strlen(text)))) err = gs_graph_load(r, &g, &diag);
   if (!err) err = gs_graph_pack(g);
   if (!err) err = gs_dom_build(g, d);
@@ -43,8 +28,7 @@ static int run(const char *text, long k, gs_dom *d, int *met) {
     err = gs_graph_unpack(g);
     if (err) gs_dom_free(d);
   }
-  *met = k > 0 && countdown == 0;
-  countdown = 0;
+  *met = gsu_nomem_disarm();
   gs_reader_free(r);
   gs_graph_free(g);
   return err;

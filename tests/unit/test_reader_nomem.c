@@ -1,37 +1,17 @@
 /* test_reader_nomem.c - running out of memory while a dump is validated on
- * the reader's workers. Each allocation fails in turn (the program is
- * linked with --wrap for malloc, calloc and realloc), on whichever thread
- * makes it: the run must end with GS_ENOMEM, never hang or crash, or do
+ * the reader's workers. Each allocation fails in turn (gs_unit_nomem), on
+ * whichever thread makes it: the run must end with GS_ENOMEM, never hang or crash, or do
  * without (a thread, giving back slack) and say what a run with memory to
  * spare says (the sanitizers check that nothing leaks or is used once
  * freed). */
 #include "gs_unit.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "gs_error.h"
 #include "gs_reader.h"
+#include "gs_unit_nomem.h"
 #include "gs_validate.h"
-
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t m);
-void *__wrap_realloc(void *p, size_t n);
-
-/* Allocations left before the one that fails; 0: none fails. */
-static atomic_long countdown;
-
-static int fails(void) {
-  long left = atomic_load(&countdown);
-  while (left > 0 && !atomic_compare_exchange_weak(&countdown, &left, left - 1)) continue;
-  return left == 1;
-}
-void *__wrap_malloc(size_t n) { return fails() ? NULL : __real_malloc(n); }
-void *__wrap_calloc(size_t n, size_t m) { return fails() ? NULL : __real_calloc(n, m); }
-void *__wrap_realloc(void *p, size_t n) { return fails() ? NULL : __real_realloc(p, n); }
 
 /* What a run says, in a buffer of its own: the diagnostics may not
  * allocate. */
@@ -52,14 +32,13 @@ static int run(const gsu_buf *data, long k, transcript *t, int *met) {
   gs_reader *r = NULL;
   int err;
   t->len = 0;
-  atomic_store(&countdown, k);
+  gsu_nomem_arm(k);
   if (!(err = gs_reader_new_buffer(&r, data->data, data->len))) {
     gs_reader_start_thread(r);   /* GS_ENOMEM: it goes on without threads */
     err = gs_validate_reader(r, note, t, &counts);
   }
   gs_reader_free(r);
-  *met = k > 0 && atomic_load(&countdown) == 0;
-  atomic_store(&countdown, 0);
+  *met = gsu_nomem_disarm();
   if (!err)
     t->len += (size_t)snprintf(t->text + t->len, sizeof t->text - t->len, "%llu %llu %llu\n",
                                (unsigned long long)counts.errors,
