@@ -116,12 +116,13 @@ int gs_reader_start_thread(gs_reader *r);
  * records before it, where it starts (its offset, and the lines before it,
  * as gs_reader_reopen takes them), its lines and bytes, and whether the
  * offset is right (it is not once the bytes of an overlong line were
- * dropped before the block). */
+ * dropped before the block), and whether it holds part of an object line
+ * too long for one block (it then spans that line from its start). */
 typedef struct gs_refs_block {
   uint64_t sections;
   uint64_t offset, line;
   uint64_t lines, bytes;
-  int exact;
+  int exact, part;
 } gs_refs_block;
 
 /* Per-reference work ahead of the caller, on the workers: fn runs on the
@@ -129,10 +130,14 @@ typedef struct gs_refs_block {
  * no section record ('a' or 'c'), with the references of its object records
  * back to back, before gs_reader_next() returns the block's records. Calls
  * for different blocks may run at the same time, one per worker, but each
- * worker's calls come in block order. What fn returns is the block's tag:
- * gs_reader_tag() gives it for the record returned last (0 for records fn
- * did not see). Returns GS_EINVAL when no workers run; NULL stops the
- * calls, and once gs_reader_on_refs returns none is running. */
+ * worker's calls come in block order. One exception: the references of a
+ * line in parts (gs_refs_block.part) that fn did not see, in a block parsed
+ * before fn was set or holding a section record, are handed to fn by the
+ * calling thread as worker 0's when it takes the line, out of order. What
+ * fn returns is the block's tag: gs_reader_tag() gives it for the record
+ * returned last (0 for records fn did not see; for a line in parts, the
+ * smallest of its parts'). Returns GS_EINVAL when no workers run; NULL
+ * stops the calls, and once gs_reader_on_refs returns none is running. */
 typedef int (*gs_refs_fn)(void *ctx, unsigned worker, const gs_refs_block *block,
                           const uint64_t *refs, size_t n);
 int gs_reader_on_refs(gs_reader *r, gs_refs_fn fn, void *ctx);

@@ -453,6 +453,11 @@ static void start_record(const gs_reader *r, gs_record *rec, char letter) {
   rec->has_container = 0;
 }
 
+int gs_reader_too_many_refs_(gs_reader *r) {
+  return fail(r, GS_D_TOO_MANY_REFS, "object has more than %lu references (the limit of one object)",
+              (unsigned long)r->max_refs);
+}
+
 static const char *const object_field[3] = {"object ID", "type ID", "object size"};
 
 /* Parses the numbers of an object line in [*pp, e), the k-th field of the
@@ -472,9 +477,7 @@ static int parse_object_fields(gs_reader *r, const char **pp, const char *e, uns
     /* An object line has no byte limit, but one number (leading zeros) has. */
     if ((size_t)(*pp - start) > r->max_line) return too_long(r);
     if (*k < 3) { *head[*k] = v; continue; }
-    if (rec->nrefs == r->max_refs)
-      return fail(r, GS_D_TOO_MANY_REFS, "object has more than %lu references (the limit of one object)",
-                  (unsigned long)r->max_refs);
+    if (rec->nrefs == r->max_refs) return gs_reader_too_many_refs_(r);
     if (rec->nrefs == r->refs_cap && (err = gs_reader_grow_refs_(r))) return err;
     r->refs[rec->nrefs++] = v;
   }
@@ -493,6 +496,15 @@ static int parse_object(gs_reader *r, const char *p, const char *e, gs_record *r
   unsigned k = 0;
   int err = parse_object_fields(r, &p, e, &k, rec);
   return object_done(r, err, k, rec);
+}
+
+int gs_reader_parse_rest_(gs_reader *r, char *p, char *e, gs_record *rec) {
+  unsigned k = 3;
+  const char *q = p;
+  start_record(r, rec, 'o');
+  if (r->fast && gs_reader_fast_refs_(r, p, e, rec)) return object_done(r, GS_EOF, k, rec);
+  while (e > p && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
+  return object_done(r, parse_object_fields(r, &q, e, &k, rec), k, rec);
 }
 
 /* Parses the object line at r->pos, which does not fit the window, as it

@@ -13,16 +13,20 @@
  * from one thread. A line over the limit is cut at the limit and the rest
  * of it dropped as it arrives, as the plain reader does, so memory stays
  * bounded by the limit. An object line too long for a block (an array of
- * millions of elements) is a block of its own: the worker that meets it
- * parses it as it reads it, holding the source meanwhile, so that its text
- * is never held whole.
+ * millions of elements) is cut at blanks into blocks of its own, which both
+ * workers parse like any other; the caller joins their references into one
+ * record, so that the line's text is never held whole and both processors
+ * parse it. (One whose first block cannot be cut after its size is parsed
+ * by the worker that meets it as it reads it, holding the source.)
  *
  * A consumer may do per-reference work on the workers too (gs_reader_on_refs):
  * after parsing, the workers take turns in block order to count the section
  * records before each block, so that the work knows which section a block
  * belongs to. */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gs_array.h"
 #include "gs_error.h"
 #include "gs_reader_int.h"
 #include "gs_thread.h"
@@ -52,6 +56,7 @@ typedef struct entry {
 #define E_TIMESTAMP 2u
 #define E_CONTAINER 4u
 #define E_NAME      8u
+#define E_REST      16u          /* the end of the line the block before began */
 
 typedef struct batch {
   entry *entries;
@@ -66,6 +71,8 @@ typedef struct batch {
   uint64_t start_offset, end_offset;
   int exact;                     /* no bytes dropped before the block */
   int end_err;                   /* after the entries: 0 (more follow), EOF or an error */
+  int rest;                      /* the first entry ends a line an earlier block began */
+  int open;                      /* the last line goes on in the next block */
   uint64_t sections;             /* section records ('a', 'c') in the block */
   gs_refs_block where;           /* set once counted, in block order */
   int tag;                       /* what the consumer's refs_fn returned for it */
@@ -98,12 +105,14 @@ typedef struct ahead {
   char *carry;                   /* start of the next block: a partial line */
   size_t carry_len, carry_cap;
   int carry_lines;               /* carry may hold whole lines (after a long one) */
+  int in_line;                   /* the next block goes on with an object line */
   int skip_line;                 /* drop input up to the next newline */
   int dropped;                   /* bytes were dropped: offsets are off */
   int src_end;                   /* 0, or GS_EOF or an error once the source is done */
   uint64_t offset;               /* stream offset of the next block */
   uint64_t sections;             /* section records before the next block to count */
   uint64_t lines;                /* lines before it */
+  uint64_t open_offset, open_line; /* where the line cut into blocks starts */
   gs_refs_fn refs_fn;            /* under every hook_lock */
   void *refs_ctx;
   /* the caller */
@@ -113,6 +122,9 @@ typedef struct ahead {
   uint64_t line_base;            /* lines before the current block */
   gs_diag diag;
   uint64_t cur_offset;
+  int tag;                       /* of the record returned last */
+  uint64_t *refs;                /* of a line cut into blocks, joined */
+  size_t refs_cap;
 } ahead;
 
 /* Makes *buf hold at least need bytes (plus the parser's padding). */
@@ -154,20 +166,60 @@ static int read_more(ahead *a, worker *w, size_t *len) {
   return GS_OK;
 }
 
-/* The last newline of b[from..len), or NULL. */
+/* The last newline of b[from..len), or NULL. The bytes of a long line
+ * hold none: memchr says so at once. */
 static const char *last_newline(const char *b, size_t from, size_t len) {
-  while (len > from && b[len - 1] != '\n') len--;
-  return len > from ? b + len - 1 : NULL;
+  if (len <= from || !memchr(b + from, '\n', len - from)) return NULL;
+  while (b[len - 1] != '\n') len--;
+  return b + len - 1;
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* Bytes of b[0..len) up to the end of an object line's size, or 0. */
+static size_t header_end(const char *b, size_t len) {
+  size_t i = 0, field;
+  for (field = 0; field < 4; field++) {
+    while (i < len && is_blank(b[i])) i++;
+    if (i == len) return 0;
+    while (i < len && !is_blank(b[i])) i++;
+  }
+  return i;
+}
+
+/* Where the len bytes of a block with no newline may be cut so that the
+ * next block goes on with the object line they are part of: at the last
+ * blank after the object's size (or after the first byte, which is a blank,
+ * within a line), or 0 when they may not. */
+static size_t cut_point(const ahead *a, const char *b, size_t len) {
+  size_t from;
+  if (a->in_line) from = 1;
+  else if (len > gs_reader_stream_at_(a->r) && gs_reader_object_line_(b, len)) from = header_end(b, len);
+  else return 0;
+  while (from && len > from && !is_blank(b[len - 1])) len--;
+  return from && len > from ? len - 1 : 0;
+}
+
+/* Ends the block at the blank at cut, which starts the next one. */
+static int cut_block(ahead *a, worker *w, size_t *len, size_t cut, int *open) {
+  if (reserve(&a->carry, &a->carry_cap, *len - cut)) return a->src_end = GS_ENOMEM;
+  memcpy(a->carry, w->block + cut, *len - cut);
+  a->carry_len = *len - cut;
+  *len = cut;
+  a->in_line = *open = 1;
+  return 0;
 }
 
 /* Takes the next block of whole lines into w->block: its length, and the
  * state of the source after it (0, GS_EOF or an error), or GS_READER_LONG_
- * when the block starts a long object line. */
-static int take_block(ahead *a, worker *w, size_t *len) {
+ * when the block starts a long object line it cannot cut. *open says the
+ * block ends inside an object line, which the next one goes on with. */
+static int take_block(ahead *a, worker *w, size_t *len, int *open) {
   const char *nl = NULL;
-  size_t rest, from;
+  size_t rest, from, cut;
   int status = 0;
   *len = 0;
+  *open = 0;
   if (a->src_end) return a->src_end;
   if (reserve(&w->block, &w->block_cap, a->carry_len)) return a->src_end = GS_ENOMEM;
   memcpy(w->block, a->carry, a->carry_len);
@@ -181,17 +233,20 @@ static int take_block(ahead *a, worker *w, size_t *len) {
     status = read_more(a, w, len);
     nl = last_newline(w->block, from, *len);
     from = *len;
-    if (!status && !nl && *len > gs_reader_stream_at_(a->r) &&
+    if (!status && !nl && (cut = cut_point(a, w->block, *len))) return cut_block(a, w, len, cut, open);
+    if (!status && !nl && !a->in_line && *len > gs_reader_stream_at_(a->r) &&
         gs_reader_object_line_(w->block, *len))
       return GS_READER_LONG_;
-    /* One line longer than the limit: keep what the parser needs to
-     * report it, drop the rest as it comes. */
+    /* One line (or within one, number) longer than the limit: keep what
+     * the parser needs to report it, drop the rest as it comes. */
     if (!status && !nl && *len > a->r->max_line) {
-      *len = a->r->max_line + 1;
+      *len = a->r->max_line + 1 + (size_t)a->in_line;
       a->skip_line = a->dropped = 1;
+      a->in_line = 0;
       return 0;
     }
   }
+  if (nl) a->in_line = 0;
   if (status == GS_EOF) return a->src_end = GS_EOF;
   rest = nl ? (size_t)(w->block + *len - nl - 1) : *len;
   *len -= rest;
@@ -218,9 +273,9 @@ static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first)
 
 /* Copies what the record points to into the batch; the references of a
  * batch's first record change places with the parser's instead (a long
- * object's are tens of MB). */
-static int keep(batch *b, gs_reader *sub, const gs_record *rec, entry *e) {
-  if (!b->nrefs && rec->nrefs > b->refs_cap && rec->refs == sub->refs) {
+ * object's are tens of MB, a block of a longer one's hundreds of KB). */
+static inline int keep(batch *b, gs_reader *sub, const gs_record *rec, entry *e) {
+  if (!b->nrefs && rec->refs == sub->refs && (rec->nrefs > b->refs_cap || b->rest)) {
     uint64_t *refs = b->refs;
     size_t cap = b->refs_cap;
     b->refs = sub->refs;
@@ -324,10 +379,42 @@ static int parse_entry(worker *w, batch *b, uint64_t offset) {
   return GS_OK;
 }
 
+/* Parses the references that end the line an earlier block began, as the
+ * block's first entry (failed, it holds the references parsed before the
+ * failure). */
+static int parse_rest(worker *w, batch *b) {
+  gs_reader *s = &w->sub;
+  char *nl = memchr(s->buf, '\n', s->end), *end = nl ? nl : s->buf + s->end;
+  entry *e;
+  int err;
+  if (grow((void **)&b->entries, &b->cap, 1, sizeof *b->entries, 1024)) return GS_ENOMEM;
+  e = &b->entries[0];
+  *end = '\n';
+  err = gs_reader_parse_rest_(s, s->buf, end, &w->rec);
+  s->pos = (size_t)(end - s->buf) + (nl != NULL);
+  e->end = s->pos;
+  e->line = 0;
+  e->kind = GS_REC_OBJECT;
+  if (err == GS_EFORMAT) {
+    if (grow((void **)&b->diags, &b->diags_cap, 1, sizeof *b->diags, 16)) return GS_ENOMEM;
+    b->diags[0] = s->diag;
+    e->at = b->ndiags++;
+    e->n = w->rec.nrefs;
+    e->flags = E_REST | E_FAILED;
+  } else if (err || (err = keep(b, s, &w->rec, e))) {
+    return err;
+  } else {
+    e->flags = E_REST;
+  }
+  b->n = 1;
+  return GS_OK;
+}
+
 static int parse_block(worker *w, batch *b, size_t len, uint64_t offset) {
   int err;
   batch_start(b);
   sub_start(w, len, offset);
+  if (b->rest && len && (err = parse_rest(w, b))) return err;
   while ((err = parse_entry(w, b, offset)) == GS_OK) continue;
   if (err != GS_EOF) return err;
   b->lines = w->sub.line;
@@ -397,12 +484,18 @@ static int after_parse(worker *w, slot *s, slot *next) {
   batch *b = &s->b;
   gs_sem_wait(s->count);
   if (a->stop) return 0;
+  /* A block that goes on with a line spans it from its start. */
+  if (!b->rest) {
+    a->open_offset = b->start_offset;
+    a->open_line = a->lines;
+  }
   b->where.sections = a->sections;
-  b->where.offset = b->start_offset;
-  b->where.line = a->lines;
-  b->where.lines = b->lines;
-  b->where.bytes = b->end_offset - b->start_offset;
+  b->where.offset = a->open_offset;
+  b->where.line = a->open_line;
+  b->where.lines = a->lines + b->lines - a->open_line;
+  b->where.bytes = b->end_offset - a->open_offset;
   b->where.exact = b->exact;
+  b->where.part = b->rest || b->open;
   a->sections += b->sections;
   a->lines += b->lines;
   gs_sem_post(next->count);
@@ -431,7 +524,8 @@ static slot *take_next(worker *w, size_t *len, uint64_t *offset, int *status, in
   }
   *offset = a->offset;
   s->b.exact = !a->dropped;
-  *status = take_block(a, w, len);
+  s->b.rest = a->in_line;
+  *status = take_block(a, w, len, &s->b.open);
   *parsed = *status == GS_READER_LONG_;
   if (*parsed) *status = stream_block(a, w, &s->b, len, *offset);
   a->offset += *len;
@@ -475,6 +569,7 @@ static void ahead_free(ahead *a) {
   }
   gs_sem_free(a->source);
   free(a->carry);
+  free(a->refs);
   free(a);
 }
 
@@ -543,33 +638,102 @@ void gs_reader_ahead_stop_(gs_reader *r) {
 
 /* ---- the caller ------------------------------------------------------ */
 
+/* Gives the current batch back and waits for the next: GS_OK, or the
+ * state the current one ended the input with. */
+static int next_batch(ahead *a) {
+  batch *b = a->cur;
+  slot *s;
+  if (b) {
+    if (b->end_err) return b->end_err;
+    a->line_base += b->lines;
+    gs_reader_trim_refs_(&b->refs, &b->refs_cap);
+    gs_sem_post(a->slots[(a->taken - 1) % SLOTS].free);
+  }
+  s = &a->slots[a->taken % SLOTS];
+  gs_sem_wait(s->full);
+  a->cur = &s->b;
+  a->taken++;
+  a->cur_i = 0;
+  a->cur_offset = a->cur->end_offset;
+  return GS_OK;
+}
+
+static int failed(ahead *a, const batch *b, const entry *e) {
+  a->diag = b->diags[e->at];
+  a->diag.line += a->line_base;
+  return GS_EFORMAT;
+}
+
+/* The tag of an entry's references, handed to the consumer now if their
+ * block was parsed before it asked for them, so that one such block does
+ * not leave the whole line to the caller. The first worker's calls then
+ * leave block order: such a block is part of a line, which the consumer
+ * treats as a whole (gs_refs_block.part). */
+static int tag_of(ahead *a, const batch *b, const entry *e) {
+  int tag = b->tag;
+  if (tag || !e->n) return tag;
+  gs_sem_wait(a->w[0].hook_lock);
+  if (a->refs_fn) tag = a->refs_fn(a->refs_ctx, 0, &b->where, b->refs + e->at, (size_t)e->n);
+  gs_sem_post(a->w[0].hook_lock);
+  return tag;
+}
+
+/* Appends the references of the next block's first entry, the rest of the
+ * line of rec, to a->refs: GS_OK, 1 when the line goes on, or an error (the
+ * blocks with the rest of a failed line are dropped as they come). */
+static int join_rest(ahead *a, gs_record *rec) {
+  const batch *b;
+  const entry *e;
+  int tag, err = next_batch(a);
+  if (err) return err;
+  b = a->cur;
+  /* Only an I/O error leaves a block that goes on with a line empty. */
+  if (!b->n) return b->end_err ? b->end_err : GS_EIO;
+  e = &b->entries[a->cur_i++];
+  assert(e->flags & E_REST);
+  if (rec->nrefs + e->n > a->r->max_refs) {
+    gs_reader_too_many_refs_(a->r);
+    a->diag = a->r->diag;
+    a->diag.line = rec->line;
+    return GS_EFORMAT;
+  }
+  if (e->flags & E_FAILED) return failed(a, b, e);
+  if (gs_array_reserve((void **)&a->refs, &a->refs_cap, rec->nrefs + e->n, sizeof *a->refs)) return GS_ENOMEM;
+  if ((tag = tag_of(a, b, e)) < a->tag) a->tag = tag;
+  memcpy(a->refs + rec->nrefs, b->refs + e->at, e->n * sizeof *a->refs);
+  rec->nrefs += e->n;
+  return b->open;
+}
+
+/* The object record whose line goes on in the next blocks, whole. */
+static int join_line(ahead *a, gs_record *rec) {
+  int err;
+  if (gs_array_reserve((void **)&a->refs, &a->refs_cap, rec->nrefs, sizeof *a->refs)) return GS_ENOMEM;
+  memcpy(a->refs, rec->refs, rec->nrefs * sizeof *a->refs);
+  while ((err = join_rest(a, rec)) == 1) continue;
+  rec->refs = a->refs;
+  return err;
+}
+
 int gs_reader_ahead_next_(gs_reader *r, gs_record *rec) {
   ahead *a = r->ahead;
+  int err;
+  gs_reader_trim_refs_(&a->refs, &a->refs_cap);
   for (;;) {
     batch *b = a->cur;
-    slot *s;
     if (b && a->cur_i < b->n) {
       const entry *e = &b->entries[a->cur_i++];
-      if (e->flags & E_FAILED) {
-        a->diag = b->diags[e->at];
-        a->diag.line += a->line_base;
-        return GS_EFORMAT;
-      }
+      if (e->flags & E_REST) continue;           /* of a line that failed */
+      if (e->flags & E_FAILED) return failed(a, b, e);
       unpack(b, e, a->line_base, rec);
-      return GS_OK;
+      if (!b->open || a->cur_i < b->n) {
+        a->tag = b->tag;
+        return GS_OK;
+      }
+      a->tag = tag_of(a, b, e);
+      return join_line(a, rec);
     }
-    if (b) {
-      if (b->end_err) return b->end_err;
-      a->line_base += b->lines;
-      gs_reader_trim_refs_(&b->refs, &b->refs_cap);
-      gs_sem_post(a->slots[(a->taken - 1) % SLOTS].free);
-    }
-    s = &a->slots[a->taken % SLOTS];
-    gs_sem_wait(s->full);
-    a->cur = &s->b;
-    a->taken++;
-    a->cur_i = 0;
-    a->cur_offset = a->cur->end_offset;
+    if ((err = next_batch(a))) return err;
   }
 }
 
@@ -607,5 +771,5 @@ int gs_reader_ahead_block_(const gs_reader *r, gs_refs_block *block) {
 
 int gs_reader_ahead_tag_(const gs_reader *r) {
   const ahead *a = r->ahead;
-  return a->cur && a->cur_i ? a->cur->tag : 0;
+  return a->cur && a->cur_i ? a->tag : 0;
 }

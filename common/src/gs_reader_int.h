@@ -59,6 +59,12 @@ int gs_reader_fast_object_(gs_reader *r, gs_record *rec);
  * line's end), after rec->nrefs. 1 when done, 0 when the general parser
  * must take the piece. */
 int gs_reader_fast_refs_(gs_reader *r, char *p, char *e, gs_record *rec);
+/* Parses the references in [p, e) that end an object line whose start
+ * another block held (p a blank, the byte at e not a hex digit) into
+ * r->refs: GS_OK, or an error with rec->nrefs those parsed before it. */
+int gs_reader_parse_rest_(gs_reader *r, char *p, char *e, gs_record *rec);
+/* Fails with the diagnostic of an object over r->max_refs references. */
+int gs_reader_too_many_refs_(gs_reader *r);
 /* Whether the n bytes at p start an object record ("o" after blanks). */
 int gs_reader_object_line_(const char *p, size_t n);
 /* Bytes of an object line without its end after which it is parsed in

@@ -16,7 +16,9 @@
  * per ID each worker notes, instead of reading the whole section again. A
  * block of one long array would hold a hash sought by chance as likely as
  * not: it keeps the set of every ID it mentions instead, when that takes no
- * more than the hashes would, and is otherwise always read again. */
+ * more than the hashes would, and is otherwise always read again. The
+ * blocks a longer line is cut into are noted as one block per worker, its
+ * part of the line, in the same way. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_array.h"
@@ -33,7 +35,10 @@
 typedef struct noted {
   gs_refs_block where;
   size_t end;                  /* its first mentions end here in hashes */
-  int unhashed;                /* over MAX_HASHED */
+  int unhashed;                /* over MAX_HASHED, or part of a line */
+  size_t refs;                 /* part of a line: its references so far */
+  int pending;                 /* part of a line: its mentions are not yet in
+                                * the worker's set */
   gs_idset *mentions;          /* unhashed: all it mentions, or NULL: wanted
                                 * whatever is sought */
 } noted;
@@ -131,11 +136,83 @@ static int merge_mentions(worker_set *w, const gs_idset *m) {
   return GS_OK;
 }
 
+/* Whether the set of what a part of a line mentions takes more than the
+ * hashes of its references would, once they are enough to tell. Both
+ * workers keep a set of the line, each spanning about the same addresses
+ * for half its references: each may take twice its own references' worth. */
+static int too_big(const noted *b, int done) {
+  size_t bytes = b->refs * 2 * sizeof(uint32_t);
+  return (done || bytes >= GS_IDSET_CHUNK_WORDS * sizeof(uint64_t)) && gs_idset_memory(b->mentions) > bytes;
+}
+
+/* Adds what the worker's last part of a line mentions to its set, once,
+ * when the part is done or its set of mentions too big, and keeps that set
+ * only if it is not. */
+static int settle(worker_set *w, int done) {
+  noted *b = w->nblocks ? &w->blocks[w->nblocks - 1] : NULL;
+  int err;
+  if (!b || !b->pending || (!done && !too_big(b, 0))) return GS_OK;
+  b->pending = 0;
+  err = merge_mentions(w, b->mentions);
+  if (too_big(b, 1)) {
+    free_mentions(b->mentions);
+    b->mentions = NULL;
+  }
+  return err;
+}
+
+/* A new part of a line the worker notes, whose references go to a set of
+ * its own (or straight to the worker's, when it has none). */
+static int new_part(worker_set *w) {
+  noted *b;
+  int err = settle(w, 1);
+  if (err || gs_array_reserve((void **)&w->blocks, &w->blocks_cap, w->nblocks + 1, sizeof *w->blocks))
+    return err ? err : GS_ENOMEM;
+  b = &w->blocks[w->nblocks++];
+  memset(b, 0, sizeof *b);
+  b->unhashed = 1;
+  b->end = w->nhashes;
+  if (!w->overflow && (b->mentions = malloc(sizeof *b->mentions)) && gs_idset_init(b->mentions)) {
+    free(b->mentions);
+    b->mentions = NULL;
+  }
+  if ((b->pending = b->mentions != NULL)) gs_idset_bitmaps_only(b->mentions, w->free_chunks);
+  return GS_OK;
+}
+
+static int same_line(const noted *b, const gs_refs_block *where) {
+  return b->refs && b->where.offset == where->offset && b->where.line == where->line;
+}
+
+/* Notes a block that holds part of a line: into the worker's part of that
+ * line, which spans as far as the block. A set of mentions that overflows
+ * means the worker's would have: it overflows too. */
+static int note_part(worker_set *w, const gs_refs_block *where, const uint64_t *refs, size_t n) {
+  noted *b;
+  int overflow = 0, err;
+  if ((!w->nblocks || !same_line(&w->blocks[w->nblocks - 1], where)) && (err = new_part(w)))
+    return err;
+  b = &w->blocks[w->nblocks - 1];
+  b->where = *where;
+  b->refs += n;
+  if (!b->pending) return note(&w->set, &w->overflow, refs, n, NULL, NULL);
+  if ((err = note(b->mentions, &overflow, refs, n, NULL, NULL))) return err;
+  if (overflow) {
+    b->pending = 0;
+    free_mentions(b->mentions);
+    b->mentions = NULL;
+    gs_idset_clear(&w->set);
+    w->overflow = 1;
+  }
+  return settle(w, 0);
+}
+
 /* Notes a block of the worker's section and what it mentions first. */
 static int note_firsts(worker_set *w, const gs_refs_block *where, const uint64_t *refs, size_t n) {
   size_t firsts = 0;
-  int hashed = n <= MAX_HASHED, err;
+  int hashed = n <= MAX_HASHED, err = settle(w, 1);
   gs_idset *mentions = NULL;
+  if (err) return err;
   if ((hashed && gs_array_reserve((void **)&w->hashes, &w->hashes_cap, w->nhashes + n, sizeof *w->hashes)) ||
       gs_array_reserve((void **)&w->blocks, &w->blocks_cap, w->nblocks + 1, sizeof *w->blocks))
     return GS_ENOMEM;
@@ -148,6 +225,8 @@ static int note_firsts(worker_set *w, const gs_refs_block *where, const uint64_t
   w->nhashes += firsts;
   w->blocks[w->nblocks].where = *where;
   w->blocks[w->nblocks].unhashed = !hashed;
+  w->blocks[w->nblocks].refs = 0;
+  w->blocks[w->nblocks].pending = 0;
   w->blocks[w->nblocks].mentions = mentions;
   w->blocks[w->nblocks++].end = w->nhashes;
   return GS_OK;
@@ -162,7 +241,7 @@ static int note_block(void *ctx, unsigned worker, const gs_refs_block *where, co
   gs_sem_wait(w->lock);
   if ((mine = w->section == NO_SECTION || w->section == where->sections)) w->section = where->sections;
   gs_sem_post(w->lock);
-  return mine && note_firsts(w, where, refs, n) == GS_OK;
+  return mine && (where->part ? note_part(w, where, refs, n) : note_firsts(w, where, refs, n)) == GS_OK;
 }
 
 static void forget_blocks(worker_set *w) {
@@ -232,6 +311,8 @@ int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int
     gs_sem_wait(w->lock);
     mine = w->section == section;
     gs_sem_post(w->lock);
+    /* The workers are done with the section: its last part of a line too. */
+    if (mine && (err = settle(w, 1))) return err;
     if (mine && w->overflow) *overflow = 1;
     if (mine && !*overflow) err = gs_idset_merge(into, &w->set);
     if (err == GS_ELIMIT) {
