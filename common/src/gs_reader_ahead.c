@@ -108,6 +108,7 @@ typedef struct ahead {
   int in_line;                   /* the next block goes on with an object line */
   int skip_line;                 /* drop input up to the next newline */
   int dropped;                   /* bytes were dropped: offsets are off */
+  uint64_t skipped_before, skipped_after; /* bytes dropped around the block taken */
   int src_end;                   /* 0, or GS_EOF or an error once the source is done */
   uint64_t offset;               /* stream offset of the next block */
   uint64_t sections;             /* section records before the next block to count */
@@ -143,9 +144,11 @@ static int reserve(char **buf, size_t *cap, size_t need) {
 /* Drops input up to and including the next newline in b[from..*len). */
 static void skip_rest(ahead *a, char *b, size_t from, size_t *len) {
   char *nl = memchr(b + from, '\n', *len - from);
+  size_t n = nl ? (size_t)(nl + 1 - (b + from)) : *len - from;
+  a->skipped_before += n;
   if (!nl) { *len = from; return; }
   memmove(b + from, nl + 1, (size_t)(b + *len - nl - 1));
-  *len -= (size_t)(nl + 1 - (b + from));
+  *len -= n;
   a->skip_line = 0;
 }
 
@@ -240,7 +243,8 @@ static int take_block(ahead *a, worker *w, size_t *len, int *open) {
     /* One line (or within one, number) longer than the limit: keep what
      * the parser needs to report it, drop the rest as it comes. */
     if (!status && !nl && *len > a->r->max_line) {
-      *len = a->r->max_line + 1 + (size_t)a->in_line;
+      a->skipped_after = *len - (a->r->max_line + 1 + (size_t)a->in_line);
+      *len -= a->skipped_after;
       a->skip_line = a->dropped = 1;
       a->in_line = 0;
       return 0;
@@ -522,13 +526,15 @@ static slot *take_next(worker *w, size_t *len, uint64_t *offset, int *status, in
     gs_sem_post(a->source);
     return NULL;
   }
-  *offset = a->offset;
   s->b.exact = !a->dropped;
   s->b.rest = a->in_line;
+  a->skipped_before = a->skipped_after = 0;
   *status = take_block(a, w, len, &s->b.open);
+  /* Dropped bytes are not parsed, but count for the offsets. */
+  *offset = a->offset += a->skipped_before;
   *parsed = *status == GS_READER_LONG_;
   if (*parsed) *status = stream_block(a, w, &s->b, len, *offset);
-  a->offset += *len;
+  a->offset += *len + a->skipped_after;
   gs_sem_post(a->source);
   return s;
 }

@@ -186,7 +186,8 @@ static int same_line(const noted *b, const gs_refs_block *where) {
 
 /* Notes a block that holds part of a line: into the worker's part of that
  * line, which spans as far as the block. A set of mentions that overflows
- * means the worker's would have: it overflows too. */
+ * has lost what it held: the worker's set is marked overflowed with it,
+ * which has the section read again whole. */
 static int note_part(worker_set *w, const gs_refs_block *where, const uint64_t *refs, size_t n) {
   noted *b;
   int overflow = 0, err;

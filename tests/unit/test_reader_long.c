@@ -1,7 +1,8 @@
 /* test_reader_long.c - object lines longer than the reader's window: an
  * array of millions of elements is one line, read as it arrives, with no
  * byte limit but one on its references, on one thread or on the parsing
- * workers; a failure anywhere in it names its line and reading goes on. */
+ * workers (which cut it into blocks); a failure anywhere in it names its
+ * line and reading goes on. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -86,15 +87,25 @@ static void test_long_object_line(void **state) {
   long_object_input(&b, 400000, " 123456789abcdef012");
   read_both_ways(&b, 0, check_long_object_fails, GS_D_OVERFLOW);
   gsu_buf_free(&b);
-  /* One number longer than the line limit, even of leading zeros. */
-  char zeros[3002];
-  memset(zeros, '0', sizeof zeros);
+  /* One number longer than the line limit, even of leading zeros; then
+   * one longer than the workers' blocks, whose bytes are dropped as they
+   * come but still counted. */
+  char *zeros = malloc(600002);
+  assert_non_null(zeros);
+  memset(zeros, '0', 600002);
   zeros[0] = ' ';
   zeros[3000] = '1';
   zeros[3001] = 0;
   long_object_input(&b, 400000, zeros);
   read_both_ways(&b, 0, check_long_object_fails, GS_D_LINE_TOO_LONG);
   gsu_buf_free(&b);
+  zeros[3000] = zeros[3001] = '0';
+  zeros[600000] = '1';
+  zeros[600001] = 0;
+  long_object_input(&b, 400000, zeros);
+  read_both_ways(&b, 0, check_long_object_fails, GS_D_LINE_TOO_LONG);
+  gsu_buf_free(&b);
+  free(zeros);
   /* A short line over the reference limit too. */
   long_object_input(&b, 20, NULL);
   read_both_ways(&b, 19, check_long_object_fails, GS_D_TOO_MANY_REFS);
