@@ -117,11 +117,13 @@ int gs_reader_start_thread(gs_reader *r);
  * as gs_reader_reopen takes them), its lines and bytes, and whether the
  * offset is right (it is not once the bytes of an overlong line were
  * dropped before the block), and whether it holds part of an object line
- * too long for one block (it then spans that line from its start). */
+ * too long for one block (it then spans that line from its start, and
+ * line_refs counts the references from there to its end). */
 typedef struct gs_refs_block {
   uint64_t sections;
   uint64_t offset, line;
   uint64_t lines, bytes;
+  uint64_t line_refs;
   int exact, part;
 } gs_refs_block;
 

@@ -114,6 +114,7 @@ typedef struct ahead {
   uint64_t sections;             /* section records before the next block to count */
   uint64_t lines;                /* lines before it */
   uint64_t open_offset, open_line; /* where the line cut into blocks starts */
+  uint64_t open_refs;            /* references since */
   gs_refs_fn refs_fn;            /* under every hook_lock */
   void *refs_ctx;
   /* the caller */
@@ -492,12 +493,15 @@ static int after_parse(worker *w, slot *s, slot *next) {
   if (!b->rest) {
     a->open_offset = b->start_offset;
     a->open_line = a->lines;
+    a->open_refs = 0;
   }
+  a->open_refs += b->nrefs;
   b->where.sections = a->sections;
   b->where.offset = a->open_offset;
   b->where.line = a->open_line;
   b->where.lines = a->lines + b->lines - a->open_line;
   b->where.bytes = b->end_offset - a->open_offset;
+  b->where.line_refs = a->open_refs;
   b->where.exact = b->exact;
   b->where.part = b->rest || b->open;
   a->sections += b->sections;

@@ -36,7 +36,6 @@ typedef struct noted {
   gs_refs_block where;
   size_t end;                  /* its first mentions end here in hashes */
   int unhashed;                /* over MAX_HASHED, or part of a line */
-  size_t refs;                 /* part of a line: its references so far */
   int pending;                 /* part of a line: its mentions are not yet in
                                 * the worker's set */
   gs_idset *mentions;          /* unhashed: all it mentions, or NULL: wanted
@@ -137,11 +136,11 @@ static int merge_mentions(worker_set *w, const gs_idset *m) {
 }
 
 /* Whether the set of what a part of a line mentions takes more than the
- * hashes of its references would, once they are enough to tell. Both
- * workers keep a set of the line, each spanning about the same addresses
- * for half its references: each may take twice its own references' worth. */
+ * hashes of the line's references would, once they are enough to tell.
+ * (Each worker keeps such a set for the blocks of the line it took, which
+ * span about the same addresses however few they are.) */
 static int too_big(const noted *b, int done) {
-  size_t bytes = b->refs * 2 * sizeof(uint32_t);
+  uint64_t bytes = b->where.line_refs * sizeof(uint32_t);
   return (done || bytes >= GS_IDSET_CHUNK_WORDS * sizeof(uint64_t)) && gs_idset_memory(b->mentions) > bytes;
 }
 
@@ -181,7 +180,7 @@ static int new_part(worker_set *w) {
 }
 
 static int same_line(const noted *b, const gs_refs_block *where) {
-  return b->refs && b->where.offset == where->offset && b->where.line == where->line;
+  return b->where.part && b->where.offset == where->offset && b->where.line == where->line;
 }
 
 /* Notes a block that holds part of a line: into the worker's part of that
@@ -194,8 +193,7 @@ static int note_part(worker_set *w, const gs_refs_block *where, const uint64_t *
   if ((!w->nblocks || !same_line(&w->blocks[w->nblocks - 1], where)) && (err = new_part(w)))
     return err;
   b = &w->blocks[w->nblocks - 1];
-  b->where = *where;
-  b->refs += n;
+  if (where->line_refs > b->where.line_refs) b->where = *where;
   if (!b->pending) return note(&w->set, &w->overflow, refs, n, NULL, NULL);
   if ((err = note(b->mentions, &overflow, refs, n, NULL, NULL))) return err;
   if (overflow) {
@@ -226,7 +224,6 @@ static int note_firsts(worker_set *w, const gs_refs_block *where, const uint64_t
   w->nhashes += firsts;
   w->blocks[w->nblocks].where = *where;
   w->blocks[w->nblocks].unhashed = !hashed;
-  w->blocks[w->nblocks].refs = 0;
   w->blocks[w->nblocks].pending = 0;
   w->blocks[w->nblocks].mentions = mentions;
   w->blocks[w->nblocks++].end = w->nhashes;
