@@ -23,7 +23,6 @@
  * after parsing, the workers take turns in block order to count the section
  * records before each block, so that the work knows which section a block
  * belongs to. */
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_array.h"
@@ -700,7 +699,6 @@ static int join_rest(ahead *a, gs_record *rec) {
   /* Only an I/O error leaves a block that goes on with a line empty. */
   if (!b->n) return b->end_err ? b->end_err : GS_EIO;
   e = &b->entries[a->cur_i++];
-  assert(e->flags & E_REST);
   if (rec->nrefs + e->n > a->r->max_refs) {
     gs_reader_too_many_refs_(a->r);
     a->diag = a->r->diag;
