@@ -1,9 +1,10 @@
-/* gs_reader_int.h - the reader's state, shared by its three files.
+/* gs_reader_int.h - the reader's state, shared by its four files.
  *
  * gs_reader.c parses, gs_reader_fast.c takes the common object lines
- * faster; gs_reader_ahead.c runs that parser on worker threads
- * over blocks of the input, each block through a reader of its own that
- * points into the block. Internal to the library. */
+ * faster; gs_reader_ahead.c runs that parser on worker threads over
+ * blocks of the input, which gs_reader_block.c reads and parses, each
+ * through a reader of its own that points into the block. Internal to the
+ * library. */
 #ifndef GS_READER_INT_H
 #define GS_READER_INT_H
 
