@@ -18,7 +18,8 @@
  * not: it keeps the set of every ID it mentions instead, when that takes no
  * more than the hashes would, and is otherwise always read again. The
  * blocks a longer line is cut into are noted as one block per worker, its
- * part of the line, in the same way. */
+ * part of the line, in the same way, its set of mentions judged against
+ * the whole line once the section is done. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_array.h"
@@ -146,14 +147,17 @@ static int too_big(const noted *b, int done) {
 
 /* Adds what the worker's last part of a line mentions to its set, once,
  * when the part is done or its set of mentions too big, and keeps that set
- * only if it is not. */
+ * if it is not too big yet: whether it is for good is judged once the
+ * section is done (judge_parts), against the whole line. */
 static int settle(worker_set *w, int done) {
   noted *b = w->nblocks ? &w->blocks[w->nblocks - 1] : NULL;
-  int err;
-  if (!b || !b->pending || (!done && !too_big(b, 0))) return GS_OK;
+  int big, err;
+  if (!b || !b->pending) return GS_OK;
+  big = too_big(b, 0);
+  if (!done && !big) return GS_OK;
   b->pending = 0;
   err = merge_mentions(w, b->mentions);
-  if (too_big(b, 1)) {
+  if (big) {
     free_mentions(b->mentions);
     b->mentions = NULL;
   }
@@ -301,18 +305,61 @@ void gs_refs_ahead_release(gs_refs_ahead *a, uint64_t before) {
   }
 }
 
+static int holds(worker_set *w, uint64_t section) {
+  int mine;
+  gs_sem_wait(w->lock);
+  mine = w->section == section;
+  gs_sem_post(w->lock);
+  return mine;
+}
+
+/* Raises the count of references of each part of a line in w to the count
+ * o saw of the same line (each worker counted only as far as its last block
+ * of it; both hold their parts in line order). */
+static void count_whole_lines(worker_set *w, const worker_set *o) {
+  size_t i, j = 0;
+  for (i = 0; i < w->nblocks; i++) {
+    noted *b = &w->blocks[i];
+    if (!b->where.part) continue;
+    while (j < o->nblocks && o->blocks[j].where.line < b->where.line) j++;
+    if (j < o->nblocks && same_line(&o->blocks[j], &b->where) && o->blocks[j].where.line_refs > b->where.line_refs)
+      b->where.line_refs = o->blocks[j].where.line_refs;
+  }
+}
+
+/* Drops the sets of mentions of the parts of lines that take more than the
+ * hashes of the whole line's references would: the section is done, so
+ * the worker that took a line's last block counted all its references. */
+static void judge_parts(gs_refs_ahead *a, const int *mine) {
+  size_t i, k;
+  for (i = 0; i < GS_READER_WORKERS; i++)
+    for (k = 0; k < GS_READER_WORKERS; k++)
+      if (i != k && mine[i] && mine[k]) count_whole_lines(&a->w[i], &a->w[k]);
+  for (i = 0; i < GS_READER_WORKERS; i++)
+    for (k = 0; mine[i] && k < a->w[i].nblocks; k++) {
+      noted *b = &a->w[i].blocks[k];
+      if (b->mentions && b->where.part && too_big(b, 1)) {
+        free_mentions(b->mentions);
+        b->mentions = NULL;
+      }
+    }
+}
+
 int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int *overflow) {
+  int mine[GS_READER_WORKERS];
   size_t i;
-  for (i = 0; a && i < GS_READER_WORKERS; i++) {
-    worker_set *w = &a->w[i];
-    int mine, err = GS_OK;
-    gs_sem_wait(w->lock);
-    mine = w->section == section;
-    gs_sem_post(w->lock);
+  if (!a) return GS_OK;
+  for (i = 0; i < GS_READER_WORKERS; i++) {
+    int err;
     /* The workers are done with the section: its last part of a line too. */
-    if (mine && (err = settle(w, 1))) return err;
-    if (mine && w->overflow) *overflow = 1;
-    if (mine && !*overflow) err = gs_idset_merge(into, &w->set);
+    if ((mine[i] = holds(&a->w[i], section)) && (err = settle(&a->w[i], 1))) return err;
+  }
+  judge_parts(a, mine);
+  for (i = 0; i < GS_READER_WORKERS; i++) {
+    worker_set *w = &a->w[i];
+    int err = GS_OK;
+    if (mine[i] && w->overflow) *overflow = 1;
+    if (mine[i] && !*overflow) err = gs_idset_merge(into, &w->set);
     if (err == GS_ELIMIT) {
       gs_idset_clear(into);
       *overflow = 1;
@@ -401,12 +448,7 @@ int gs_refs_ahead_find(gs_refs_ahead *a, uint64_t section, const uint64_t *ids, 
   size_t i;
   int err = q ? sought_init(q, ids, nids) : GS_ENOMEM;
   for (i = 0; !err && i < GS_READER_WORKERS; i++) {
-    worker_set *w = &a->w[i];
-    int mine;
-    gs_sem_wait(w->lock);
-    mine = w->section == section;
-    gs_sem_post(w->lock);
-    if (mine) err = find_in(w, q, blocks, n, cap);
+    if (holds(&a->w[i], section)) err = find_in(&a->w[i], q, blocks, n, cap);
   }
   if (q) free(q->hashes);
   free(q);

@@ -31,7 +31,8 @@ gs_refs_ahead *gs_refs_ahead_start(gs_reader *r, size_t free_chunks);
 void gs_refs_ahead_stop(gs_refs_ahead *a, gs_reader *r);
 /* Adds what the workers noted for the section after `section` section
  * records to `into` (or sets *overflow): call once the caller has taken
- * every record of that section. Returns GS_OK or GS_ENOMEM. */
+ * every record of that section, and before gs_refs_ahead_find. Returns
+ * GS_OK or GS_ENOMEM. */
 int gs_refs_ahead_gather(gs_refs_ahead *a, uint64_t section, gs_idset *into, int *overflow);
 /* Appends to *blocks (*n of them, room for *cap) the blocks of that
  * section the workers noted where one of ids[0..nids) may be mentioned
