@@ -144,6 +144,12 @@ typedef int (*gs_refs_fn)(void *ctx, unsigned worker, const gs_refs_block *block
                           const uint64_t *refs, size_t n);
 int gs_reader_on_refs(gs_reader *r, gs_refs_fn fn, void *ctx);
 int gs_reader_tag(const gs_reader *r);
+/* While on, the references of a line in parts that fn tagged nonzero are
+ * not joined: the record comes with those of its untagged parts only (and
+ * tag 0), or with none. For a consumer that needs no more of a tagged
+ * record's references than fn saw; it saves copying arrays of millions.
+ * Off at first; GS_EINVAL when no workers run. */
+int gs_reader_skip_tagged(gs_reader *r, int on);
 /* The block of the record returned last, when workers parse (GS_OK), else
  * GS_EINVAL. */
 int gs_reader_block(const gs_reader *r, gs_refs_block *block);

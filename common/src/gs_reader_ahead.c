@@ -239,9 +239,10 @@ static int tag_of(ahead *a, const batch *b, const entry *e) {
 }
 
 /* Appends the references of the next block's first entry, the rest of the
- * line of rec, to a->refs: GS_OK, 1 when the line goes on, or an error (the
- * blocks with the rest of a failed line are dropped as they come). */
-static int join_rest(ahead *a, gs_record *rec) {
+ * line of rec, to a->refs (unless tagged and skipped), counting them in
+ * *total: GS_OK, 1 when the line goes on, or an error (the blocks with the
+ * rest of a failed line are dropped as they come). */
+static int join_rest(ahead *a, gs_record *rec, uint64_t *total) {
   const batch *b;
   const entry *e;
   int tag, err = next_batch(a);
@@ -250,15 +251,17 @@ static int join_rest(ahead *a, gs_record *rec) {
   /* Only an I/O error leaves a block that goes on with a line empty. */
   if (!b->n) return b->end_err ? b->end_err : GS_EIO;
   e = &b->entries[a->cur_i++];
-  if (rec->nrefs + e->n > a->r->max_refs) {
+  if (*total + e->n > a->r->max_refs) {
     gs_reader_too_many_refs_(a->r);
     a->diag = a->r->diag;
     a->diag.line = rec->line;
     return GS_EFORMAT;
   }
   if (e->flags & E_FAILED) return failed(a, b, e);
-  if (gs_array_reserve((void **)&a->refs, &a->refs_cap, rec->nrefs + e->n, sizeof *a->refs)) return GS_ENOMEM;
+  *total += e->n;
   if ((tag = tag_of(a, b, e)) < a->tag) a->tag = tag;
+  if ((a->skip_tagged && tag) || !e->n) return b->open;
+  if (gs_array_reserve((void **)&a->refs, &a->refs_cap, rec->nrefs + e->n, sizeof *a->refs)) return GS_ENOMEM;
   memcpy(a->refs + rec->nrefs, b->refs + e->at, e->n * sizeof *a->refs);
   rec->nrefs += e->n;
   return b->open;
@@ -266,10 +269,12 @@ static int join_rest(ahead *a, gs_record *rec) {
 
 /* The object record whose line goes on in the next blocks, whole. */
 static int join_line(ahead *a, gs_record *rec) {
+  uint64_t total = rec->nrefs;
   int err;
+  if (a->skip_tagged && a->tag) rec->nrefs = 0;
   if (gs_array_reserve((void **)&a->refs, &a->refs_cap, rec->nrefs, sizeof *a->refs)) return GS_ENOMEM;
-  memcpy(a->refs, rec->refs, rec->nrefs * sizeof *a->refs);
-  while ((err = join_rest(a, rec)) == 1) continue;
+  if (rec->nrefs) memcpy(a->refs, rec->refs, rec->nrefs * sizeof *a->refs);
+  while ((err = join_rest(a, rec, &total)) == 1) continue;
   rec->refs = a->refs;
   return err;
 }
@@ -318,6 +323,12 @@ int gs_reader_on_refs(gs_reader *r, gs_refs_fn fn, void *ctx) {
   a->refs_fn = fn;
   a->refs_ctx = ctx;
   for (i = 0; i < WORKERS; i++) gs_sem_post(a->w[i].hook_lock);
+  return GS_OK;
+}
+
+int gs_reader_skip_tagged(gs_reader *r, int on) {
+  if (!r->ahead) return GS_EINVAL;
+  r->ahead->skip_tagged = on;
   return GS_OK;
 }
 

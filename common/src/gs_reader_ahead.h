@@ -101,6 +101,7 @@ typedef struct ahead {
   gs_diag diag;
   uint64_t cur_offset;
   int tag;                       /* of the record returned last */
+  int skip_tagged;               /* see gs_reader_skip_tagged */
   uint64_t *refs;                /* of a line cut into blocks, joined */
   size_t refs_cap;
 } ahead;

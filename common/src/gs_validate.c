@@ -554,6 +554,8 @@ int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_count
   v->source = r;
   g->n = g->nrefs = 0;
   for (;;) {
+    /* In later mode, references the workers noted are not needed again. */
+    if (v->ahead) (void)gs_reader_skip_tagged(r, v->later);
     err = gs_reader_next(r, &rec);
     if (err == GS_EOF) break;
     if (err == GS_EFORMAT) {

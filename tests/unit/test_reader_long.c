@@ -2,7 +2,8 @@
  * array of millions of elements is one line, read as it arrives, with no
  * byte limit but one on its references, on one thread or on the parsing
  * workers (which cut it into blocks); a failure anywhere in it names its
- * line and reading goes on. */
+ * line and reading goes on; the parts a consumer saw on the workers can be
+ * left out of the record. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -112,9 +113,49 @@ static void test_long_object_line(void **state) {
   gsu_buf_free(&b);
 }
 
+/* Tags the blocks whose first reference has an even index, counting the
+ * references it tagged per worker (each worker's calls come one at a time). */
+static int tag_even(void *ctx, unsigned worker, const gs_refs_block *block, const uint64_t *refs, size_t n) {
+  size_t *tagged = ctx;
+  (void)block;
+  if ((refs[0] - UINT64_C(0x200000000)) / 8 % 2) return 0;
+  tagged[worker] += n;
+  return 1;
+}
+
+/* With tagged parts skipped, the long line's record holds the references
+ * of the other parts only, in order, and its tag is 0. */
+static void test_tagged_parts_skipped(void **state) {
+  gsu_buf b = {0};
+  gs_reader *r = NULL;
+  gs_record rec;
+  size_t tagged[GS_READER_WORKERS] = {0}, i, total = 0;
+  (void)state;
+  if (gsu_no_processes()) skip();
+  long_object_input(&b, 400000, NULL);
+  gsu_assert_ok(gs_reader_new_buffer(&r, b.data, b.len));
+  gsu_assert_ok(gs_reader_start_thread(r));
+  gsu_assert_ok(gs_reader_on_refs(r, tag_even, tagged));
+  gsu_assert_ok(gs_reader_skip_tagged(r, 1));
+  gsu_assert_ok(gs_reader_next(r, &rec));
+  gsu_assert_ok(gs_reader_next(r, &rec));
+  assert_int_equal(rec.id, 0x10);
+  for (i = 0; i < GS_READER_WORKERS; i++) total += tagged[i];
+  assert_true(total > 0 && rec.nrefs > 0);
+  assert_int_equal(rec.nrefs + total, 400000);
+  assert_int_equal(gs_reader_tag(r), 0);
+  for (i = 1; i < rec.nrefs; i++)
+    if (rec.refs[i] <= rec.refs[i - 1] || (rec.refs[i] - rec.refs[0]) % 8) fail_msg("reference %zu is %llx", i, (unsigned long long)rec.refs[i]);
+  check_rest(r);
+  gs_reader_on_refs(r, NULL, NULL);
+  gs_reader_free(r);
+  gsu_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_long_object_line),
+    cmocka_unit_test(test_tagged_parts_skipped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
