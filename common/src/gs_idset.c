@@ -49,10 +49,21 @@ int gs_idset_init(gs_idset *s) {
   return gs_idmap_init(&s->dir, 64);
 }
 
+/* Zeroes what the chunk's members touched and keeps its bitmap as a spare,
+ * or frees it. */
+static void retire_bits(gs_idset *s, gs_idset_chunk *ch) {
+  if (s->nspares == GS_IDSET_SPARES) {
+    free(ch->bits);
+    return;
+  }
+  if (ch->lo < ch->hi) memset(ch->bits + ch->lo, 0, (ch->hi - ch->lo) * sizeof *ch->bits);
+  s->spares[s->nspares++] = ch->bits;
+}
+
 static void free_chunks(gs_idset *s) {
   size_t i;
   for (i = 0; i < s->nchunks; i++) {
-    free(s->chunks[i].bits);
+    retire_bits(s, &s->chunks[i]);
     free(s->chunks[i].rank);
   }
   s->nchunks = 0;
@@ -76,6 +87,7 @@ void gs_idset_clear(gs_idset *s) {
 
 void gs_idset_free(gs_idset *s) {
   gs_idset_clear(s);
+  while (s->nspares) free(s->spares[--s->nspares]);
   free(s->chunks);
   gs_idmap_free(&s->dir);
   memset(s, 0, sizeof *s);
@@ -153,15 +165,21 @@ static int new_chunk(gs_idset *s, uint64_t key, gs_idset_chunk **out) {
    * a fresh page first read is mapped to the zero page, then copied on the
    * first write, which interrupts every processor running the process to
    * flush the old mapping. */
-  if (!(bits = malloc(CHUNK_WORDS * sizeof *bits))) return GS_ENOMEM;
-  zero_fill(bits, 0, CHUNK_WORDS * sizeof *bits);
-  if (gs_idmap_put(&s->dir, key, &d) < 0) { free(bits); return GS_ENOMEM; }
+  if (s->nspares) {
+    bits = s->spares[--s->nspares];
+  } else {
+    if (!(bits = malloc(CHUNK_WORDS * sizeof *bits))) return GS_ENOMEM;
+    zero_fill(bits, 0, CHUNK_WORDS * sizeof *bits);
+  }
+  if (gs_idmap_put(&s->dir, key, &d) < 0) { s->spares[s->nspares++] = bits; return GS_ENOMEM; }
   ch = &s->chunks[s->nchunks];
   /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): chunks_cap > nchunks, so allocated */
   ch->bits = bits;
   d->value = (uint32_t)s->nchunks++;
   ch->key = key;
   ch->rank = NULL;
+  ch->lo = (uint32_t)CHUNK_WORDS;
+  ch->hi = 0;
   *out = ch;
   return 1;
 }
@@ -183,6 +201,7 @@ int gs_idset_add_slow(gs_idset *s, uint64_t id) {
   /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): every chunk has its bits */
   if (ch->bits[w] & bit) return 0;
   ch->bits[w] |= bit;
+  gs_idset_touch_(ch, w);
   s->count++;
   return 1;
 rebuild:
@@ -205,6 +224,7 @@ size_t gs_idset_memory(const gs_idset *s) {
   size_t c;
   for (c = 0; c < s->nchunks; c++)
     bytes += CHUNK_WORDS * (sizeof *s->chunks[c].bits + (s->chunks[c].rank ? sizeof(uint32_t) : 0));
+  bytes += s->nspares * CHUNK_WORDS * sizeof(uint64_t);
   if (s->hashed) bytes += (s->ids.mask + 1) * sizeof *s->ids.slots;
   return bytes;
 }
@@ -287,7 +307,7 @@ int gs_idset_members(gs_idset *s, uint64_t *out) {
   if (s->hashed) { hash_members(s, out); return GS_OK; }
   sort_chunks(s);
   for (c = 0; c < s->nchunks; c++)
-    for (w = 0; w < CHUNK_WORDS; w++) {
+    for (w = s->chunks[c].lo; w < s->chunks[c].hi; w++) {
       uint64_t bits = s->chunks[c].bits[w];
       for (; bits; bits &= bits - 1) out[n++] = id_of(s, s->chunks[c].key, w, lowest_bit(bits));
     }
@@ -326,7 +346,7 @@ size_t gs_idset_outside(gs_idset *a, gs_idset *b, uint64_t *out) {
     return n;
   }
   for (c = 0; c < a->nchunks; c++)
-    for (w = 0; w < CHUNK_WORDS; w++)
+    for (w = a->chunks[c].lo; w < a->chunks[c].hi; w++)
       if (a->chunks[c].bits[w]) n += word_outside(a, &a->chunks[c], w, b, out, n);
   return n;
 }
@@ -336,7 +356,7 @@ size_t gs_idset_outside(gs_idset *a, gs_idset *b, uint64_t *out) {
 static int merge_members(gs_idset *dst, const gs_idset *src, const gs_idset_chunk *ch) {
   size_t w;
   int err;
-  for (w = 0; w < CHUNK_WORDS; w++) {
+  for (w = ch->lo; w < ch->hi; w++) {
     uint64_t bits = ch->bits[w];
     for (; bits; bits &= bits - 1)
       if ((err = gs_idset_add(dst, id_of(src, ch->key, w, lowest_bit(bits)))) < 0) return err;
@@ -348,19 +368,18 @@ static int merge_members(gs_idset *dst, const gs_idset *src, const gs_idset_chun
  * changes its layout), then a word at a time when the layouts match. */
 static int merge_chunk(gs_idset *dst, const gs_idset *src, const gs_idset_chunk *ch) {
   gs_idset_chunk *to;
-  size_t w = 0;
+  size_t w = ch->lo;
   int err;
-  while (w < CHUNK_WORDS && !ch->bits[w]) w++;
-  if (w == CHUNK_WORDS) return GS_OK;
+  while (w < ch->hi && !ch->bits[w]) w++;
+  if (w >= ch->hi) return GS_OK;
   if ((err = gs_idset_add(dst, id_of(src, ch->key, w, lowest_bit(ch->bits[w])))) < 0) return err;
   if (dst->hashed || dst->shift != src->shift || !(to = find_chunk(dst, ch->key)))
     return merge_members(dst, src, ch);
-  /* Words with nothing new are not written: a page of dst that no member
-   * reaches is never given memory. */
-  for (; w < CHUNK_WORDS; w++) {
+  for (; w < ch->hi; w++) {
     uint64_t fresh = ch->bits[w] & ~to->bits[w];
     if (!fresh) continue;
     to->bits[w] |= fresh;
+    gs_idset_touch_(to, w);
     dst->count += gs_idset_popcount_(fresh);
   }
   return GS_OK;

@@ -27,7 +27,10 @@ typedef struct gs_idset_chunk {
   uint64_t key;              /* ID >> chunk shift */
   uint64_t *bits;
   uint32_t *rank;            /* sealed: members before each word, in ID order */
+  uint32_t lo, hi;           /* the words outside [lo, hi) are zero */
 } gs_idset_chunk;
+
+#define GS_IDSET_SPARES 8
 
 typedef struct gs_idset {
   size_t count;
@@ -46,6 +49,10 @@ typedef struct gs_idset {
   int sealed;
   int bitmaps_only;          /* fail rather than become a hash table */
   size_t free_chunks;        /* chunks allowed whatever their members */
+  /* zeroed bitmaps kept by gs_idset_clear, so that a set cleared often
+   * (once a section) costs what its members touched, not 512 KB a chunk */
+  uint64_t *spares[GS_IDSET_SPARES];
+  size_t nspares;
 } gs_idset;
 
 int gs_idset_init(gs_idset *s);
@@ -57,7 +64,7 @@ void gs_idset_free(gs_idset *s);
  * from anywhere in a known range at first (references to objects not read
  * yet) keep its bitmaps. */
 void gs_idset_bitmaps_only(gs_idset *s, size_t free_chunks);
-/* Empties the set and unseals it. */
+/* Empties the set and unseals it, keeping a few bitmaps for reuse. */
 void gs_idset_clear(gs_idset *s);
 
 /* Returns 1 when id was added, 0 when already a member, or GS_ENOMEM. */
@@ -113,10 +120,10 @@ static inline size_t gs_idset_word_index_(const gs_idset *s, uint64_t id) {
   return (size_t)(id >> (s->shift + 6)) & (GS_IDSET_CHUNK_WORDS - 1);
 }
 
-/* The word holding id's bit when its chunk is cached, else NULL. */
-static inline uint64_t *gs_idset_word_(gs_idset *s, uint64_t id) {
-  gs_idset_chunk *ch = gs_idset_chunk_(s, id);
-  return ch ? &ch->bits[gs_idset_word_index_(s, id)] : NULL;
+/* Notes that word w of ch may no longer be zero. */
+static inline void gs_idset_touch_(gs_idset_chunk *ch, size_t w) {
+  if (w < ch->lo) ch->lo = (uint32_t)w;
+  if (w >= ch->hi) ch->hi = (uint32_t)w + 1;
 }
 
 /* A macro, not a function: GCC finds a function that only prefetches free
@@ -129,6 +136,8 @@ static inline uint64_t *gs_idset_word_(gs_idset *s, uint64_t id) {
       size_t gs_w_ = gs_idset_word_index_((s), (id));                     \
       __builtin_prefetch(&gs_ch_->bits[gs_w_]);                           \
       if (gs_ch_->rank) __builtin_prefetch(&gs_ch_->rank[gs_w_]);         \
+    } else if ((s)->hashed) {                                             \
+      gs_idmap_prefetch(&(s)->ids, (id));                                 \
     }                                                                     \
   } while (0)
 #else
@@ -136,17 +145,21 @@ static inline uint64_t *gs_idset_word_(gs_idset *s, uint64_t id) {
 #endif
 
 static inline int gs_idset_has(gs_idset *s, uint64_t id) {
-  const uint64_t *word = gs_idset_word_(s, id);
-  if (!word) return gs_idset_has_slow(s, id);
-  return (int)((*word >> ((id >> s->shift) & 63)) & 1);
+  const gs_idset_chunk *ch = gs_idset_chunk_(s, id);
+  if (!ch) return gs_idset_has_slow(s, id);
+  return (int)((ch->bits[gs_idset_word_index_(s, id)] >> ((id >> s->shift) & 63)) & 1);
 }
 
 static inline int gs_idset_add(gs_idset *s, uint64_t id) {
-  uint64_t *word = gs_idset_word_(s, id), bit;
-  if (!word) return gs_idset_add_slow(s, id);
+  gs_idset_chunk *ch = gs_idset_chunk_(s, id);
+  size_t w;
+  uint64_t bit;
+  if (!ch) return gs_idset_add_slow(s, id);
+  w = gs_idset_word_index_(s, id);
   bit = UINT64_C(1) << ((id >> s->shift) & 63);
-  if (*word & bit) return 0;
-  *word |= bit;
+  if (ch->bits[w] & bit) return 0;
+  ch->bits[w] |= bit;
+  gs_idset_touch_(ch, w);
   s->count++;
   return 1;
 }
@@ -155,13 +168,17 @@ static inline int gs_idset_add(gs_idset *s, uint64_t id) {
  * that is random: 1 when it was, 0 when not, or what gs_idset_add fails
  * with. */
 static inline int gs_idset_put(gs_idset *s, uint64_t id) {
-  uint64_t *word = gs_idset_word_(s, id), bit;
+  gs_idset_chunk *ch = gs_idset_chunk_(s, id);
+  size_t w;
+  uint64_t bit;
   int fresh;
-  if (!word) return gs_idset_add_slow(s, id);
+  if (!ch) return gs_idset_add_slow(s, id);
+  w = gs_idset_word_index_(s, id);
   bit = UINT64_C(1) << ((id >> s->shift) & 63);
-  fresh = !(*word & bit);
+  fresh = !(ch->bits[w] & bit);
   s->count += (size_t)fresh;
-  *word |= bit;
+  ch->bits[w] |= bit;
+  gs_idset_touch_(ch, w);
   return fresh;
 }
 

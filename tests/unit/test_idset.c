@@ -1,7 +1,8 @@
 /* test_idset.c - the ID set behind validation and graph loading: membership,
  * duplicates, rank and member order in each of its representations (address
  * bitmaps at 8 then 4 bytes a bit, one bit per ID value, hash table), and
- * the switches between them while a set fills, and the union of two sets. */
+ * the switches between them while a set fills, the union of two sets, and
+ * sets cleared and filled again. */
 #include "gs_unit.h"
 
 #include <stdlib.h>
@@ -180,6 +181,34 @@ static void merge_is_the_union(void **state) {
   free(members);
 }
 
+/* A set cleared again and again (its bitmaps kept for reuse) holds only
+ * what was added since: members, and what lies outside an empty set. */
+static void cleared_sets_start_empty(void **state) {
+  size_t n = 20000, i, k, round;
+  uint64_t *ids = malloc(n * sizeof *ids), *out = malloc(n * sizeof *out);
+  gs_idset s, none;
+  (void)state;
+  gsu_assert_ok(gs_idset_init(&s));
+  gsu_assert_ok(gs_idset_init(&none));
+  for (round = 0; round < 6; round++) {
+    ids_of_kind(ids, n / (round + 1), (int)(round % 3), 40 + round);
+    for (i = 0; i < n / (round + 1); i++) assert_true(gs_idset_add(&s, ids[i]) >= 0);
+    qsort(ids, n / (round + 1), sizeof *ids, cmp_u64);
+    for (i = 1, k = 1; i < n / (round + 1); i++)
+      if (ids[i] != ids[k - 1]) ids[k++] = ids[i];
+    assert_int_equal(s.count, k);
+    assert_int_equal(gs_idset_outside(&s, &none, NULL), k);
+    gsu_assert_ok(gs_idset_members(&s, out));
+    for (i = 0; i < k; i++) assert_int_equal(out[i], ids[i]);
+    gs_idset_clear(&s);
+    assert_false(gs_idset_has(&s, ids[0]));
+  }
+  gs_idset_free(&s);
+  gs_idset_free(&none);
+  free(ids);
+  free(out);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(addresses_use_bitmaps),
@@ -188,6 +217,7 @@ int main(void) {
     cmocka_unit_test(scattered_ids_use_a_hash_table),
     cmocka_unit_test(edge_ids),
     cmocka_unit_test(merge_is_the_union),
+    cmocka_unit_test(cleared_sets_start_empty),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
