@@ -255,8 +255,9 @@ static int seal_chunks(gs_idset *s) {
   sort_chunks(s);
   for (c = 0; c < s->nchunks; c++) {
     gs_idset_chunk *ch = &s->chunks[c];
+    /* Only the words members touched are ever looked up. */
     if (!(ch->rank = malloc(CHUNK_WORDS * sizeof *ch->rank))) return GS_ENOMEM;
-    for (w = 0; w < CHUNK_WORDS; w++) {
+    for (w = ch->lo; w < ch->hi; w++) {
       ch->rank[w] = total;
       total += gs_idset_popcount_(ch->bits[w]);
     }
