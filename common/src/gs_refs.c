@@ -315,7 +315,9 @@ static int holds(worker_set *w, uint64_t section) {
 
 /* Raises the count of references of each part of a line in w to the count
  * o saw of the same line (each worker counted only as far as its last block
- * of it; both hold their parts in line order). */
+ * of it). Both hold their blocks in line order, but for a part the calling
+ * thread handed over late, which may then keep its own count: at worst its
+ * line is read again for nothing. */
 static void count_whole_lines(worker_set *w, const worker_set *o) {
   size_t i, j = 0;
   for (i = 0; i < w->nblocks; i++) {
