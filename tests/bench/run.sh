@@ -5,7 +5,8 @@
 #
 # Captures mock heaps of OBJECTS objects (default 10000000) with gcsnap-agent
 # once into $GS_BENCH_DIR (default $TMPDIR/gcsnap-bench), one per reference
-# shape (targets=local|forward|random), then times the baselines (`wc -l`
+# shape (targets=local|forward|random, and sections: random references in
+# 1000 sections, as a stream of captures), then times the baselines (`wc -l`
 # and a naive validator, gcsnap-bench-naive) and each phase of gcsnap-bench
 # and `gcsnap dominators` in its own process, and does the same for the real
 # heaps it can get: wpfapp.gclog when the shared folder is present, and V8,
@@ -24,7 +25,7 @@ usage: tests/bench/run.sh [--json] [--check] [--prepare] [BUILD_DIR] [OBJECTS]
   --prepare  only make the dumps that are missing (mock and real), time nothing
 Environment: GS_BENCH_DIR (where the dump is kept), GS_BENCH_SEED (default 1),
 GS_BENCH_REPEAT (runs per phase, best time kept; default 3), GS_SHARED_DIR,
-GS_BENCH_SHAPES (mock reference shapes; default "local forward random"),
+GS_BENCH_SHAPES (mock shapes; default "local forward random sections"),
 GS_BENCH_REAL_OBJECTS (objects of the V8, JVM and Mono heaps; default OBJECTS).
 EOF
 }
@@ -57,7 +58,7 @@ repo=$(cd "$here/../.." && pwd)
 shared=${GS_SHARED_DIR:-$repo/../shared}
 [ -d "$shared" ] && shared=$(cd "$shared" && pwd)
 work=${GS_BENCH_DIR:-${TMPDIR:-/tmp}/gcsnap-bench}
-shapes=${GS_BENCH_SHAPES:-"local forward random"}
+shapes=${GS_BENCH_SHAPES:-"local forward random sections"}
 agent=$build/bin/gcsnap-agent
 bench=$build/bin/gcsnap-bench
 naive=$build/bin/gcsnap-bench-naive
@@ -101,7 +102,11 @@ make_dump() {
     note "capturing a mock heap of $objects objects ($1 references) into $dump"
     rm -f "$dump" "$dump.stamp"
     t0=$(now)
-    "$agent" --source "mock:objects=$objects,seed=$seed,degree=2.8,targets=$1" --clock 0 --out "$dump"
+    case $1 in
+      sections) knobs=targets=random,sections=1000,types=100 ;;
+      *) knobs=targets=$1 ;;
+    esac
+    "$agent" --source "mock:objects=$objects,seed=$seed,degree=2.8,$knobs" --clock 0 --out "$dump"
     t1=$(now)
     printf '%s\n' "$stamp" > "$dump.stamp"
     gen_seconds=$(calc '%.3f' "$t1 - $t0")
