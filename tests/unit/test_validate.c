@@ -412,6 +412,12 @@ static int dangle_cmp(const void *pa, const void *pb) {
   return a->id < b->id ? -1 : a->id > b->id;
 }
 
+static int dangle_by_id(const void *pa, const void *pb) {
+  const dangle *a = pa, *b = pb;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return a->line < b->line ? -1 : a->line > b->line;
+}
+
 static uint64_t test_rng(uint64_t *s) {
   *s ^= *s << 13;
   *s ^= *s >> 7;
@@ -419,15 +425,17 @@ static uint64_t test_rng(uint64_t *s) {
   return *s;
 }
 
-/* A section whose references go back, ahead, nowhere (to IDs in the heap's
- * range, or, with sparse, to random addresses, which the validator cannot
- * keep in bitmaps), several times to the same ID and twice on a line. The
- * expected report is worked out naively: every reference checked against
- * the whole section, the first mention of each missing ID kept. */
-static void dangling_section(gsu_buf *b, uint64_t *line, int sparse, uint64_t seed,
-                             dangle *want, size_t *nwant) {
-  enum { OBJECTS = 30000 };
+/* A section of `objects` objects whose references go back, ahead, nowhere
+ * (to IDs in the heap's range, or, with sparse, to random addresses, which
+ * the validator cannot keep in bitmaps), several times to the same ID and
+ * twice on a line; the middle object holds an array of `array` references
+ * (a line the parsing workers cut into blocks). The expected report is
+ * worked out naively: every reference checked against the whole section,
+ * the first mention of each missing ID kept. */
+static void dangling_section(gsu_buf *b, uint64_t *line, int sparse, uint64_t seed, uint64_t objects,
+                             unsigned array, dangle *want, size_t *nwant) {
   const uint64_t base = UINT64_C(0x7f0000000000);
+  const uint64_t OBJECTS = objects;
   uint64_t pool[64], i;
   size_t k, n0 = *nwant, w;
   for (k = 0; k < 64; k++)
@@ -435,7 +443,7 @@ static void dangling_section(gsu_buf *b, uint64_t *line, int sparse, uint64_t se
   gsu_buf_printf(b, "a 2 s%d 0\nt 1 T\n", sparse);
   *line += 2;
   for (i = 0; i < OBJECTS; i++) {
-    unsigned nrefs = (unsigned)(test_rng(&seed) % 6), r;
+    unsigned nrefs = i == OBJECTS / 2 ? array : (unsigned)(test_rng(&seed) % 6), r;
     gsu_buf_printf(b, "o %llx 1 8", (unsigned long long)(base + 0x20 * i));
     ++*line;
     for (r = 0; r < nrefs; r++) {
@@ -460,16 +468,32 @@ static void dangling_section(gsu_buf *b, uint64_t *line, int sparse, uint64_t se
   gsu_buf_printf(b, "c s%d 0\n", sparse);
   ++*line;
   /* the first mention of each ID, in line order */
-  for (k = n0; k < *nwant; k++) {
-    for (w = n0; w < k && want[w].id != want[k].id; w++) continue;
-    if (w < k) want[k].id = 0;
-  }
+  qsort(want + n0, *nwant - n0, sizeof *want, dangle_by_id);
   for (k = n0, w = n0; k < *nwant; k++)
-    if (want[k].id) want[w++] = want[k];
+    if (w == n0 || want[w - 1].id != want[k].id) want[w++] = want[k];
   *nwant = w;
   qsort(want + n0, *nwant - n0, sizeof *want, dangle_cmp);
 }
 
+/* The dangling references reported are those expected, in line order. */
+static void check_dangling(const gsu_diags *diags, const gs_validate_counts *counts, const dangle *want,
+                           size_t nwant) {
+  size_t k, d = 0;
+  for (k = 0; k < diags->n; k++) {
+    unsigned long long id = 0;
+    if (diags->items[k].code != GS_D_DANGLING_REFERENCE) continue;
+    assert_true(d < nwant);
+    assert_int_equal(diags->items[k].line, want[d].line);
+    assert_int_equal(sscanf(diags->items[k].message, "reference to object %llx", &id), 1);
+    assert_int_equal(id, want[d].id);
+    d++;
+  }
+  assert_int_equal(d, nwant);
+  /* roots to pool IDs missing from the dump: every one but those defined */
+  assert_true(counts->warnings > nwant);
+}
+
+/* On one thread and on the parsing workers alike. */
 static void test_dangling_like_naive(void **state) {
   (void)state;
   gsu_buf b = {0};
@@ -477,32 +501,28 @@ static void test_dangling_like_naive(void **state) {
   gs_validate_counts counts;
   gs_reader *r = NULL;
   dangle *want = malloc(400000 * sizeof *want);
-  size_t nwant = 0, k, d = 0;
+  size_t nwant = 0, sections;
   uint64_t line = 0;
+  int threads;
   assert_non_null(want);
-  dangling_section(&b, &line, 0, 0x1234567, want, &nwant);
-  dangling_section(&b, &line, 1, 0x7654321, want, &nwant);
-  gsu_assert_ok(gs_reader_new_buffer(&r, b.data, b.len));
-  gsu_assert_ok(gs_validate_reader(r, gsu_diags_collect, &diags, &counts));
+  dangling_section(&b, &line, 0, 0x1234567, 30000, 300000, want, &nwant);
+  dangling_section(&b, &line, 1, 0x7654321, 30000, 5, want, &nwant);
+  /* Many small sections, which the sets are cleared between. */
+  for (sections = 0; sections < 40; sections++)
+    dangling_section(&b, &line, 0, 0x9999 + sections, 500, 3, want, &nwant);
   assert_true(nwant > 5000);
-  for (k = 0; k < diags.n; k++) {
-    unsigned long long id = 0;
-    if (diags.items[k].code != GS_D_DANGLING_REFERENCE) continue;
-    assert_true(d < nwant);
-    assert_int_equal(diags.items[k].line, want[d].line);
-    assert_int_equal(sscanf(diags.items[k].message, "reference to object %llx", &id), 1);
-    assert_int_equal(id, want[d].id);
-    d++;
+  for (threads = 0; threads < 2; threads++) {
+    if (threads && gsu_no_processes()) break;
+    gsu_assert_ok(gs_reader_new_buffer(&r, b.data, b.len));
+    if (threads) gsu_assert_ok(gs_reader_start_thread(r));
+    gsu_assert_ok(gs_validate_reader(r, gsu_diags_collect, &diags, &counts));
+    check_dangling(&diags, &counts, want, nwant);
+    gs_reader_free(r);
+    gsu_diags_free(&diags);
   }
-  assert_int_equal(d, nwant);
-  /* roots to pool IDs missing from the dump: every one but those defined */
-  assert_true(counts.warnings > nwant);
-  gs_reader_free(r);
-  gsu_diags_free(&diags);
   gsu_buf_free(&b);
   free(want);
 }
-
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_diag_names),
