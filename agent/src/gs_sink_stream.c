@@ -1,7 +1,7 @@
 /* gs_sink_stream.c - the wire as a sink: a snapshot streamed to a collector.
  *
  * A thin adapter: the walker's records go to the snapshot stream encoder
- * (common/src/gs_wire.c), which batches them into frames and hands each to
+ * (common/src/wire/gs_wire.c), which batches them into frames and hands each to
  * the send callback. The sink keeps nothing else, so its memory is the
  * encoder's fixed buffers whatever the heap's size. */
 #include <stdio.h>

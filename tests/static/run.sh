@@ -22,9 +22,12 @@ done
 
 status=0
 echo "static: cppcheck"
+# The public headers, and each folder of common/src for its private ones.
+includes="-I $src/common/include"
+for d in "$src"/common/src/*/; do includes="$includes -I $d"; done
+# shellcheck disable=SC2086  # $includes is a list of options without spaces
 if ! cppcheck -q --force --std=c99 --enable=warning,portability,performance \
-    --inline-suppr --error-exitcode=1 -j 2 \
-    -I "$src/common/include" -I "$src/common/src" \
+    --inline-suppr --error-exitcode=1 -j 2 $includes \
     "$src/common" "$src/agent" "$src/collector"; then
   status=1
 fi
