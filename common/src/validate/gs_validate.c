@@ -381,6 +381,14 @@ static void emit_late(gs_validator *v, const late_diag *d) {
 /* Reports what the whole section was needed for, in line order: three
  * lists already in that order are merged, so no copy of them is made. The
  * section ends before close_line. */
+/* In later mode the workers' notes are all the validator needs of the
+ * references they saw (see group_record), so the reader need not join the
+ * parts of a long line they noted. */
+static void set_later(gs_validator *v, int later) {
+  v->later = later;
+  if (v->ahead) (void)gs_reader_skip_tagged(v->source, later);
+}
+
 static int close_section(gs_validator *v, uint64_t close_line) {
   late_diag *types, cand[3];
   size_t ntypes, at[3] = {0, 0, 0};
@@ -412,7 +420,8 @@ static int close_section(gs_validator *v, uint64_t close_line) {
   v->merge = 0;
   gs_idmap_clear(&v->types);
   v->ntypes = v->names_len = v->nroots = v->nrefs = 0;
-  v->in_section = v->later = 0;
+  v->in_section = 0;
+  set_later(v, 0);
   return GS_OK;
 }
 
@@ -436,7 +445,7 @@ static int open_section(gs_validator *v, const gs_record *rec) {
   v->section_name_len = rec->name_len;
   v->section_line = rec->line;
   v->in_section = v->ever_section = 1;
-  v->later = v->source && gs_reader_mark_here(v->source, &v->mark) == GS_OK;
+  set_later(v, v->source && gs_reader_mark_here(v->source, &v->mark) == GS_OK);
   v->overflow = 0;
   v->counts.sections++;
   return GS_OK;
@@ -554,8 +563,6 @@ int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_count
   v->source = r;
   g->n = g->nrefs = 0;
   for (;;) {
-    /* In later mode, references the workers noted are not needed again. */
-    if (v->ahead) (void)gs_reader_skip_tagged(r, v->later);
     err = gs_reader_next(r, &rec);
     if (err == GS_EOF) break;
     if (err == GS_EFORMAT) {
