@@ -4,6 +4,7 @@
  * at a blank; then parsed in place into a batch of entries. */
 #include <stdlib.h>
 #include <string.h>
+#include "gs_array.h"
 #include "gs_error.h"
 #include "gs_reader_ahead.h"
 
@@ -140,15 +141,10 @@ int gs_block_take(ahead *a, worker *w, size_t *len, int *open) {
 
 /* ---- parsing a block ------------------------------------------------- */
 
-static int grow(void **arr, size_t *cap, size_t need, size_t elem, size_t first) {
-  size_t c = *cap;
-  void *p;
-  if (need <= c) return GS_OK;
-  while (c < need) c = c ? c * 2 : first;
-  if (!(p = realloc(*arr, c * elem))) return GS_ENOMEM;
-  *arr = p;
-  *cap = c;
-  return GS_OK;
+/* gs_array_reserve, with the common case (room enough) inline: it runs
+ * for every record. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem) {
+  return need <= *cap ? GS_OK : gs_array_reserve(arr, cap, need, elem);
 }
 
 /* Copies what the record points to into the batch; the references of a
@@ -162,7 +158,7 @@ static inline int keep(batch *b, gs_reader *sub, const gs_record *rec, entry *e)
     b->refs_cap = sub->refs_cap;
     sub->refs = refs;
     sub->refs_cap = cap;
-  } else if (grow((void **)&b->refs, &b->refs_cap, b->nrefs + rec->nrefs, sizeof *b->refs, 4096)) {
+  } else if (grow((void **)&b->refs, &b->refs_cap, b->nrefs + rec->nrefs, sizeof *b->refs)) {
     return GS_ENOMEM;
   } else if (rec->nrefs) {
     memcpy(b->refs + b->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
@@ -171,7 +167,7 @@ static inline int keep(batch *b, gs_reader *sub, const gs_record *rec, entry *e)
   e->n = rec->nrefs;
   b->nrefs += rec->nrefs;
   if (!rec->name) return GS_OK;
-  if (grow((void **)&b->names, &b->names_cap, b->names_len + rec->name_len, 1, 4096)) return GS_ENOMEM;
+  if (grow((void **)&b->names, &b->names_cap, b->names_len + rec->name_len, 1)) return GS_ENOMEM;
   memcpy(b->names + b->names_len, rec->name, rec->name_len);
   e->at = b->names_len;
   e->n = rec->name_len;
@@ -236,14 +232,14 @@ static void batch_start(batch *b) {
 static int parse_entry(worker *w, batch *b, uint64_t offset) {
   entry *e;
   int err;
-  if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof *b->entries, 1024)) return GS_ENOMEM;
+  if (grow((void **)&b->entries, &b->cap, b->n + 1, sizeof *b->entries)) return GS_ENOMEM;
   e = &b->entries[b->n];
   err = gs_reader_read_next_(&w->sub, &w->rec);
   if (err == GS_EOF) return err;
   e->end = w->sub.base + w->sub.pos - offset;
   e->line = w->rec.line;
   if (err == GS_EFORMAT) {
-    if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags, 16)) return GS_ENOMEM;
+    if (grow((void **)&b->diags, &b->diags_cap, b->ndiags + 1, sizeof *b->diags)) return GS_ENOMEM;
     b->diags[b->ndiags] = w->sub.diag;
     e->at = b->ndiags++;
     e->flags = E_FAILED;
@@ -265,7 +261,7 @@ static int parse_rest(worker *w, batch *b) {
   char *nl = memchr(s->buf, '\n', s->end), *end = nl ? nl : s->buf + s->end;
   entry *e;
   int err;
-  if (grow((void **)&b->entries, &b->cap, 1, sizeof *b->entries, 1024)) return GS_ENOMEM;
+  if (grow((void **)&b->entries, &b->cap, 1, sizeof *b->entries)) return GS_ENOMEM;
   e = &b->entries[0];
   *end = '\n';
   err = gs_reader_parse_rest_(s, s->buf, end, &w->rec);
@@ -274,7 +270,7 @@ static int parse_rest(worker *w, batch *b) {
   e->line = 0;
   e->kind = GS_REC_OBJECT;
   if (err == GS_EFORMAT) {
-    if (grow((void **)&b->diags, &b->diags_cap, 1, sizeof *b->diags, 16)) return GS_ENOMEM;
+    if (grow((void **)&b->diags, &b->diags_cap, 1, sizeof *b->diags)) return GS_ENOMEM;
     b->diags[0] = s->diag;
     e->at = b->ndiags++;
     e->n = w->rec.nrefs;
