@@ -253,18 +253,8 @@ static int run(const summary_args *sa, gs_summary *sum, gs_gens *counted) {
   gs_file *f = NULL;
   gs_reader *r = NULL;
   json_t *gens = NULL;
-  char err[300];
-  int code;
-  if (gs_file_open(&f, sa->path, err, sizeof err)) {
-    gs_cli_error("%s", err);
-    return GS_EXIT_USAGE;
-  }
-  gs_file_show_progress(f);
-  if (gs_file_new_reader(f, &r)) {
-    gs_file_close(f);
-    gs_cli_error("out of memory");
-    return GS_EXIT_USAGE;
-  }
+  int code = gs_cli_open_dump(sa->path, &f, &r);
+  if (code != GS_EXIT_OK) return code;
   code = load_sections(sum, f, r);
   gs_reader_free(r);
   gs_file_close(f);

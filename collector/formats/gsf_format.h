@@ -30,5 +30,10 @@ gsf_format gsf_detect(const unsigned char *head, size_t n);
 const char *gsf_format_name(gsf_format f);
 /* The converter of a foreign format; NULL for GSF_RECORDS. */
 gsf_convert_fn gsf_converter(gsf_format f);
+/* Whether f's converter holds a table of the whole heap until its last
+ * records are written (V8: the nodes come before their edges; .gcdump: the
+ * graph comes whole), so that a consumer building the graph meanwhile holds
+ * both at once. */
+int gsf_format_holds_heap(gsf_format f);
 
 #endif

@@ -71,9 +71,17 @@ void gs_file_set_progress(int on);
  * heap). Off unless a program turns it on. One switch per process. */
 void gs_file_set_notes(int on);
 
-/* Opens the dump at path with a reader on it. On failure returns the error
- * with fault filled, and leaves *f and *r NULL. */
+/* Opens the dump at path with a reader on it, for an analysis, which
+ * builds the graph: a foreign file whose converter holds the whole heap
+ * (gsf_format_holds_heap) is converted whole now into an unlinked file in
+ * $TMPDIR (else /tmp) and read from there, so that the converter's tables
+ * and the graph are not held at once. On failure returns the error with
+ * fault filled (a failed write to the temporary file is GS_EIO, naming
+ * it), and leaves *f and *r NULL. */
 int gs_file_open_dump(const char *path, gs_file **f, gs_reader **r, gs_file_fault *fault);
+/* The same, the records streamed as they are converted: for a caller that
+ * holds no graph. */
+int gs_file_open_records(const char *path, gs_file **f, gs_reader **r, gs_file_fault *fault);
 void gs_file_close_dump(gs_file *f, gs_reader *r);
 /* Fills fault for a failed read of f (d for GS_EFORMAT, else NULL);
  * returns err. */

@@ -170,8 +170,8 @@ verdict() {
   if [ "$(calc '%d' "$1")" = 1 ]; then verdict=ok; else verdict=MISSED; missed=1; fi
 }
 
-run_input() { # run_input NAME FILE
-  name=$1 file=$2
+run_input() { # run_input NAME FILE [ORIGINAL]: ORIGINAL, the foreign file FILE was converted from
+  name=$1 file=$2 orig=${3:-}
   [ "$prepare" = 1 ] && return 0
   note "benchmarking $name: $file"
   # An input made just before is still being written back to the disk,
@@ -186,6 +186,8 @@ run_input() { # run_input NAME FILE
   val_line=$(best_of validate "$file")
   graph_line=$(best_of graph "$file")
   dom_line=$(best_of dominators "$file")
+  orig_line=
+  [ -n "$orig" ] && orig_line=$(best_of dominators "$orig")
 
   objects_n=$(field "$graph_line" objects)
   refs_n=$(field "$graph_line" refs)
@@ -228,6 +230,11 @@ run_input() { # run_input NAME FILE
     say "$(calc '%-14s %8.3f s %8.1f MB/s %6.3fx wc %6.2fx naive   peak RSS %7.1f MiB' \
       "\"$label\", $(field "$l" seconds), $(field "$l" mb_per_s), $(field "$l" mb_per_s) / $wc_mbps, $(field "$l" mb_per_s) / $n_mbps, $(field "$l" maxrss_kb) / 1024")$extra"
   done
+  if [ -n "$orig_line" ]; then
+    verdict "$(field "$orig_line" maxrss_kb) / 1024 <= $target_dom_rss_mb * ($scale > 0.1 ? $scale : 0.1)"
+    say "$(calc '%-14s %8.3f s   peak RSS %7.1f MiB   (dominators of the .%s itself: converted, then analysed) RSS: %s' \
+      "\"from original\", $(field "$orig_line" seconds), $(field "$orig_line" maxrss_kb) / 1024, \"${orig##*.}\", \"$verdict\"")"
+  fi
   say "$(calc '%-14s %.1f MB = %.1f B/object + 4 B/reference (%.1f MB)   target <= %d B/object + %d B/reference: %s' \
     "\"graph memory\", $memory / 1e6, $obj_bytes, $ref_mb, $target_obj_bytes, $target_ref_bytes, \"$m_ok\"")"
   say "$(calc '%-14s %.1f B/object' "\"graph peak\", $(field "$graph_line" maxrss_kb) * 1024 / ($objects_n > 0 ? $objects_n : 1)") (peak RSS of the graph phase / objects)"
@@ -246,6 +253,7 @@ run_input() { # run_input NAME FILE
   j="$j\"naive\":$(phase_json "$naive_line")},"
   j="$j\"read\":$(phase_json "$read_line")},"
   j="$j\"dominators\":$(phase_json "$dom_line")},"
+  [ -n "$orig_line" ] && j="$j\"dominators_of_original\":$(phase_json "$orig_line")},"
   j="$j\"validate\":$(phase_json "$val_line"),\"errors\":$(field "$val_line" errors),\"warnings\":$(field "$val_line" warnings)},"
   j="$j\"graph\":$(phase_json "$graph_line"),\"memory\":$memory,\"bytes_per_object\":$obj_bytes,"
   j="$j\"bytes_per_reference\":4,\"reachable\":$(field "$graph_line" reachable),"
@@ -268,13 +276,13 @@ real_heaps() {
   made_s= conv_s=
   if ! command -v node >/dev/null; then not_available v8 "node is not installed"
   elif ! converts_from .heapsnapshot; then not_available v8 "gcsnap convert cannot read .heapsnapshot yet"
-  elif v8_heap && converted v8-heap.heapsnapshot; then run_input v8 "$work/v8-heap.gclog"
+  elif v8_heap && converted v8-heap.heapsnapshot; then run_input v8 "$work/v8-heap.gclog" "$work/v8-heap.heapsnapshot"
   else not_available v8 "making or converting the heap failed (see above)"
   fi
   made_s= conv_s=
   if ! command -v jcmd >/dev/null || ! command -v javac >/dev/null; then not_available jvm "no JDK (javac, jcmd)"
   elif ! converts_from .hprof; then not_available jvm "gcsnap convert cannot read .hprof yet"
-  elif jvm_heap && converted jvm-heap.hprof; then run_input jvm "$work/jvm-heap.gclog"
+  elif jvm_heap && converted jvm-heap.hprof; then run_input jvm "$work/jvm-heap.gclog" "$work/jvm-heap.hprof"
   else not_available jvm "making or converting the heap failed (see above)"
   fi
   made_s= conv_s=

@@ -8,7 +8,8 @@
 #          sampled is read with a warning (GS_TEST_GCDUMP writes it); every cut is
 #          reported truncated (exit 1); a bad sub-record names its byte; no
 #          byte flip crashes the tool; an array of 3.5 million elements
-#          converts and reads back
+#          converts and reads back; the analyses' temporary file of
+#          converted records (same figures, removed, a failed write named)
 #   v8     a real Node heap: N objects of a named class held by a Map
 #   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
 #          static field's class as container, the list's retained size; the
@@ -114,6 +115,17 @@ PY
   out=$("$gcsnap" summary bad.heapsnapshot 2>&1); rc=$?
   [[ $rc == 1 && $out == *"[bad-heap-file]: V8 heap snapshot: byte "*"edge to_node 6 is not the index of a node"* ]] ||
     fail "bad edge: exit $rc: $out"
+  # The analyses convert a V8 or .gcdump file whole into an unlinked file in
+  # TMPDIR before they build the graph; without a folder to write in, the
+  # records stream as they are converted, to the same figures.
+  mkdir spool
+  TMPDIR=$PWD/spool "$gcsnap" summary --json s.heapsnapshot > spooled.json || fail "spooled summary: exit $?"
+  [[ -z $(ls -A spool) ]] || fail "the temporary file was left behind: $(ls -A spool)"
+  TMPDIR=$PWD/none "$gcsnap" summary --json s.heapsnapshot > streamed.json || fail "streamed summary: exit $?"
+  cmp -s spooled.json streamed.json || fail "spooled and streamed summaries differ"
+  out=$(trap '' XFSZ; ulimit -f 0; TMPDIR=$PWD/spool "$gcsnap" dominators s.heapsnapshot 2>&1); rc=$?
+  [[ $rc == 2 && $out == *"s.heapsnapshot: cannot write the converted records to a temporary file: File too large"* ]] ||
+    fail "a failed write to the temporary file: exit $rc: $out"
   # The nodes and edges are read apart from the rest of the JSON: what is
   # not a list of whole numbers there is named at its byte.
   python3 - <<'PY' > cases.txt

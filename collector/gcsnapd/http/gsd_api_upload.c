@@ -92,7 +92,7 @@ static int convert_fn(void *ctx, json_t **answer, char *why, size_t cap) {
   char msg[300];
   int rc;
   memset(&c, 0, sizeof c);
-  if ((rc = gs_file_open_dump(job->src_path, &f, &r, &fault)) == GS_OK) {
+  if ((rc = gs_file_open_records(job->src_path, &f, &r, &fault)) == GS_OK) {
     if ((rc = gs_output_open(&c.out, job->final_path, msg, sizeof msg)) != GS_OK)
       gs_file_fault_text(&fault, NULL, rc, msg);
     else if (gs_validator_new(&v, on_diag, &c) || gs_writer_new(&w, counted_write, &c))
