@@ -284,6 +284,7 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   if ((rc = gs_writer_section(w, 2, "heapsnapshot", 12, 0)) == GS_OK) rc = parse(p, in, in_ctx);
   yajl_free(p->h);
   free(p->nodes);
+  free(p->wide);
   free(p->types);
   free(p->refs);
   free(p->kept);

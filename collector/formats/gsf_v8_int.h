@@ -24,10 +24,17 @@ typedef enum {
   C_EDGE_FIELDS, C_EDGE_TYPES, C_EDGE_TYPE_LIST, C_NODES, C_EDGES, C_STRINGS
 } json_ctx;
 
+/* 16 bytes a node: V8's IDs are 32 bits, and sizes nearly always. A node
+ * whose ID or size does not fit (or is WIDE) has WIDE as its ID here and
+ * both values in the wide list. */
 typedef struct v8_node {
-  uint64_t id, size;
-  uint32_t name, edges;
+  uint32_t id, size, name, edges;
 } v8_node;
+#define WIDE UINT32_MAX
+typedef struct v8_wide { uint64_t node, id, size; } v8_wide;
+/* Names already listed as type names, by their low bits: most nodes'
+ * names are among a few hundred, which then take no room in the list. */
+#define NAME_CACHE 4096u
 
 typedef struct v8 {
   yajl_handle h;
@@ -58,6 +65,8 @@ typedef struct v8 {
   v8_node *nodes;
   unsigned char *types;
   size_t nnodes, nodes_cap, types_cap;
+  v8_wide *wide;                     /* in node order */
+  size_t nwide, wide_cap;
   uint64_t cur[MAX_FIELDS];
   unsigned pos;
   uint64_t categories;               /* bit per node type used by a category */
@@ -69,7 +78,10 @@ typedef struct v8 {
   gsf_v8_edge *kept;                 /* edges of the nodes written last */
   size_t nkept, kept_cap;
   /* strings */
-  uint32_t *want;                    /* sorted string indices used as type names */
+  uint32_t *want;                    /* string indices used as type names: as
+                                      * the nodes come, then sorted, each once */
+  size_t want_cap;
+  uint64_t name_cache[NAME_CACHE];   /* name + 1 of a listed name; 0 none */
   unsigned char *info;               /* their root kind and flags */
   size_t nwant, wpos;
   uint64_t nstrings;

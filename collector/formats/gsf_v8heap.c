@@ -1,9 +1,11 @@
 /* gsf_v8heap.c - what a V8 heap snapshot's values say, as records: the
  * meta (the field and type lists, read by name), the nodes kept in a flat
- * table, each node's object record written once its edges have streamed
+ * table (16 bytes a node) with the names that name types listed as they
+ * come, each node's object record written once its edges have streamed
  * past, then the strings, which name the types and the root categories,
  * and at the end the kept nodes and the roots (see gsf_v8.c for the JSON
  * side that hands the values over). */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,8 +100,54 @@ static unsigned dom_state(v8 *p, uint64_t t) {
   return state;
 }
 
+/* A node whose ID or size takes more than 32 bits keeps both here. */
+static int put_wide(v8 *p, v8_node *nd, uint64_t id, uint64_t size) {
+  v8_wide *e;
+  if (gs_array_reserve((void **)&p->wide, &p->wide_cap, p->nwide + 1, sizeof *p->wide))
+    return gsf_v8_failed(p, GS_ENOMEM);
+  e = &p->wide[p->nwide++];
+  e->node = p->nnodes;
+  e->id = id;
+  e->size = size;
+  nd->id = WIDE;
+  nd->size = 0;
+  return 1;
+}
+
+static int cmp_wide(const void *key, const void *elem) {
+  uint64_t k = *(const uint64_t *)key, n = ((const v8_wide *)elem)->node;
+  return k < n ? -1 : k > n;
+}
+
+static const v8_wide *wide_of(const v8 *p, size_t k) {
+  uint64_t key = k;
+  const v8_wide *e = bsearch(&key, p->wide, p->nwide, sizeof *p->wide, cmp_wide);
+  assert(e);
+  return e;
+}
+
+static uint64_t node_id(const v8 *p, size_t k) {
+  return p->nodes[k].id != WIDE ? p->nodes[k].id : wide_of(p, k)->id;
+}
+
+static uint64_t node_size(const v8 *p, size_t k) {
+  return p->nodes[k].id != WIDE ? p->nodes[k].size : wide_of(p, k)->size;
+}
+
+/* Lists name as a type name, unless the cache says it is listed already. */
+static int want_name(v8 *p, uint32_t name) {
+  uint64_t *c = &p->name_cache[name % NAME_CACHE];
+  if (*c == (uint64_t)name + 1) return 1;
+  *c = (uint64_t)name + 1;
+  if (gs_array_reserve((void **)&p->want, &p->want_cap, p->nwant + 1, sizeof *p->want))
+    return gsf_v8_failed(p, GS_ENOMEM);
+  p->want[p->nwant++] = name;
+  return 1;
+}
+
 static int node_done(v8 *p) {
   uint64_t t = p->cur[p->f_type], name = p->cur[p->f_name], edges = p->cur[p->f_edges];
+  uint64_t id = p->cur[p->f_id], size = p->cur[p->f_size];
   v8_node *nd;
   if (t >= p->nntypes) return gsf_v8_bad(p, "node type %llu is not in snapshot.meta", (unsigned long long)t);
   if (name > UINT32_MAX || edges > UINT32_MAX)
@@ -109,12 +157,14 @@ static int node_done(v8 *p) {
       gs_array_reserve((void **)&p->types, &p->types_cap, p->nnodes + 1, 1))
     return gsf_v8_failed(p, GS_ENOMEM);
   nd = &p->nodes[p->nnodes];
-  nd->id = p->cur[p->f_id];
-  nd->size = p->cur[p->f_size];
+  nd->id = (uint32_t)id;
+  nd->size = (uint32_t)size;
+  if ((id >= WIDE || size >= WIDE) && !put_wide(p, nd, id, size)) return 0;
   nd->name = (uint32_t)name;
   nd->edges = (uint32_t)edges;
   p->types[p->nnodes++] = (unsigned char)(t | dom_state(p, t));
   if (!p->named[t]) p->categories |= 1ull << t;
+  else if (!want_name(p, (uint32_t)name)) return 0;
   return 1;
 }
 
@@ -135,7 +185,7 @@ static uint64_t type_id(const v8 *p, size_t k) {
 }
 
 static int put_object(v8 *p, size_t k, const uint64_t *refs, size_t n) {
-  int rc = gs_writer_object(p->w, p->nodes[k].id, type_id(p, k), p->nodes[k].size, refs, n);
+  int rc = gs_writer_object(p->w, node_id(p, k), type_id(p, k), node_size(p, k), refs, n);
   return rc ? gsf_v8_failed(p, rc) : 1;
 }
 
@@ -164,7 +214,7 @@ static int edge_done(v8 *p) {
   to /= p->nf;
   p->eleft--;
   if ((int)t == p->weak) {
-    rc = gs_writer_root(p->w, p->nodes[to].id, GS_ROOT_HANDLE, GS_FLAG_WEAK, 0);
+    rc = gs_writer_root(p->w, node_id(p, to), GS_ROOT_HANDLE, GS_FLAG_WEAK, 0);
     return rc ? gsf_v8_failed(p, rc) : 1;
   }
   if (is_kept(p, p->enode)) {
@@ -180,7 +230,7 @@ static int edge_done(v8 *p) {
   if (p->nrefs == MAX_REFS) return gsf_v8_failed(p, GS_ELIMIT);
   if (gs_array_reserve((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs))
     return gsf_v8_failed(p, GS_ENOMEM);
-  p->refs[p->nrefs++] = p->nodes[to].id;
+  p->refs[p->nrefs++] = node_id(p, to);
   return 1;
 }
 
@@ -237,12 +287,10 @@ static size_t want_index(const v8 *p, uint32_t name) {
 /* The string indices that name types, sorted, each once; and which of them
  * also name detached nodes. */
 int gsf_v8_strings_start(v8 *p) {
-  size_t k, n = 0;
+  size_t k, n = p->nwant;
   if (p->phase != 3) return gsf_v8_bad(p, "\"strings\" comes before the nodes and edges");
-  if (!(p->want = malloc((p->nnodes + 1) * sizeof *p->want))) return gsf_v8_failed(p, GS_ENOMEM);
-  for (k = 0; k < p->nnodes; k++)
-    if (p->named[p->types[k] & GSF_V8_TYPE]) p->want[n++] = p->nodes[k].name;
-  qsort(p->want, n, sizeof *p->want, cmp_u32);
+  if (n) qsort(p->want, n, sizeof *p->want, cmp_u32);
+  p->nwant = 0;
   for (k = 0; k < n; k++)
     if (!p->nwant || p->want[p->nwant - 1] != p->want[k]) p->want[p->nwant++] = p->want[k];
   if (!(p->info = calloc(p->nwant + 1, 1))) return gsf_v8_failed(p, GS_ENOMEM);
@@ -326,14 +374,14 @@ static int write_roots(v8 *p, size_t gc) {
     uint32_t c = p->kept[i].to;
     int rc = GS_OK;
     if (!is_synthetic(p, c)) {
-      rc = gs_writer_root(p->w, p->nodes[c].id, GS_ROOT_INTERNAL, 0, 0);
+      rc = gs_writer_root(p->w, node_id(p, c), GS_ROOT_INTERNAL, 0, 0);
     } else {
       unsigned char info = info_of(p, p->nodes[c].name);
       unsigned kind = info & 7, flags = info & INFO_WEAK ? GS_FLAG_WEAK : 0;
       p->types[c] |= DROPPED;
       kept_range(p, c, &c0, &c1);
       for (j = c0; j < c1 && !rc; j++)
-        rc = gs_writer_root(p->w, p->nodes[p->kept[j].to].id, kind, flags,
+        rc = gs_writer_root(p->w, node_id(p, p->kept[j].to), kind, flags,
                             kind == GS_ROOT_STATIC ? p->nodes[c].name : 0);
     }
     if (rc) return gsf_v8_failed(p, rc);
@@ -363,7 +411,7 @@ static int write_kept(v8 *p) {
     for (i = a; i < b; i++) {
       if (gs_array_reserve((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs))
         return gsf_v8_failed(p, GS_ENOMEM);
-      p->refs[p->nrefs++] = p->nodes[p->kept[i].to].id;
+      p->refs[p->nrefs++] = node_id(p, p->kept[i].to);
     }
     if (!put_object(p, k, p->refs, p->nrefs)) return 0;
   }

@@ -8,7 +8,8 @@
 #          sampled is read with a warning (GS_TEST_GCDUMP writes it); every cut is
 #          reported truncated (exit 1); a bad sub-record names its byte; no
 #          byte flip crashes the tool; an array of 3.5 million elements
-#          converts and reads back; the analyses' temporary file of
+#          converts and reads back; V8 IDs and sizes of 32 bits and more
+#          written whole; the analyses' temporary file of
 #          converted records (same figures, removed, a failed write named)
 #   v8     a real Node heap: N objects of a named class held by a Map
 #   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
@@ -115,6 +116,21 @@ PY
   out=$("$gcsnap" summary bad.heapsnapshot 2>&1); rc=$?
   [[ $rc == 1 && $out == *"[bad-heap-file]: V8 heap snapshot: byte "*"edge to_node 6 is not the index of a node"* ]] ||
     fail "bad edge: exit $rc: $out"
+  # IDs and sizes of 32 bits and more (V8's are 32 bits; the converter keeps
+  # the others apart): every one written as it was.
+  python3 - <<'PY'
+import json
+d = json.load(open("s.heapsnapshot"))
+n = d["nodes"]               # type, name, id, self_size, edge_count
+n[6 * 5 + 2] = 0x10000000d   # a Widget
+n[7 * 5 + 2] = 0xffffffff    # the Widget that holds it
+n[5 * 5 + 3] = 5000000000    # the Map's size
+json.dump(d, open("wide.heapsnapshot", "w"))
+PY
+  "$gcsnap" convert wide.heapsnapshot wide.gclog || fail "wide.heapsnapshot: convert exit $?"
+  grep -Eq '^o b [0-9a-f]+ 12a05f200 10000000d ffffffff 11$' wide.gclog &&
+    grep -Eq '^o ffffffff [0-9a-f]+ 18 10000000d$' wide.gclog && grep -Eq '^o 10000000d [0-9a-f]+ 18$' wide.gclog ||
+    fail "wide IDs or sizes: $(grep '^o' wide.gclog | tr '\n' '|')"
   # The analyses convert a V8 or .gcdump file whole into an unlinked file in
   # TMPDIR before they build the graph; without a folder to write in, the
   # records stream as they are converted, to the same figures.
