@@ -12,6 +12,10 @@
 
 /* Bytes the sniffs look at; a shorter input is sniffed as it is. */
 #define GSF_SNIFF_BYTES 64
+/* References of one object a converter holds at most: an object with more
+ * (a large array) is written in parts as they are read
+ * (gs_writer_object_begin). */
+#define GSF_REFS_PART 65536u
 
 typedef enum gsf_format {
   GSF_RECORDS = 0,     /* the record format itself (.gclog), or unknown */

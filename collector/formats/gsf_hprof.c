@@ -11,6 +11,7 @@
 #include "gs_array.h"
 #include "gs_error.h"
 #include "gs_idmap.h"
+#include "gsf_format.h"
 #include "gsf_hprof.h"
 #include "gsf_in.h"
 #include "gsf_text.h"
@@ -479,17 +480,19 @@ static int replay_deferred(hprof *hp) {
 static int sub_obj_array(hprof *hp, uint64_t at) {
   uint64_t id, cid, ref;
   uint32_t serial, count, i;
-  size_t n = 0;
+  size_t n = 0, written = 0;
   int rc;
   if ((rc = read_id(hp, &id, "an object array")) ||
       (rc = gsf_in_u4(&hp->in, &serial, "an object array")) ||
       (rc = gsf_in_u4(&hp->in, &count, "an object array")) ||
-      (rc = read_id(hp, &cid, "an object array")))
+      (rc = read_id(hp, &cid, "an object array")) ||
+      (rc = gs_writer_object_begin(hp->w, id, cid,
+                                   align8(2 * hp->idsize + 4 + (uint64_t)count * hp->idsize))))
     return rc;
   for (i = 0; i < count; i++) {
     if ((rc = read_id(hp, &ref, "an object array"))) return rc;
     if (!ref) continue;
-    if (n == MAX_REFS) {
+    if (written + n == MAX_REFS) {
       snprintf(hp->in.err, hp->in.errcap,
                "byte %llu: object array 0x%llx has more than %u references (the limit of one object)",
                (unsigned long long)at, (unsigned long long)id, MAX_REFS);
@@ -498,9 +501,14 @@ static int sub_obj_array(hprof *hp, uint64_t at) {
     if (gs_array_reserve((void **)&hp->refs, &hp->refs_cap, n + 1, sizeof *hp->refs))
       return oom(hp);
     hp->refs[n++] = ref;
+    if (n == GSF_REFS_PART) {
+      if ((rc = gs_writer_refs(hp->w, hp->refs, n))) return rc;
+      written += n;
+      n = 0;
+    }
   }
-  return gs_writer_object(hp->w, id, cid,
-                          align8(2 * hp->idsize + 4 + (uint64_t)count * hp->idsize), hp->refs, n);
+  if ((rc = gs_writer_refs(hp->w, hp->refs, n))) return rc;
+  return gs_writer_object_end(hp->w);
 }
 
 /* Android's NODATA form leaves the values out: the array keeps its size. */

@@ -287,6 +287,7 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   free(p->wide);
   free(p->types);
   free(p->refs);
+  free(p->later);
   free(p->kept);
   free(p->want);
   free(p->info);

@@ -9,6 +9,7 @@
 #include <yajl/yajl_parse.h>
 #include "gs_reader.h"
 #include "gs_writer.h"
+#include "gsf_format.h"
 #include "gsf_numlist.h"
 #include "gsf_v8dom.h"
 
@@ -73,8 +74,12 @@ typedef struct v8 {
   /* edges */
   size_t enode;
   uint32_t eleft;
-  uint64_t *refs;
+  uint64_t *refs;                    /* of the owner, since its last part */
   size_t nrefs, refs_cap;
+  int open;                          /* the owner's record is begun */
+  size_t written;                    /* references in its parts */
+  uint64_t *later;                   /* weak roots met while it is open */
+  size_t nlater, later_cap;
   gsf_v8_edge *kept;                 /* edges of the nodes written last */
   size_t nkept, kept_cap;
   /* strings */

@@ -189,12 +189,53 @@ static int put_object(v8 *p, size_t k, const uint64_t *refs, size_t n) {
   return rc ? gsf_v8_failed(p, rc) : 1;
 }
 
+static int put_weak(v8 *p, uint64_t id) {
+  int rc = gs_writer_root(p->w, id, GS_ROOT_HANDLE, GS_FLAG_WEAK, 0);
+  return rc ? gsf_v8_failed(p, rc) : 1;
+}
+
+/* The references met so far of the owner of the edges, when they fill a
+ * part: its record is begun with the first part. */
+static int put_part(v8 *p) {
+  size_t k = p->enode;
+  int rc = p->open ? GS_OK : gs_writer_object_begin(p->w, node_id(p, k), type_id(p, k), node_size(p, k));
+  p->open = 1;
+  if (!rc) rc = gs_writer_refs(p->w, p->refs, p->nrefs);
+  p->written += p->nrefs;
+  p->nrefs = 0;
+  return rc ? gsf_v8_failed(p, rc) : 1;
+}
+
+/* The owner of the edges passed: its record, whole or its last part, then
+ * the weak roots its edges made while the record was open. */
+static int put_owner(v8 *p) {
+  size_t i;
+  int rc;
+  if (!p->open) return put_object(p, p->enode, p->refs, p->nrefs);
+  if (!put_part(p)) return 0;
+  p->open = 0;
+  p->written = 0;
+  if ((rc = gs_writer_object_end(p->w))) return gsf_v8_failed(p, rc);
+  for (i = 0; i < p->nlater; i++)
+    if (!put_weak(p, p->later[i])) return 0;
+  p->nlater = 0;
+  return 1;
+}
+
+/* A weak edge roots its target, at once or after the open record. */
+static int weak_edge(v8 *p, uint64_t id) {
+  if (!p->open) return put_weak(p, id);
+  if (gs_array_reserve((void **)&p->later, &p->later_cap, p->nlater + 1, sizeof *p->later))
+    return gsf_v8_failed(p, GS_ENOMEM);
+  p->later[p->nlater++] = id;
+  return 1;
+}
+
 /* Moves to the node that owns the next edge, writing the nodes passed;
  * kept nodes wait for the end. */
 static int next_owner(v8 *p) {
   while (p->eleft == 0) {
-    if (p->enode != NONE && !is_kept(p, p->enode) && !put_object(p, p->enode, p->refs, p->nrefs))
-      return 0;
+    if (p->enode != NONE && !is_kept(p, p->enode) && !put_owner(p)) return 0;
     p->enode = p->enode == NONE ? 0 : p->enode + 1;
     p->nrefs = 0;
     if (p->enode >= p->nnodes) return 2;
@@ -213,10 +254,7 @@ static int edge_done(v8 *p) {
     return gsf_v8_bad(p, "edge to_node %llu is not the index of a node", (unsigned long long)to);
   to /= p->nf;
   p->eleft--;
-  if ((int)t == p->weak) {
-    rc = gs_writer_root(p->w, node_id(p, to), GS_ROOT_HANDLE, GS_FLAG_WEAK, 0);
-    return rc ? gsf_v8_failed(p, rc) : 1;
-  }
+  if ((int)t == p->weak) return weak_edge(p, node_id(p, to));
   if (is_kept(p, p->enode)) {
     gsf_v8_edge *e;
     if (gs_array_reserve((void **)&p->kept, &p->kept_cap, p->nkept + 1, sizeof *p->kept))
@@ -227,11 +265,11 @@ static int edge_done(v8 *p) {
     e->follow = (int)t != p->hidden && (int)t != p->invisible;
     return 1;
   }
-  if (p->nrefs == MAX_REFS) return gsf_v8_failed(p, GS_ELIMIT);
+  if (p->written + p->nrefs == MAX_REFS) return gsf_v8_failed(p, GS_ELIMIT);
   if (gs_array_reserve((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs))
     return gsf_v8_failed(p, GS_ENOMEM);
   p->refs[p->nrefs++] = node_id(p, to);
-  return 1;
+  return p->nrefs < GSF_REFS_PART || put_part(p);
 }
 
 /* Writes the last nodes, which must have no edges left. */

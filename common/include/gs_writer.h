@@ -28,6 +28,12 @@ int gs_writer_section(gs_writer *w, uint64_t version, const char *name,
 int gs_writer_type(gs_writer *w, uint64_t id, const char *name, size_t name_len);
 int gs_writer_object(gs_writer *w, uint64_t id, uint64_t type, uint64_t size,
                      const uint64_t *refs, size_t nrefs);
+/* The same in parts, for a converter that meets an object's references a
+ * few at a time: begin, refs as often as needed, end, with no other record
+ * in between. */
+int gs_writer_object_begin(gs_writer *w, uint64_t id, uint64_t type, uint64_t size);
+int gs_writer_refs(gs_writer *w, const uint64_t *refs, size_t nrefs);
+int gs_writer_object_end(gs_writer *w);
 /* container is written only for static roots (kind 4). */
 int gs_writer_root(gs_writer *w, uint64_t id, unsigned kind, unsigned flags,
                    uint64_t container);

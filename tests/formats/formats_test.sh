@@ -9,7 +9,7 @@
 #          reported truncated (exit 1); a bad sub-record names its byte; no
 #          byte flip crashes the tool; an array of 3.5 million elements
 #          converts and reads back; V8 IDs and sizes of 32 bits and more
-#          written whole; the analyses' temporary file of
+#          written whole; a V8 node of 70000 edges written in parts; the analyses' temporary file of
 #          converted records (same figures, removed, a failed write named)
 #   v8     a real Node heap: N objects of a named class held by a Map
 #   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
@@ -131,6 +131,31 @@ PY
   grep -Eq '^o b [0-9a-f]+ 12a05f200 10000000d ffffffff 11$' wide.gclog &&
     grep -Eq '^o ffffffff [0-9a-f]+ 18 10000000d$' wide.gclog && grep -Eq '^o 10000000d [0-9a-f]+ 18$' wide.gclog ||
     fail "wide IDs or sizes: $(grep '^o' wide.gclog | tr '\n' '|')"
+  # A node with more edges than the converter holds at once is written in
+  # parts; the weak roots its edges make after the first part follow it.
+  python3 - <<'PY'
+import json
+n, types = 70000, ["hidden", "array", "string", "object", "code", "closure", "regexp", "number",
+                   "native", "synthetic"]
+nodes = [9, 0, 1, 0, 1, 3, 1, 3, 16, n + 2] + [v for i in range(n) for v in (3, 2, 5 + 2 * i, 8, 0)]
+edges = [1, 0, 5]
+for i in range(n):
+    edges += [1, i, 10 + 5 * i]
+    if i in (100, 68000):
+        edges += [6, 0, 10 + 5 * i]
+doc = {"snapshot": {"meta": {"node_fields": ["type", "name", "id", "self_size", "edge_count"],
+                             "node_types": [types], "edge_fields": ["type", "name_or_index", "to_node"],
+                             "edge_types": [["context", "element", "property", "internal", "hidden",
+                                             "shortcut", "weak"]]},
+                    "node_count": n + 2, "edge_count": n + 3},
+       "nodes": nodes, "edges": edges, "strings": ["(root)", "Array", "E"]}
+json.dump(doc, open("parts.heapsnapshot", "w"))
+PY
+  "$gcsnap" convert parts.heapsnapshot parts.gclog || fail "parts.heapsnapshot: convert exit $?"
+  "$gcsnap" validate --strict parts.gclog > /dev/null || fail "parts.gclog is not valid"
+  [[ $(awk '$1 == "o" && $2 == "3" { print NF - 4 }' parts.gclog) == 70000 ]] &&
+    awk '/^o 3 / { o = NR } / 3 2$/ { r[++n] = NR } END { exit !(n == 2 && r[1] < o && r[2] > o) }' parts.gclog ||
+    fail "an object written in parts: $(awk '{ print $1, NF }' parts.gclog | sort | uniq -c | tr '\n' '|')"
   # The analyses convert a V8 or .gcdump file whole into an unlinked file in
   # TMPDIR before they build the graph; without a folder to write in, the
   # records stream as they are converted, to the same figures.

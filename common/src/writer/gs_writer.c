@@ -111,14 +111,26 @@ int gs_writer_type(gs_writer *w, uint64_t id, const char *name, size_t name_len)
   return end_record(w);
 }
 
-int gs_writer_object(gs_writer *w, uint64_t id, uint64_t type, uint64_t size,
-                     const uint64_t *refs, size_t nrefs) {
-  size_t i;
+int gs_writer_object_begin(gs_writer *w, uint64_t id, uint64_t type, uint64_t size) {
   put_char(w, 'o');
   put_hex(w, id);
   put_hex(w, type);
   put_hex(w, size);
+  return w->error;
+}
+
+int gs_writer_refs(gs_writer *w, const uint64_t *refs, size_t nrefs) {
+  size_t i;
   for (i = 0; i < nrefs; i++) put_hex(w, refs[i]);
+  return w->error;
+}
+
+int gs_writer_object_end(gs_writer *w) { return end_record(w); }
+
+int gs_writer_object(gs_writer *w, uint64_t id, uint64_t type, uint64_t size,
+                     const uint64_t *refs, size_t nrefs) {
+  gs_writer_object_begin(w, id, type, size);
+  gs_writer_refs(w, refs, nrefs);
   return end_record(w);
 }
 
