@@ -276,12 +276,8 @@ static int spool_all(gs_file *f) {
   /* Each table the converter freed raised glibc's mmap threshold to its
    * size, so the graph's arrays would come from the heap and stay resident
    * once freed (17 MiB more at the peak of dominators on a V8 heap of 12.7M
-   * nodes): a fixed threshold gives each one its own mapping again. Fixing
-   * it also stops the trim threshold following it; left at 128 KiB, the
-   * heap's top would be given back and faulted in again all along (0.8 s
-   * more of system time there). */
+   * nodes): a fixed threshold gives each one its own mapping again. */
   mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-  mallopt(M_TRIM_THRESHOLD, 32 * 1024 * 1024);
 #endif
   return GS_OK;
 }
