@@ -3,7 +3,9 @@
  * errors. */
 #include "gs_unit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "gs_writer.h"
 
@@ -70,6 +72,32 @@ static void test_object(void **state) {
                   "o 1ce056 1d 118 1ce11f 1ce14c 1ce079 1ce113 1ce116 1ce267 1ce26a 1ce26d\n"
                   "o 0 0 0 0 ffffffffffffffff\n"
                   "o ffffffffffffffff ffffffffffffffff ffffffffffffffff\n");
+}
+
+/* Every count of digits, odd and even, against printf; and an object in
+ * parts is the object whole. */
+static void test_hex_widths(void **state) {
+  (void)state;
+  uint64_t refs[2 * 16];
+  char expected[64 * 18], *e = expected;
+  gsu_buf out = {0};
+  gs_writer *w = open_writer(&out);
+  int n;
+  e += snprintf(e, sizeof expected, "o 0 1 10");
+  for (n = 1; n <= 16; n++) {
+    uint64_t top = n == 16 ? UINT64_MAX : (UINT64_C(1) << (4 * n)) - 1;
+    refs[2 * n - 2] = UINT64_C(0x123456789abcdef1) & top;
+    refs[2 * n - 1] = (top >> 1) + 1;  /* a 1 and n - 1 zeros */
+    e += snprintf(e, sizeof expected - (size_t)(e - expected), " %llx %llx",
+                  (unsigned long long)refs[2 * n - 2], (unsigned long long)refs[2 * n - 1]);
+  }
+  snprintf(e, sizeof expected - (size_t)(e - expected), "\n");
+  gsu_assert_ok(gs_writer_object_begin(w, 0, 1, 0x10));
+  gsu_assert_ok(gs_writer_refs(w, refs, 5));
+  gsu_assert_ok(gs_writer_refs(w, refs + 5, 0));
+  gsu_assert_ok(gs_writer_refs(w, refs + 5, 2 * 16 - 5));
+  gsu_assert_ok(gs_writer_object_end(w));
+  close_and_check(w, &out, expected);
 }
 
 static void test_root(void **state) {
@@ -354,6 +382,7 @@ int main(void) {
     cmocka_unit_test(test_section),
     cmocka_unit_test(test_type),
     cmocka_unit_test(test_object),
+    cmocka_unit_test(test_hex_widths),
     cmocka_unit_test(test_root),
     cmocka_unit_test(test_end),
     cmocka_unit_test(test_record),

@@ -17,16 +17,24 @@ struct gs_writer {
   void *ctx;
   int error;                    /* first write error; later writes are no-ops */
   size_t len;
+  char pairs[512];              /* "000102...ff": two digits a byte */
   char buf[OUT_BUFFER];
 };
 
+static const char digits[] = "0123456789abcdef";
+
 int gs_writer_new(gs_writer **out, gs_write_fn fn, void *ctx) {
   gs_writer *w = malloc(sizeof *w);
+  unsigned i;
   if (!w) return GS_ENOMEM;
   w->fn = fn;
   w->ctx = ctx;
   w->error = GS_OK;
   w->len = 0;
+  for (i = 0; i < 256; i++) {
+    w->pairs[2 * i] = digits[i >> 4];
+    w->pairs[2 * i + 1] = digits[i & 15];
+  }
   *out = w;
   return GS_OK;
 }
@@ -75,17 +83,28 @@ static void put_bytes(gs_writer *w, const char *s, size_t n) {
   }
 }
 
-/* Appends ' ' and v in lowercase hex without leading zeros. */
-static void put_hex(gs_writer *w, uint64_t v) {
-  static const char digits[] = "0123456789abcdef";
-  char *p;
-  int n = 1, i;
+/* Hex digits of v, 1 to 16: a dump writes several numbers a record. */
+static int hex_digits(uint64_t v) {
+#if defined(__GNUC__)
+  return v ? (67 - __builtin_clzll(v)) / 4 : 1;
+#else
+  int n = 1;
   while (n < 16 && (v >> (4 * n))) n++;
+  return n;
+#endif
+}
+
+/* Appends ' ' and v in lowercase hex without leading zeros, two digits at
+ * a time from the last. */
+static void put_hex(gs_writer *w, uint64_t v) {
+  int i = hex_digits(v);
+  char *p;
   reserve(w, MAX_FIELD);
   p = w->buf + w->len;
   *p++ = ' ';
-  w->len += (size_t)n + 1;
-  for (i = n; i-- > 0; v >>= 4) p[i] = digits[v & 15];
+  w->len += (size_t)i + 1;
+  for (; i >= 2; i -= 2, v >>= 8) memcpy(p + i - 2, w->pairs + 2 * (v & 0xff), 2);
+  if (i) p[0] = digits[v & 15];
 }
 
 static int end_record(gs_writer *w) {
