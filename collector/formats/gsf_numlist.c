@@ -1,6 +1,7 @@
 /* gsf_numlist.c - a JSON array of whole numbers, read across reads (see
- * gsf_numlist.h). The digits of a number are read in one loop; every other
- * byte goes through number_byte. */
+ * gsf_numlist.h). The digits of a number are read in one loop, and the
+ * comma right after them taken there; every other byte goes through
+ * number_byte. */
 #include "gsf_numlist.h"
 
 #define MAX_BEFORE_DIGIT ((UINT64_MAX - 9) / 10)   /* a digit more cannot overflow */
@@ -41,6 +42,14 @@ int gsf_numlist_read(gsf_numlist *l, const unsigned char *buf, size_t n, size_t 
       for (; i < n && (unsigned)(buf[i] - '0') < 10u && v <= MAX_BEFORE_DIGIT; i++)
         v = v * 10 + (uint64_t)(buf[i] - '0');
     if (i > from) {
+      /* The common end of a number, its comma, taken here. */
+      if (i < n && buf[i] == ',') {
+        l->in_number = l->after_number = 0;
+        l->seen = 1;
+        if (!take(ctx, v, i)) { rc = GSF_NUMLIST_STOP; break; }
+        i++;
+        continue;
+      }
       l->number = v;
       l->in_number = 1;
     }
