@@ -378,9 +378,6 @@ static void emit_late(gs_validator *v, const late_diag *d) {
     emit(v, d->code, d->line, "type %llx is never defined", id);
 }
 
-/* Reports what the whole section was needed for, in line order: three
- * lists already in that order are merged, so no copy of them is made. The
- * section ends before close_line. */
 /* In later mode the workers' notes are all the validator needs of the
  * references they saw (see group_record), so the reader need not join the
  * parts of a long line they noted. */
@@ -389,6 +386,9 @@ static void set_later(gs_validator *v, int later) {
   if (v->ahead) (void)gs_reader_skip_tagged(v->source, later);
 }
 
+/* Reports what the whole section was needed for, in line order: three
+ * lists already in that order are merged, so no copy of them is made. The
+ * section ends before close_line. */
 static int close_section(gs_validator *v, uint64_t close_line) {
   late_diag *types, cand[3];
   size_t ntypes, at[3] = {0, 0, 0};
