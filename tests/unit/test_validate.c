@@ -523,6 +523,77 @@ static void test_dangling_like_naive(void **state) {
   gsu_buf_free(&b);
   free(want);
 }
+/* ---- few dangling references: only their spans read again ----------- */
+
+typedef struct counted {
+  const char *data;
+  size_t len, pos;
+  uint64_t again;              /* bytes read again */
+} counted;
+
+static int counted_read(void *ctx, void *buf, size_t cap, size_t *got) {
+  counted *c = ctx;
+  *got = c->len - c->pos < cap ? c->len - c->pos : cap;
+  memcpy(buf, c->data + c->pos, *got);
+  c->pos += *got;
+  return GS_OK;
+}
+
+static int counted_read_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_t *got) {
+  counted *c = ctx;
+  *got = offset >= c->len ? 0 : c->len - offset < cap ? c->len - (size_t)offset : cap;
+  memcpy(buf, c->data + offset, *got);
+  c->again += *got;
+  return GS_OK;
+}
+
+/* On one thread, the lines of a large section's few dangling references
+ * (one mentioned again later, one twice on its line) are found by reading
+ * again only the parts of it that mention them first. */
+static void test_few_dangling_read_again(void **state) {
+  (void)state;
+  const uint64_t base = UINT64_C(0x7f0000000000), N = 200000;
+  const uint64_t at[4] = {20000, 90000, 150000, 180000};
+  const uint64_t missing[4] = {base + 8, base + 0x20 * N + 0x20, base + 0x18, base + 8};
+  gsu_buf b = {0};
+  gsu_diags diags = {0};
+  gs_validate_counts counts;
+  counted c = {0};
+  gs_reader *r;
+  uint64_t i;
+  size_t k, d = 0;
+  gsu_buf_printf(&b, "a 2 big 0\nt 1 T\n");
+  for (i = 0; i < N; i++) {
+    gsu_buf_printf(&b, "o %llx 1 20 %llx %llx", (unsigned long long)(base + 0x20 * i),
+                   (unsigned long long)(base + 0x20 * (i / 2)), (unsigned long long)(base + 0x20 * (N - 1 - i)));
+    for (k = 0; k < 4; k++)
+      if (at[k] == i) gsu_buf_printf(&b, " %llx %llx", (unsigned long long)missing[k], (unsigned long long)missing[k]);
+    gsu_buf_printf(&b, "\n");
+  }
+  gsu_buf_printf(&b, "c big 0\n");
+  c.data = b.data;
+  c.len = b.len;
+  gsu_assert_ok(gs_reader_new(&r, counted_read, &c));
+  gs_reader_set_read_at(r, counted_read_at, &c);
+  gsu_assert_ok(gs_validate_reader(r, gsu_diags_collect, &diags, &counts));
+  for (k = 0; k < diags.n; k++) {
+    unsigned long long id = 0;
+    assert_int_equal(diags.items[k].code, GS_D_DANGLING_REFERENCE);
+    assert_true(d < 3);
+    assert_int_equal(diags.items[k].line, at[d] + 3);
+    assert_int_equal(sscanf(diags.items[k].message, "reference to object %llx", &id), 1);
+    assert_int_equal(id, missing[d]);
+    d++;
+  }
+  assert_int_equal(d, 3);
+  assert_true(b.len > 8000000);
+  /* three parts read again (a reader's window each), not the 9 MB */
+  assert_true(c.again < b.len / 2);
+  gs_reader_free(r);
+  gsu_diags_free(&diags);
+  gsu_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_diag_names),
@@ -535,6 +606,7 @@ int main(void) {
     cmocka_unit_test(test_deferred_in_line_order),
     cmocka_unit_test(test_large_section),
     cmocka_unit_test(test_dangling_like_naive),
+    cmocka_unit_test(test_few_dangling_read_again),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

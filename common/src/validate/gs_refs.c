@@ -19,7 +19,10 @@
  * more than the hashes would, and is otherwise always read again. The
  * blocks a longer line is cut into are noted as one block per worker, its
  * part of the line, in the same way, its set of mentions judged against
- * the whole line once the section is done. */
+ * the whole line once the section is done.
+ *
+ * Without workers, the calling thread keeps the same hashes for spans of
+ * lines it closes itself (gs_refs_spans). */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_array.h"
@@ -100,6 +103,31 @@ static int note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n, ui
 
 int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
   return note(set, overflow, refs, n, NULL, NULL);
+}
+
+int gs_refs_note_firsts(gs_refs_spans *s, gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
+  if (*overflow) return GS_OK;
+  if (gs_array_reserve((void **)&s->hashes, &s->hashes_cap, s->nhashes + n, sizeof *s->hashes)) return GS_ENOMEM;
+  return note(set, overflow, refs, n, s->hashes + s->nhashes, &s->nhashes);
+}
+
+int gs_refs_spans_close(gs_refs_spans *s, const gs_refs_block *where) {
+  if (gs_array_reserve((void **)&s->spans, &s->cap, s->n + 1, sizeof *s->spans)) return GS_ENOMEM;
+  s->spans[s->n].where = *where;
+  s->spans[s->n++].end = s->nhashes;
+  return GS_OK;
+}
+
+void gs_refs_spans_clear(gs_refs_spans *s) { s->n = s->nhashes = 0; }
+
+void gs_refs_spans_free(gs_refs_spans *s) {
+  free(s->spans);
+  free(s->hashes);
+  memset(s, 0, sizeof *s);
+}
+
+size_t gs_refs_spans_memory(const gs_refs_spans *s) {
+  return s->cap * sizeof *s->spans + s->hashes_cap * sizeof *s->hashes;
 }
 
 static void free_mentions(gs_idset *m) {
@@ -444,15 +472,42 @@ static int find_in(const worker_set *w, const sought *q, gs_refs_block **out, si
   return GS_OK;
 }
 
+static sought *sought_new(const uint64_t *ids, size_t nids) {
+  sought *q = malloc(sizeof *q);
+  if (q && sought_init(q, ids, nids)) {
+    free(q);
+    return NULL;
+  }
+  return q;
+}
+
+static void sought_free(sought *q) {
+  free(q->hashes);
+  free(q);
+}
+
 int gs_refs_ahead_find(gs_refs_ahead *a, uint64_t section, const uint64_t *ids, size_t nids,
                        gs_refs_block **blocks, size_t *n, size_t *cap) {
-  sought *q = malloc(sizeof *q);
+  sought *q = sought_new(ids, nids);
   size_t i;
-  int err = q ? sought_init(q, ids, nids) : GS_ENOMEM;
+  int err = q ? GS_OK : GS_ENOMEM;
   for (i = 0; !err && i < GS_READER_WORKERS; i++) {
     if (holds(&a->w[i], section)) err = find_in(&a->w[i], q, blocks, n, cap);
   }
-  if (q) free(q->hashes);
-  free(q);
+  if (q) sought_free(q);
+  return err;
+}
+
+int gs_refs_spans_find(const gs_refs_spans *s, const uint64_t *ids, size_t nids, gs_refs_block **blocks,
+                       size_t *n, size_t *cap) {
+  sought *q = sought_new(ids, nids);
+  size_t i, from = 0;
+  int err = q ? GS_OK : GS_ENOMEM;
+  for (i = 0; !err && i < s->n; from = s->spans[i++].end) {
+    if (!block_wanted(q, s->hashes + from, s->spans[i].end - from)) continue;
+    if (gs_array_reserve((void **)blocks, cap, *n + 1, sizeof **blocks)) err = GS_ENOMEM;
+    else (*blocks)[(*n)++] = s->spans[i].where;
+  }
+  if (q) sought_free(q);
   return err;
 }

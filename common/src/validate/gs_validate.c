@@ -97,6 +97,7 @@ void gs_validator_free(gs_validator *v) {
   free(v->names);
   free(v->roots);
   free(v->own);
+  gs_refs_spans_free(&v->spans);
   free(v->section_name);
   free(v);
 }
@@ -106,7 +107,7 @@ const gs_validate_counts *gs_validator_counts(const gs_validator *v) { return &v
 size_t gs_validator_memory(const gs_validator *v) {
   return gs_refs_ahead_memory(v->ahead) + sizeof *v + gs_idset_memory(&v->defined) + gs_idset_memory(&v->forward) + v->refs_cap * sizeof *v->refs +
          (v->types.mask + 1) * sizeof *v->types.slots + v->types_cap * sizeof *v->type_infos +
-         v->names_cap + v->roots_cap * sizeof *v->roots + v->own_cap * sizeof *v->own +
+         v->names_cap + v->roots_cap * sizeof *v->roots + v->own_cap * sizeof *v->own + gs_refs_spans_memory(&v->spans) +
          v->section_name_len + 1;
 }
 
@@ -225,8 +226,10 @@ static void add_bytes(gs_validator *v, const gs_record *rec) {
        (unsigned long long)GS_MAX_BYTES);
 }
 
-/* Later mode: only notes that the IDs are referenced. */
+/* Later mode: only notes that the IDs are referenced (and, without
+ * workers, which span of lines mentions each first). */
 static int note_references(gs_validator *v, const uint64_t *refs, size_t n) {
+  if (!v->ahead) return gs_refs_note_firsts(&v->spans, &v->forward, &v->overflow, refs, n);
   return gs_refs_note(&v->forward, &v->overflow, refs, n);
 }
 
@@ -446,6 +449,7 @@ static int open_section(gs_validator *v, const gs_record *rec) {
   v->section_line = rec->line;
   v->in_section = v->ever_section = 1;
   set_later(v, v->source && gs_reader_mark_here(v->source, &v->mark) == GS_OK);
+  v->span_from = v->mark;
   v->overflow = 0;
   v->counts.sections++;
   return GS_OK;
@@ -507,6 +511,9 @@ int gs_validator_finish(gs_validator *v) {
  * group before it. */
 #define GROUP_RECORDS 64
 #define GROUP_REFS    4096
+/* Later mode without workers: the lines whose first mentions are noted
+ * together, as large as a worker's block. */
+#define SPAN_BYTES      (256u << 10)
 
 typedef struct group {
   gs_record recs[GROUP_RECORDS];
@@ -571,6 +578,9 @@ int gs_validate_reader(gs_reader *r, gs_diag_fn fn, void *ctx, gs_validate_count
       continue;
     }
     if (err || (err = group_record(v, g, &rec, gs_reader_tag(r)))) break;
+    if (v->later && !v->ahead && gs_reader_offset(r) - v->span_from.offset >= SPAN_BYTES &&
+        ((err = flush_group(v, g)) || (err = gs_validator_close_span_(v))))
+      break;
   }
   if (err != GS_ENOMEM) {
     int flushed = flush_group(v, g);

@@ -7,11 +7,13 @@
  * read again, checking references as gs_validate.c does but against all
  * the section's objects, which gives the same list: with the workers'
  * notes (gs_refs.h), the blocks where a dangling ID may be mentioned first,
- * and the blocks this thread noted itself; else (no workers, too many
- * dangling IDs to look for, offsets lost to an overlong line) the whole
- * section, from its start. A heap whose few dangling references sit on one
- * line at its end is then read again for that line only. */
+ * and the blocks this thread noted itself; without workers, the spans of
+ * lines this thread noted where one may; else (too many dangling IDs to
+ * look for, offsets lost to an overlong line) the whole section, from its
+ * start. A heap whose few dangling references sit on one line at its end
+ * is then read again for that line's block or span only. */
 #include <stdlib.h>
+#include <string.h>
 #include "gs_array.h"
 #include "gs_error.h"
 #include "gs_validate_int.h"
@@ -78,6 +80,30 @@ static int by_start(const void *a, const void *b) {
   return x->line < y->line ? -1 : x->line > y->line;
 }
 
+/* The span of lines from v->span_from to the end of the line of the
+ * record returned last, or to the end of the section when not known. */
+static gs_refs_block span_to(const gs_validator *v, const gs_reader_mark *to) {
+  gs_refs_block b;
+  memset(&b, 0, sizeof b);
+  b.offset = v->span_from.offset;
+  b.line = v->span_from.line;
+  b.lines = to ? to->line - b.line : UINT64_MAX - b.line;
+  b.bytes = (to ? to->offset : gs_reader_offset(v->source)) - b.offset;
+  b.exact = 1;
+  return b;
+}
+
+int gs_validator_close_span_(gs_validator *v) {
+  gs_reader_mark m;
+  gs_refs_block b;
+  int err = gs_reader_mark_here(v->source, &m);
+  if (err) return err;
+  b = span_to(v, &m);
+  if ((err = gs_refs_spans_close(&v->spans, &b))) return err;
+  v->span_from = m;
+  return GS_OK;
+}
+
 /* Sorts the blocks and joins those that touch into spans: GS_OK, or
  * GS_EINVAL when the offset of one is not known. */
 static int join_blocks(gs_refs_block *b, size_t *n) {
@@ -100,14 +126,21 @@ static int join_blocks(gs_refs_block *b, size_t *n) {
 
 /* The spans where the missing IDs (forward but not defined) may be first
  * mentioned: the workers' blocks that may, and the blocks this thread
- * noted. GS_OK, or another code when the whole section must be read. */
+ * noted; without workers, the spans this thread noted that may. GS_OK, or
+ * another code when the whole section must be read. */
 static int sought_spans(gs_validator *v, size_t missing, gs_refs_block **out, size_t *n) {
   uint64_t *ids;
   size_t i, cap = 0;
   int err;
-  if (!v->ahead || missing > MAX_SOUGHT || !(ids = malloc(missing * sizeof *ids))) return GS_EINVAL;
+  if (missing > MAX_SOUGHT || !(ids = malloc(missing * sizeof *ids))) return GS_EINVAL;
   gs_idset_outside(&v->forward, &v->defined, ids);
-  err = gs_refs_ahead_find(v->ahead, v->section_epoch, ids, missing, out, n, &cap);
+  if (v->ahead) {
+    err = gs_refs_ahead_find(v->ahead, v->section_epoch, ids, missing, out, n, &cap);
+  } else {
+    gs_refs_block last = span_to(v, NULL);
+    err = gs_refs_spans_close(&v->spans, &last);
+    if (!err) err = gs_refs_spans_find(&v->spans, ids, missing, out, n, &cap);
+  }
   free(ids);
   for (i = 0; !err && i < v->nown; i++)
     if (!(err = gs_array_reserve((void **)out, &cap, *n + 1, sizeof **out))) (*out)[(*n)++] = v->own[i];
@@ -145,6 +178,7 @@ int gs_validator_later_refs_(gs_validator *v, uint64_t close_line) {
   if (!err) missing = v->overflow ? SIZE_MAX : gs_idset_outside(&v->forward, &v->defined, NULL);
   if (!err && missing) err = find_refs(v, close_line, missing);
   gs_refs_ahead_release(v->ahead, v->section_epoch + 1);
+  gs_refs_spans_clear(&v->spans);
   v->nown = 0;
   return err;
 }

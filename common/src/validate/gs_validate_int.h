@@ -50,6 +50,8 @@ struct gs_validator {
   gs_refs_block *own;         /* later, with workers: blocks whose references
                                * this thread noted itself */
   size_t nown, own_cap;
+  gs_refs_spans spans;        /* later, without workers: what this thread noted */
+  gs_reader_mark span_from;   /* where the open span starts */
 };
 
 /* Checks a reference against the section's objects, listing its ID when
@@ -61,6 +63,10 @@ void gs_validator_prefetch_refs_(gs_validator *v, const uint64_t *refs, size_t n
 /* gs_validate_again.c: later mode. Remembers the block of the record
  * returned last, whose references this thread notes itself. */
 int gs_validator_own_block_(gs_validator *v);
+/* Later mode, without workers: closes the span of lines open since
+ * v->span_from at the record returned last, every reference of which this
+ * thread noted. */
+int gs_validator_close_span_(gs_validator *v);
 /* The section's dangling references into v->refs, as checking them as they
  * came would have left them; the section ends before close_line. */
 int gs_validator_later_refs_(gs_validator *v, uint64_t close_line);
