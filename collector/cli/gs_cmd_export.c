@@ -116,15 +116,35 @@ enum { N_ROOT = 0, N_GC_ROOTS = 1, N_KINDS = 2 };
 #define N_UNREACHABLE (N_KINDS + GS_ROOT_KINDS)
 #define FIRST_OBJECT (N_UNREACHABLE + 1)
 
+/* One node's or edge's fields on a line, after a comma unless first. */
+static void put_fields(gs_obuf *s, int first, const uint64_t *f, size_t n) {
+  size_t i;
+  for (i = 0; i < n; i++) {
+    if (i || !first) gs_obuf_char(s, ',');
+    gs_obuf_u64(s, f[i]);
+  }
+  gs_obuf_char(s, '\n');
+}
+
 static void put_node(gs_obuf *s, int first, unsigned type, uint64_t name, uint64_t index,
                      uint64_t size, uint64_t edges) {
   /* V8 numbers heap objects with odd IDs; any unique numbers load. */
-  gs_obuf_printf(s, "%s%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",0,0\n", first ? "" : ",", type,
-       name, 2 * index + 1, size, edges);
+  uint64_t f[NODE_FIELDS];
+  f[0] = type;
+  f[1] = name;
+  f[2] = 2 * index + 1;
+  f[3] = size;
+  f[4] = edges;
+  f[5] = f[6] = 0;
+  put_fields(s, first, f, NODE_FIELDS);
 }
 
 static void put_edge(gs_obuf *s, int *first, unsigned type, uint64_t name_or_index, uint64_t to) {
-  gs_obuf_printf(s, "%s%u,%" PRIu64 ",%" PRIu64 "\n", *first ? "" : ",", type, name_or_index, to * NODE_FIELDS);
+  uint64_t f[3];
+  f[0] = type;
+  f[1] = name_or_index;
+  f[2] = to * NODE_FIELDS;
+  put_fields(s, *first, f, 3);
   *first = 0;
 }
 

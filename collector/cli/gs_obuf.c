@@ -26,6 +26,27 @@ void gs_obuf_put(gs_obuf *b, const char *s, size_t n) {
 
 void gs_obuf_puts(gs_obuf *b, const char *s) { gs_obuf_put(b, s, strlen(s)); }
 
+/* A heap snapshot is little else than numbers and commas: printf and
+ * copies of a few bytes took most of the time of writing one. */
+void gs_obuf_u64(gs_obuf *b, uint64_t v) {
+  char tmp[20], *p = tmp + sizeof tmp, *to;
+  do {
+    *--p = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  if (b->err || sizeof b->buf - b->len <= sizeof tmp) {
+    gs_obuf_put(b, p, (size_t)(tmp + sizeof tmp - p));
+    return;
+  }
+  for (to = b->buf + b->len; p < tmp + sizeof tmp;) *to++ = *p++;
+  b->len = (size_t)(to - b->buf);
+}
+
+void gs_obuf_char(gs_obuf *b, char c) {
+  if (b->err || b->len + 1 == sizeof b->buf) gs_obuf_put(b, &c, 1);
+  else b->buf[b->len++] = c;
+}
+
 void gs_obuf_printf(gs_obuf *b, const char *fmt, ...) {
   char tmp[512];
   va_list ap;

@@ -8,6 +8,7 @@
 #define GS_OBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "gs_output.h"
 
 typedef struct gs_obuf {
@@ -24,6 +25,9 @@ void gs_obuf_printf(gs_obuf *b, const char *fmt, ...)
   __attribute__((format(printf, 2, 3)))
 #endif
   ;
+/* The decimal digits of v; one character. */
+void gs_obuf_u64(gs_obuf *b, uint64_t v);
+void gs_obuf_char(gs_obuf *b, char c);
 /* Writes what is buffered; returns the first failure, or GS_OK. */
 int gs_obuf_flush(gs_obuf *b);
 

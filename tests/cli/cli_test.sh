@@ -297,6 +297,21 @@ assert len(objs) == 6 and sum(nodes[i * nf + 3] for i in objs) == 1008
 assert sorted(strings[nodes[i * nf + 1]] for i in objs) == ["App.Branch"] * 3 + ["App.Leaf"] * 2 + ["App.Root"]
 assert all(edges[k * ef + 2] % nf == 0 and edges[k * ef + 2] < len(nodes) for k in range(e))
 assert len(set(nodes[i * nf + 2] for i in range(n))) == n'
+  # Many numbers of every width, through many blocks of the output buffer:
+  # object i has size 7^(i mod 19) and i mod 5 references (the sizes add
+  # up to less than the format allows).
+  if [ -n "$python" ]; then "$python" -c '
+print("a 2 widths 0\nt 1 W")
+for i in range(1, 30001):
+    print("o %x 1 %x" % (16 * i, 7 ** (i % 19)) + "".join(" %x" % (16 * (1 + i * k % 30000)) for k in range(1, i % 5 + 1)))
+print("r 10 1 0\nc widths 0")' >widths.gclog; fi
+  run "$gcsnap" export --format heapsnapshot -o w.heapsnapshot widths.gclog
+  expect_rc 0 "export of numbers of every width"
+  json_check w.heapsnapshot "every size and edge count written whole" '
+nf, nodes = len(d["snapshot"]["meta"]["node_fields"]), d["nodes"]
+objs = [nodes[i:i + nf] for i in range(0, len(nodes), nf) if d["snapshot"]["meta"]["node_types"][0][nodes[i]] == "object"]
+assert sorted(o[3] for o in objs) == sorted(7 ** (i % 19) for i in range(1, 30001)), "sizes"
+assert sorted(o[4] for o in objs) == sorted(i % 5 for i in range(1, 30001)), "edge counts"'
   run "$gcsnap" export --format csv -o d.csv diamond.gclog
   expect_rc 0 "export as CSV"
   expect_line d.csv 'type,count,bytes' "CSV header"
