@@ -13,6 +13,7 @@
 #include "gs_dominators.h"
 #include "gs_error.h"
 #include "gs_json.h"
+#include "gs_jsonw.h"
 
 /* ---- ranking ---------------------------------------------------------- */
 
@@ -117,45 +118,58 @@ const char *gs_dominators_type_name(const gs_graph *g, uint32_t t, char *buf, si
   return gs_graph_type_name(g, t, buf, cap);
 }
 
-json_t *gs_dominators_json_section(const gs_dominators *s, int by_type) {
+static void write_objects(gs_jsonw *w, const gs_dominators *s) {
   const gs_graph *g = s->g;
-  json_t *o = json_object(), *top = json_array(), *types = by_type ? json_array() : NULL;
-  size_t i;
   char id[24], tbuf[64];
-  if (!o || !top || (by_type && !types)) goto fail;
-  gs_json_set(o, "name", gs_json_cstring(g->name));
-  gs_json_set(o, "reachable_objects", gs_json_u64(s->reachable));
-  gs_json_set(o, "reachable_bytes", gs_json_u64(s->dom.retained[g->nnodes]));
-  gs_json_set(o, "unreachable_objects", gs_json_u64(s->unreachable));
-  gs_json_set(o, "unreachable_bytes", gs_json_u64(s->unreachable_bytes));
+  size_t i;
+  gs_jsonw_array(w, "top_objects");
   for (i = 0; i < s->ntop; i++) {
     uint32_t v = s->top[i];
-    json_t *row = json_object();
-    if (!row || json_array_append_new(top, row)) goto fail;
     snprintf(id, sizeof id, "%" PRIx64, g->ids[v]);
-    gs_json_set(row, "id", gs_json_cstring(id));
-    gs_json_set(row, "type", gs_json_cstring(gs_dominators_type_name(g, g->types[v], tbuf, sizeof tbuf)));
-    gs_json_set(row, "shallow", gs_json_u64(g->sizes[v]));
-    gs_json_set(row, "retained", gs_json_u64(s->dom.retained[v]));
+    gs_jsonw_object(w, NULL);
+    gs_jsonw_value(w, "id", gs_json_cstring(id));
+    gs_jsonw_value(w, "type", gs_json_cstring(gs_dominators_type_name(g, g->types[v], tbuf, sizeof tbuf)));
+    gs_jsonw_value(w, "shallow", gs_json_u64(g->sizes[v]));
+    gs_jsonw_value(w, "retained", gs_json_u64(s->dom.retained[v]));
+    gs_jsonw_end(w);
   }
-  gs_json_set(o, "top_objects", top);
-  top = NULL;
-  for (i = 0; by_type && i < s->ntype_rows; i++) {
+  gs_jsonw_end(w);
+}
+
+static void write_types(gs_jsonw *w, const gs_dominators *s) {
+  char tbuf[64];
+  size_t i;
+  gs_jsonw_array(w, "by_type");
+  for (i = 0; i < s->ntype_rows; i++) {
     uint32_t t = s->type_order[i];
-    json_t *row = json_object();
-    if (!row || json_array_append_new(types, row)) goto fail;
-    gs_json_set(row, "type", gs_json_cstring(gs_dominators_type_name(g, t, tbuf, sizeof tbuf)));
-    gs_json_set(row, "retained", gs_json_u64(s->type_retained[t]));
-    gs_json_set(row, "count", gs_json_u64(s->type_count[t]));
-    gs_json_set(row, "shallow", gs_json_u64(s->type_shallow[t]));
+    gs_jsonw_object(w, NULL);
+    gs_jsonw_value(w, "type", gs_json_cstring(gs_dominators_type_name(s->g, t, tbuf, sizeof tbuf)));
+    gs_jsonw_value(w, "retained", gs_json_u64(s->type_retained[t]));
+    gs_jsonw_value(w, "count", gs_json_u64(s->type_count[t]));
+    gs_jsonw_value(w, "shallow", gs_json_u64(s->type_shallow[t]));
+    gs_jsonw_end(w);
   }
-  if (types) gs_json_set(o, "by_type", types);
-  return o;
-fail:
-  json_decref(o);
-  json_decref(top);
-  json_decref(types);
-  return NULL;
+  gs_jsonw_end(w);
+}
+
+void gs_dominators_write_section(gs_jsonw *w, const gs_dominators *s, int by_type) {
+  const gs_graph *g = s->g;
+  gs_jsonw_object(w, NULL);
+  gs_jsonw_value(w, "name", gs_json_cstring(g->name));
+  gs_jsonw_value(w, "reachable_objects", gs_json_u64(s->reachable));
+  gs_jsonw_value(w, "reachable_bytes", gs_json_u64(s->dom.retained[g->nnodes]));
+  gs_jsonw_value(w, "unreachable_objects", gs_json_u64(s->unreachable));
+  gs_jsonw_value(w, "unreachable_bytes", gs_json_u64(s->unreachable_bytes));
+  write_objects(w, s);
+  if (by_type) write_types(w, s);
+  gs_jsonw_end(w);
+}
+
+json_t *gs_dominators_json_section(const gs_dominators *s, int by_type) {
+  gs_jsonw *w = gs_jsonw_build();
+  json_t *o = NULL;
+  if (w) gs_dominators_write_section(w, s, by_type);
+  return gs_jsonw_finish(w, &o) ? NULL : o;
 }
 
 int gs_dominators_each(const char *path, uint64_t top, int by_type, gs_dominators_fn fn,
@@ -184,36 +198,59 @@ int gs_dominators_each(const char *path, uint64_t top, int by_type, gs_dominator
   return err;
 }
 
-typedef struct json_ctx { json_t *sections; int by_type; } json_ctx;
-
-static int append_section(void *ctx, const gs_dominators *s, size_t index) {
-  json_ctx *j = ctx;
-  (void)index;
-  return json_array_append_new(j->sections, gs_dominators_json_section(s, j->by_type)) ? GS_ENOMEM
-                                                                                      : GS_OK;
+/* The document's start, before its sections. */
+static void write_head(gs_jsonw *w, const char *path) {
+  gs_jsonw_object(w, NULL);
+  gs_jsonw_value(w, "file", gs_json_cstring(gs_file_display_name(path)));
 }
 
 json_t *gs_dominators_json_object(const char *path, json_t *sections) {
-  json_t *o = json_object();
-  int bad = !o || gs_json_set(o, "file", gs_json_cstring(gs_file_display_name(path))) ||
-            gs_json_set(o, "sections", json_incref(sections));
-  json_decref(sections);
-  return gs_json_unless(o, bad);
+  gs_jsonw *w = gs_jsonw_build();
+  json_t *o = NULL;
+  if (!w) {
+    json_decref(sections);
+    return NULL;
+  }
+  write_head(w, path);
+  gs_jsonw_value(w, "sections", sections);
+  gs_jsonw_end(w);
+  return gs_jsonw_finish(w, &o) ? NULL : o;
+}
+
+typedef struct write_ctx { gs_jsonw *w; const char *path; int by_type; } write_ctx;
+
+/* Nothing is written before the first section is known: a file that
+ * cannot be read leaves no start of a document. */
+static int write_section(void *ctx, const gs_dominators *s, size_t index) {
+  write_ctx *x = ctx;
+  if (index == 0) {
+    write_head(x->w, x->path);
+    gs_jsonw_array(x->w, "sections");
+  }
+  gs_dominators_write_section(x->w, s, x->by_type);
+  return GS_OK;
+}
+
+int gs_dominators_write(gs_jsonw *w, const char *path, uint64_t top, int by_type, gs_file_fault *fault) {
+  write_ctx x;
+  int err;
+  x.w = w;
+  x.path = path;
+  x.by_type = by_type;
+  if ((err = gs_dominators_each(path, top, by_type, write_section, &x, fault))) return err;
+  gs_jsonw_end(w);
+  gs_jsonw_end(w);
+  return GS_OK;
 }
 
 int gs_dominators_json(const char *path, uint64_t top, int by_type, json_t **out,
                        gs_file_fault *fault) {
-  json_ctx j;
-  int err;
-  *out = NULL;
-  j.sections = json_array();
-  j.by_type = by_type;
-  if (!j.sections) return gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
-  if ((err = gs_dominators_each(path, top, by_type, append_section, &j, fault)) != GS_OK) {
-    json_decref(j.sections);
-    return err;
+  gs_jsonw *w = gs_jsonw_build();
+  int err = w ? gs_dominators_write(w, path, top, by_type, fault) : GS_ENOMEM;
+  if (gs_jsonw_finish(w, out) && !err) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  if (err) {
+    json_decref(*out);
+    *out = NULL;
   }
-  if (!(*out = gs_dominators_json_object(path, j.sections)))
-    err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   return err;
 }

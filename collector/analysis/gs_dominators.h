@@ -12,6 +12,7 @@
 #include "gs_dom.h"
 #include "gs_file.h"
 #include "gs_graph.h"
+#include "gs_jsonw.h"
 
 /* One section's analysis. */
 typedef struct gs_dominators {
@@ -31,7 +32,9 @@ typedef struct gs_dominators {
 void gs_dominators_free(gs_dominators *s);
 /* The name of type t of g, "(not in the dump)" for a missing one. */
 const char *gs_dominators_type_name(const gs_graph *g, uint32_t t, char *buf, size_t cap);
-/* One section as in "gcsnap dominators --json"; NULL when out of memory. */
+/* One section as in "gcsnap dominators --json", written to w; as a value
+ * (NULL when out of memory). */
+void gs_dominators_write_section(gs_jsonw *w, const gs_dominators *s, int by_type);
 json_t *gs_dominators_json_section(const gs_dominators *s, int by_type);
 
 /* Called with each section's analysis, in order; an error stops the run.
@@ -42,10 +45,14 @@ typedef int (*gs_dominators_fn)(void *ctx, const gs_dominators *s, size_t index)
  * fault filled (a dump without a section is GS_EFORMAT). */
 int gs_dominators_each(const char *path, uint64_t top, int by_type, gs_dominators_fn fn,
                        void *ctx, gs_file_fault *fault);
-/* The object "gcsnap dominators --json [--top N] [--by-type] PATH" prints. */
-/* Around its sections (taken, as gs_dominators_json_section makes them);
- * NULL when out of memory. */
+/* The object "gcsnap dominators --json [--top N] [--by-type] PATH" prints:
+ * around its sections (taken, as gs_dominators_json_section makes them),
+ * NULL when out of memory; written to w a section at a time (nothing when
+ * the first cannot be analysed; the error of a later one leaves the
+ * document unfinished), or as a value. Both return GS_OK or the error
+ * with fault filled. */
 json_t *gs_dominators_json_object(const char *path, json_t *sections);
+int gs_dominators_write(gs_jsonw *w, const char *path, uint64_t top, int by_type, gs_file_fault *fault);
 int gs_dominators_json(const char *path, uint64_t top, int by_type, json_t **out,
                        gs_file_fault *fault);
 

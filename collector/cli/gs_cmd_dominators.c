@@ -15,7 +15,7 @@
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_graph.h"
-#include "gs_json.h"
+#include "gs_jsonw.h"
 #include "gs_table.h"
 
 #define DEFAULT_TOP 20
@@ -61,56 +61,61 @@ static double share(uint64_t part, uint64_t whole) {
   return whole ? (double)part * 100.0 / (double)whole : 0.0;
 }
 
+/* A row of either table, made again when printed: there may be one for
+ * each object of the heap. */
+typedef struct row_text {
+  const gs_dominators *s;
+  uint64_t total;
+  char retained[24], pct[16], count[24], shallow[24], id[24], type[64];
+} row_text;
+
+static void fill_sizes(row_text *x, uint64_t retained, uint64_t shallow) {
+  snprintf(x->retained, sizeof x->retained, "%" PRIu64, retained);
+  snprintf(x->pct, sizeof x->pct, "%.1f%%", share(retained, x->total));
+  snprintf(x->shallow, sizeof x->shallow, "%" PRIu64, shallow);
+}
+
+static int object_row(void *ctx, size_t r, const char **cells) {
+  row_text *x = ctx;
+  const gs_graph *g = x->s->g;
+  uint32_t v = x->s->top[r];
+  fill_sizes(x, x->s->dom.retained[v], g->sizes[v]);
+  snprintf(x->id, sizeof x->id, "%" PRIx64, g->ids[v]);
+  cells[0] = x->retained; cells[1] = x->pct; cells[2] = x->shallow; cells[3] = x->id;
+  cells[4] = gs_dominators_type_name(g, g->types[v], x->type, sizeof x->type);
+  return GS_OK;
+}
+
+static int type_row(void *ctx, size_t r, const char **cells) {
+  row_text *x = ctx;
+  uint32_t ty = x->s->type_order[r];
+  fill_sizes(x, x->s->type_retained[ty], x->s->type_shallow[ty]);
+  snprintf(x->count, sizeof x->count, "%" PRIu64, x->s->type_count[ty]);
+  cells[0] = x->retained; cells[1] = x->pct; cells[2] = x->count; cells[3] = x->shallow;
+  cells[4] = gs_dominators_type_name(x->s->g, ty, x->type, sizeof x->type);
+  return GS_OK;
+}
+
 static int print_objects(const gs_dominators *s) {
   static const char *const heads[] = {"Retained", "Share", "Shallow", "Object", "Type"};
-  const gs_graph *g = s->g;
-  uint64_t total = s->dom.retained[g->nnodes];
   gs_table t;
-  size_t i;
-  int err = GS_OK;
+  row_text x;
+  x.s = s;
+  x.total = s->dom.retained[s->g->nnodes];
   gs_table_init(&t, 5, heads, "rrrll");
-  for (i = 0; i < s->ntop && !err; i++) {
-    uint32_t v = s->top[i];
-    char retained[24], pct[16], shallow[24], id[24], tbuf[64];
-    const char *cells[5];
-    snprintf(retained, sizeof retained, "%" PRIu64, s->dom.retained[v]);
-    snprintf(pct, sizeof pct, "%.1f%%", share(s->dom.retained[v], total));
-    snprintf(shallow, sizeof shallow, "%" PRIu64, g->sizes[v]);
-    snprintf(id, sizeof id, "%" PRIx64, g->ids[v]);
-    cells[0] = retained; cells[1] = pct; cells[2] = shallow; cells[3] = id;
-    cells[4] = gs_dominators_type_name(g, g->types[v], tbuf, sizeof tbuf);
-    err = gs_table_add(&t, cells);
-  }
   printf("\n  Objects by retained size (%zu):\n", s->ntop);
-  if (!err) err = gs_table_print(&t, stdout);
-  gs_table_free(&t);
-  return err;
+  return gs_table_print_rows(&t, s->ntop, object_row, &x, stdout);
 }
 
 static int print_types(const gs_dominators *s) {
   static const char *const heads[] = {"Retained", "Share", "Objects", "Shallow", "Type"};
-  const gs_graph *g = s->g;
-  uint64_t total = s->dom.retained[g->nnodes];
   gs_table t;
-  size_t i;
-  int err = GS_OK;
+  row_text x;
+  x.s = s;
+  x.total = s->dom.retained[s->g->nnodes];
   gs_table_init(&t, 5, heads, "rrrrl");
-  for (i = 0; i < s->ntype_rows && !err; i++) {
-    uint32_t ty = s->type_order[i];
-    char retained[24], pct[16], count[24], shallow[24], tbuf[64];
-    const char *cells[5];
-    snprintf(retained, sizeof retained, "%" PRIu64, s->type_retained[ty]);
-    snprintf(pct, sizeof pct, "%.1f%%", share(s->type_retained[ty], total));
-    snprintf(count, sizeof count, "%" PRIu64, s->type_count[ty]);
-    snprintf(shallow, sizeof shallow, "%" PRIu64, s->type_shallow[ty]);
-    cells[0] = retained; cells[1] = pct; cells[2] = count; cells[3] = shallow;
-    cells[4] = gs_dominators_type_name(g, ty, tbuf, sizeof tbuf);
-    err = gs_table_add(&t, cells);
-  }
   printf("\n  Types by retained size, no object counted twice (%zu):\n", s->ntype_rows);
-  if (!err) err = gs_table_print(&t, stdout);
-  gs_table_free(&t);
-  return err;
+  return gs_table_print_rows(&t, s->ntype_rows, type_row, &x, stdout);
 }
 
 static int print_section_text(const gs_dominators *s, size_t index, int by_type) {
@@ -164,10 +169,10 @@ int gs_cmd_dominators(int argc, char **argv) {
   if ((code = parse_args(argc, argv, &da)) != GS_EXIT_OK) return code;
   if (da.help) return gs_cli_help(usage);
   if (da.json) {
-    json_t *o;
-    if (gs_dominators_json(da.path, da.top, da.by_type, &o, &fault)) code = gs_cli_fault(&fault);
-    else if (gs_json_print(o)) code = GS_EXIT_USAGE;
-    json_decref(o);
+    gs_jsonw *w = gs_jsonw_print(stdout);
+    int err = w ? gs_dominators_write(w, da.path, da.top, da.by_type, &fault) : GS_ENOMEM;
+    if (err) code = gs_cli_fault(&fault);
+    if (gs_jsonw_finish(w, NULL) && !err) code = GS_EXIT_USAGE;
     return gs_cli_finish(code);
   }
   if (gs_dominators_each(da.path, da.top, da.by_type, print_section, &da.by_type, &fault))

@@ -22,11 +22,11 @@ static int is_unsafe(unsigned long c) {
          (c >= 0x2066 && c <= 0x2069) || c == 0x2028 || c == 0x2029;
 }
 
-char *gs_table_escape(const char *s) {
+/* Writes s escaped into out (room for 4 bytes a byte of s, and a NUL). */
+static void escape_into(const char *s, char *out) {
   static const char hex[] = "0123456789abcdef";
   const unsigned char *p = (const unsigned char *)s, *e = p + strlen(s);
-  char *out = malloc((size_t)(e - p) * 4 + 1), *q = out;
-  if (!out) return NULL;
+  char *q = out;
   while (p < e) {
     size_t n = gs_utf8_len(p, e), i;
     if (n == 0 || is_unsafe(code_point(p, n))) {
@@ -47,6 +47,11 @@ char *gs_table_escape(const char *s) {
     p += n;
   }
   *q = '\0';
+}
+
+char *gs_table_escape(const char *s) {
+  char *out = malloc(strlen(s) * 4 + 1);
+  if (out) escape_into(s, out);
   return out;
 }
 
@@ -65,8 +70,9 @@ void gs_table_init(gs_table *t, size_t ncols, const char *const *heads, const ch
   t->align = align;
 }
 
+/* Kept as given: cells are escaped as they are printed. */
 static char *copy(const char *s) {
-  return gs_table_escape(s ? s : "-");
+  return strdup(s ? s : "-");
 }
 
 int gs_table_add(gs_table *t, const char *const *cells) {
@@ -107,24 +113,100 @@ static void print_row(const gs_table *t, FILE *out, const size_t *width,
   fprintf(out, "%s\n", line);
 }
 
-int gs_table_print(const gs_table *t, FILE *out) {
-  size_t *width = calloc(t->ncols, sizeof *width), r, i, total = 1;
+/* What printing needs besides the rows: the columns' widths, the cells of
+ * the row at hand, escaped, and a line to build. */
+typedef struct layout {
+  size_t ncols;
+  size_t *width;
+  char **cells;
+  size_t *room;               /* bytes each of cells holds */
   char *line;
-  if (!width) return GS_ENOMEM;
-  for (i = 0; i < t->ncols; i++) width[i] = strlen(t->heads[i]);
-  for (r = 0; r < t->nrows; r++)
-    for (i = 0; i < t->ncols; i++) {
-      size_t n = strlen(t->cells[r * t->ncols + i]);
-      if (n > width[i]) width[i] = n;
-    }
-  for (i = 0; i < t->ncols; i++) total += width[i] + 2;
-  if (!(line = malloc(total))) { free(width); return GS_ENOMEM; }
-  print_row(t, out, width, t->heads, line);
-  for (r = 0; r < t->nrows; r++)
-    print_row(t, out, width, (const char *const *)&t->cells[r * t->ncols], line);
-  free(line);
-  free(width);
+} layout;
+
+static void layout_free(layout *l) {
+  size_t i;
+  for (i = 0; l->cells && i < l->ncols; i++) free(l->cells[i]);
+  free(l->width);
+  free(l->cells);
+  free(l->room);
+  free(l->line);
+}
+
+#define CELL_ROOM 64
+
+static int layout_init(layout *l, const gs_table *t) {
+  size_t i;
+  memset(l, 0, sizeof *l);
+  l->ncols = t->ncols;
+  l->width = calloc(t->ncols, sizeof *l->width);
+  l->cells = calloc(t->ncols, sizeof *l->cells);
+  l->room = calloc(t->ncols, sizeof *l->room);
+  if (!l->width || !l->cells || !l->room) return GS_ENOMEM;
+  for (i = 0; i < t->ncols; i++) {
+    l->width[i] = strlen(t->heads[i]);
+    if (!(l->cells[i] = malloc(CELL_ROOM))) return GS_ENOMEM;
+    l->cells[i][0] = '\0';
+    l->room[i] = CELL_ROOM;
+  }
   return GS_OK;
+}
+
+/* Row r, made by fn, escaped into l->cells. */
+static int make_row(layout *l, gs_table_row_fn fn, void *ctx, size_t r) {
+  const char *cells[GS_TABLE_MAX_COLS] = {NULL};
+  size_t i;
+  int err = fn(ctx, r, cells);
+  for (i = 0; i < l->ncols && !err; i++) {
+    const char *c = cells[i] ? cells[i] : "-";
+    size_t need = strlen(c) * 4 + 1;
+    char *p;
+    if (need > l->room[i]) {
+      if (!(p = realloc(l->cells[i], need))) return GS_ENOMEM;
+      l->cells[i] = p;
+      l->room[i] = need;
+    }
+    escape_into(c, l->cells[i]);
+  }
+  return err;
+}
+
+static void measure(layout *l) {
+  size_t i;
+  for (i = 0; i < l->ncols; i++) {
+    size_t n = strlen(l->cells[i]);
+    if (n > l->width[i]) l->width[i] = n;
+  }
+}
+
+static int make_line(layout *l) {
+  size_t i, total = 1;
+  for (i = 0; i < l->ncols; i++) total += l->width[i] + 2;
+  return (l->line = malloc(total)) ? GS_OK : GS_ENOMEM;
+}
+
+int gs_table_print_rows(const gs_table *t, size_t nrows, gs_table_row_fn fn, void *ctx, FILE *out) {
+  layout l;
+  size_t r;
+  int err = layout_init(&l, t);
+  assert(t->ncols <= GS_TABLE_MAX_COLS);
+  for (r = 0; r < nrows && !err; r++)
+    if (!(err = make_row(&l, fn, ctx, r))) measure(&l);
+  if (!err && !(err = make_line(&l))) print_row(t, out, l.width, t->heads, l.line);
+  for (r = 0; r < nrows && !err; r++)
+    if (!(err = make_row(&l, fn, ctx, r))) print_row(t, out, l.width, (const char *const *)l.cells, l.line);
+  layout_free(&l);
+  return err;
+}
+
+static int kept_row(void *ctx, size_t r, const char **cells) {
+  const gs_table *t = ctx;
+  size_t i;
+  for (i = 0; i < t->ncols; i++) cells[i] = t->cells[r * t->ncols + i];
+  return GS_OK;
+}
+
+int gs_table_print(const gs_table *t, FILE *out) {
+  return gs_table_print_rows(t, t->nrows, kept_row, (void *)t, out);
 }
 
 void gs_table_free(gs_table *t) {

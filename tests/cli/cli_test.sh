@@ -201,12 +201,31 @@ assert len(s["top_objects"]) == 2, s'
   expect_rc 0 "dominators as text"
   expect_regex out.txt '^ +240 +100\.0% +16 +10 +App\.Root$' "the root retains everything reachable"
   expect_regex out.txt 'Unreachable objects +2 \(768 bytes' "unreachable objects are reported apart"
+  # Rows are made as they are printed: the columns still fit every row.
+  printf 'a 2 w 0\nt 1 A\nt 2 LongerName\no 10 1 8 20\no 20 2 4000000 30\no 30 1 10\nr 10 1 0\nc w 0\n' >wide.gclog
+  run "$gcsnap" dominators --top 0 wide.gclog
+  expect_rc 0 "dominators of every object as text"
+  if [ "$(awk '/ (A|LongerName)$/ { print length($0) - length($NF) }' out.txt | sort -u | wc -l)" -eq 1 ] &&
+     [ "$(grep -Ec ' (A|LongerName)$' out.txt)" -eq 3 ]; then pass; else
+    fail "every row, the type column aligned"; sed 's/^/  | /' out.txt; fi
+  # JSON is printed a section at a time: a later section that cannot be
+  # analysed leaves a document that does not parse, and exit status 1.
+  printf 'a 2 one 0\nt 1 A\no 10 1 8\nr 10 1 0\nc one 0\na 2 two 0\no 1 1\nc two 0\n' >later.gclog
+  run "$gcsnap" dominators --json later.gclog
+  expect_rc 1 "dominators of a dump whose second section is invalid"
+  if [ -n "$python" ]; then
+    if "$python" -c 'import json, sys; json.load(open(sys.argv[1]))' out.txt 2>/dev/null; then
+      fail "an unfinished document does not parse"; else pass; fi
+  fi
   run "$gcsnap" dominators bad.gclog
   expect_rc 2 "dominators of a missing file"
   printf 'a 2 x 0\no 1 1\nc x 0\n' >broken.gclog
   run "$gcsnap" dominators broken.gclog
   expect_rc 1 "dominators of an invalid file"
   expect_regex err.txt '^broken\.gclog:2: error \[missing-field\]' "the error names file and line"
+  run "$gcsnap" dominators --json broken.gclog
+  expect_rc 1 "dominators --json of an invalid file"
+  if [ -s out.txt ]; then fail "a first section that cannot be analysed prints nothing"; else pass; fi
   if [ -n "$fixture" ] && [ -r "$fixture" ]; then
     run "$gcsnap" dominators --json --top 0 --by-type "$fixture"
     expect_rc 0 "dominators of wpfapp.gclog"
