@@ -17,6 +17,7 @@
 
 static const char usage[] =
   "usage: gcsnap convert IN OUT\n"
+  "       gcsnap convert IN -o OUT\n"
   "\n"
   "Reads the dump IN (.gclog, .heapsnapshot, .hprof or .gcdump; plain, gzip\n"
   "or zstd) and writes it to OUT in the canonical form of the record format.\n"
@@ -24,14 +25,16 @@ static const char usage[] =
   "is replaced only once the whole dump was read and written; an invalid\n"
   "IN leaves OUT untouched.\n"
   "\n"
-  "  -h, --help  show this help\n"
+  "  -o, --out OUT  the output, as the other commands that write files name it\n"
+  "  -h, --help     show this help\n"
   "\n"
   "Exit status: 0 written, 1 IN is invalid, 2 usage or I/O error.\n";
 
-enum { OPT_HELP = 1 };
+enum { OPT_HELP = 1, OPT_OUT };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
+  {"out", 'o', 1, OPT_OUT},
   {NULL, 0, 0, 0},
 };
 
@@ -138,11 +141,13 @@ static int parse_args(int argc, char **argv, const char *paths[2], int *help) {
   gs_args_init(&a, argc, argv, options);
   while ((k = gs_args_next(&a)) != GS_ARG_END) {
     if (k == GS_ARG_ERROR) return gs_cli_usage_error("convert", usage, a.error);
-    if (k == GS_ARG_OPTION) { *help = 1; continue; }
-    if (n == 2) return gs_cli_usage_error("convert", usage, "too many arguments");
+    if (k == GS_ARG_OPTION && a.id == OPT_HELP) { *help = 1; continue; }
+    if (k == GS_ARG_OPTION && paths[1]) return gs_cli_usage_error("convert", usage, "OUT is given twice");
+    if (k == GS_ARG_OPTION) { paths[1] = a.value; continue; }
+    if (n == 2 || (n == 1 && paths[1])) return gs_cli_usage_error("convert", usage, "too many arguments");
     paths[n++] = a.value;
   }
-  if (!*help && n < 2) return gs_cli_usage_error("convert", usage, "IN and OUT are needed");
+  if (!*help && (!paths[0] || !paths[1])) return gs_cli_usage_error("convert", usage, "IN and OUT are needed");
   return GS_EXIT_OK;
 }
 

@@ -891,6 +891,13 @@ suite_convert() {
   expect_empty out.txt "convert to a file prints nothing"
   no_temp_files "convert success"
 
+  run "$gcsnap" convert small.gclog -o out2.gclog
+  expect_rc 0 "convert with -o OUT, as export and report take it"
+  expect_same out2.gclog small.gclog "convert -o writes the same bytes"
+  run "$gcsnap" convert small.gclog out3.gclog -o out4.gclog
+  expect_rc 2 "convert with OUT given twice"
+  expect_absent out3.gclog "OUT given twice writes nothing"
+  expect_absent out4.gclog "OUT given twice writes nothing at -o either"
   run "$gcsnap" convert old.gclog old.out.gclog
   expect_rc 0 "convert the first version"
   expect_same old.out.gclog old.expected.gclog "first version is normalized"
