@@ -246,7 +246,8 @@ int gs_dominators_write(gs_jsonw *w, const char *path, uint64_t top, int by_type
 int gs_dominators_json(const char *path, uint64_t top, int by_type, json_t **out,
                        gs_file_fault *fault) {
   gs_jsonw *w = gs_jsonw_build();
-  int err = w ? gs_dominators_write(w, path, top, by_type, fault) : GS_ENOMEM;
+  int err = w ? gs_dominators_write(w, path, top, by_type, fault) : GS_OK;
+  *out = NULL;
   if (gs_jsonw_finish(w, out) && !err) err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
   if (err) {
     json_decref(*out);

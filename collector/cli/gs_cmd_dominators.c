@@ -170,7 +170,8 @@ int gs_cmd_dominators(int argc, char **argv) {
   if (da.help) return gs_cli_help(usage);
   if (da.json) {
     gs_jsonw *w = gs_jsonw_print(stdout);
-    int err = w ? gs_dominators_write(w, da.path, da.top, da.by_type, &fault) : GS_ENOMEM;
+    int err = w ? gs_dominators_write(w, da.path, da.top, da.by_type, &fault)
+                : gs_file_fault_text(&fault, NULL, GS_ENOMEM, NULL);
     if (err) code = gs_cli_fault(&fault);
     if (gs_jsonw_finish(w, NULL) && !err) code = GS_EXIT_USAGE;
     return gs_cli_finish(code);

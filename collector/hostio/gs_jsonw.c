@@ -141,16 +141,13 @@ void gs_jsonw_value(gs_jsonw *w, const char *key, json_t *value) {
 
 int gs_jsonw_finish(gs_jsonw *w, json_t **built) {
   int err;
+  if (built) *built = NULL;
   if (!w) return GS_ENOMEM;
   if (w->out && w->wrote) put(w, "\n", 1);
   if (w->out && !w->err && fflush(w->out)) w->err = GS_EIO;
   err = w->err;
-  if (built && !err) {
-    *built = w->open[MAX_DEPTH];
-  } else {
-    if (built) *built = NULL;
-    json_decref(w->open[MAX_DEPTH]);
-  }
+  if (built && !err) *built = w->open[MAX_DEPTH];
+  else json_decref(w->open[MAX_DEPTH]);
   while (w->depth > 0 && !w->out) json_decref(w->open[--w->depth]);
   free(w);
   return err;

@@ -28,7 +28,9 @@ void gs_jsonw_end(gs_jsonw *w);
 void gs_jsonw_value(gs_jsonw *w, const char *key, json_t *value);
 
 /* Frees w, after the newline that ends a printed document (if anything
- * was printed); a built one goes to *built (when no error). Returns GS_OK, GS_ENOMEM or GS_EIO. */
+ * was printed); a built one goes to *built (NULL on error). A NULL w (one
+ * that could not be made) is GS_ENOMEM. Returns GS_OK, GS_ENOMEM or
+ * GS_EIO. */
 int gs_jsonw_finish(gs_jsonw *w, json_t **built);
 
 #endif

@@ -1,14 +1,18 @@
 /* test_nomem.c - running out of memory while a graph is loaded, packed and
- * its dominator tree built. Each allocation fails in turn (gs_unit_nomem):
+ * its dominator tree built, and while the tree's JSON is printed or built. Each allocation fails in turn (gs_unit_nomem):
  * the step that meets it must report GS_ENOMEM and leave what it had
  * freeable, or do without and give the tree of a run with memory to spare
  * (the sanitizers check that nothing leaks or is used once freed). */
 #include "gs_unit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "gs_dom.h"
+#include "gs_dominators.h"
 #include "gs_error.h"
 #include "gs_graph.h"
+#include "gs_jsonw.h"
 #include "gs_unit_nomem.h"
 
 /* Loads text, packs the graph, builds its tree, drops the references and
@@ -93,9 +97,76 @@ static void every_allocation_fails(void **state) {
   gsu_buf_free(&b);
 }
 
+/* ---- the dominators' JSON --------------------------------------------- */
+
+/* jansson's allocations go through the wrapped malloc too. */
+static void *json_malloc(size_t n) { return malloc(n); }
+
+/* The document of path, printed (the text in *text) or built, with
+ * allocation k failing; its error. */
+static int dominators_json(const char *path, long k, int print, json_t **built, char **text, int *met) {
+  gs_file_fault fault;
+  int err;
+  size_t len = 0;
+  FILE *out = print ? open_memstream(text, &len) : NULL;
+  gsu_nomem_arm(k);
+  if (print) {
+    gs_jsonw *w = gs_jsonw_print(out);
+    err = w ? gs_dominators_write(w, path, 0, 1, &fault) : GS_ENOMEM;
+    if (gs_jsonw_finish(w, NULL) && !err) err = GS_ENOMEM;
+  } else {
+    err = gs_dominators_json(path, 0, 1, built, &fault);
+  }
+  *met = gsu_nomem_disarm();
+  if (out) fclose(out);
+  return err;
+}
+
+/* Printed or built, the document is whole or the error is GS_ENOMEM. */
+static void json_allocations_fail(void **state) {
+  char path[] = "/tmp/gs-nomem-XXXXXX", *want_text = NULL, *text = NULL;
+  gsu_buf b = {0};
+  json_t *want = NULL, *got;
+  long k, refused = 0;
+  int fd = mkstemp(path), print, met;
+  (void)state;
+  assert_true(fd >= 0);
+  make_dump(&b);
+  assert_int_equal(write(fd, b.data, b.len), (long)b.len);
+  close(fd);
+  json_set_alloc_funcs(json_malloc, free);
+  gsu_assert_ok(dominators_json(path, 0, 0, &want, NULL, &met));
+  gsu_assert_ok(dominators_json(path, 0, 1, NULL, &want_text, &met));
+  got = json_loads(want_text, 0, NULL);
+  assert_true(got && json_equal(got, want));
+  json_decref(got);
+  for (print = 0; print < 2; print++)
+    for (k = 1, met = 1; met; k++) {
+      int err = dominators_json(path, k, print, &got, &text, &met);
+      if (err) {
+        assert_int_equal(err, GS_ENOMEM);
+        refused++;
+      } else if (print) {
+        assert_string_equal(text, want_text);
+      } else {
+        assert_true(json_equal(got, want));
+        json_decref(got);
+      }
+      free(text);
+      text = NULL;
+    }
+  assert_true(refused > 40);
+  json_set_alloc_funcs(malloc, free);
+  json_decref(want);
+  free(want_text);
+  unlink(path);
+  gsu_buf_free(&b);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(every_allocation_fails),
+    cmocka_unit_test(json_allocations_fail),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
