@@ -2,8 +2,8 @@
  *
  * Diagnostics are printed as the validator finds them, so a huge broken
  * file shows its first problems at once; --max-errors bounds how many are
- * shown, never how many are counted. With --json the report is built in
- * memory instead and printed at the end (bounded the same way). */
+ * shown, never how many are counted. With --json the report is printed as
+ * it is made too, its counts after its diagnostics. */
 #include <stdlib.h>
 #include <string.h>
 #include "gs_args.h"
@@ -11,6 +11,7 @@
 #include "gs_error.h"
 #include "gs_file.h"
 #include "gs_json.h"
+#include "gs_jsonw.h"
 #include "gs_validate.h"
 
 #define DEFAULT_MAX_ERRORS 20
@@ -53,25 +54,20 @@ typedef struct file_report {
   uint64_t found[2];       /* diagnostics reported, by gs_severity */
   uint64_t shown[2];       /* of which printed */
   gs_validate_counts counts;  /* sections and records */
-  json_t *diagnostics;     /* --json only */
-  int oom;
+  gs_jsonw *json;          /* --json only: the report being printed */
   char io_error[300];      /* set when the file could not be read */
 } file_report;
 
 /* ---- diagnostics ----------------------------------------------------- */
 
-static json_t *diag_json(const gs_diag *d) {
-  json_t *o = json_object();
+static void write_diag(gs_jsonw *w, const gs_diag *d) {
   gs_severity sev = gs_diag_severity(d->code);
-  if (!o) return NULL;
-  if (gs_json_set(o, "line", gs_json_u64(d->line)) ||
-      gs_json_set(o, "severity", json_string(sev == GS_SEV_ERROR ? "error" : "warning")) ||
-      gs_json_set(o, "code", json_string(gs_diag_name(d->code))) ||
-      gs_json_set(o, "message", gs_json_cstring(d->message))) {
-    json_decref(o);
-    return NULL;
-  }
-  return o;
+  gs_jsonw_object(w, NULL);
+  gs_jsonw_value(w, "line", gs_json_u64(d->line));
+  gs_jsonw_value(w, "severity", json_string(sev == GS_SEV_ERROR ? "error" : "warning"));
+  gs_jsonw_value(w, "code", json_string(gs_diag_name(d->code)));
+  gs_jsonw_value(w, "message", gs_json_cstring(d->message));
+  gs_jsonw_end(w);
 }
 
 static void on_diag(void *ctx, const gs_diag *d) {
@@ -80,12 +76,12 @@ static void on_diag(void *ctx, const gs_diag *d) {
   rep->found[sev]++;
   if (rep->opts->max_shown && rep->shown[sev] >= rep->opts->max_shown) return;
   rep->shown[sev]++;
-  if (!rep->opts->json) {
-    gs_file_hide_progress(rep->file);
-    gs_cli_print_diag(stdout, rep->name, d);
-  } else if (json_array_append_new(rep->diagnostics, diag_json(d)) != 0) {
-    rep->oom = 1;
+  if (rep->json) {
+    write_diag(rep->json, d);
+    return;
   }
+  gs_file_hide_progress(rep->file);
+  gs_cli_print_diag(stdout, rep->name, d);
 }
 
 /* ---- one file -------------------------------------------------------- */
@@ -144,42 +140,28 @@ static void print_verdict(const file_report *rep) {
 
 /* ---- JSON ------------------------------------------------------------ */
 
-static json_t *report_json(file_report *rep) {
-  json_t *o = json_object();
-  const gs_validate_counts *c = &rep->counts;
-  int bad = !o;
-  bad = bad || gs_json_set(o, "file", gs_json_cstring(rep->name)) ||
-        gs_json_set(o, "valid", json_boolean(report_valid(rep)));
-  if (!bad && rep->io_error[0])
-    bad = gs_json_set(o, "io_error", gs_json_cstring(rep->io_error));
-  bad = bad || gs_json_set(o, "strict", json_boolean(rep->opts->strict)) ||
-        gs_json_set(o, "errors", gs_json_u64(rep->found[GS_SEV_ERROR])) ||
-        gs_json_set(o, "warnings", gs_json_u64(rep->found[GS_SEV_WARNING])) ||
-        gs_json_set(o, "sections", gs_json_u64(c->sections)) ||
-        gs_json_set(o, "records", gs_json_u64(c->records)) ||
-        gs_json_set(o, "diagnostics", json_incref(rep->diagnostics)) ||
-        gs_json_set(o, "omitted_errors",
-                    gs_json_u64(rep->found[GS_SEV_ERROR] - rep->shown[GS_SEV_ERROR])) ||
-        gs_json_set(o, "omitted_warnings",
-                    gs_json_u64(rep->found[GS_SEV_WARNING] - rep->shown[GS_SEV_WARNING]));
-  if (bad || rep->oom) { json_decref(o); return NULL; }
-  return o;
+/* The report's start; its diagnostics follow as they come. */
+static void begin_report(file_report *rep) {
+  gs_jsonw_object(rep->json, NULL);
+  gs_jsonw_value(rep->json, "file", gs_json_cstring(rep->name));
+  gs_jsonw_array(rep->json, "diagnostics");
 }
 
-/* One file: its report object. Several: {"valid": all, "files": [...]}. */
-static int print_json(json_t *reports, int all_valid) {
-  json_t *top;
-  int rc;
-  if (json_array_size(reports) == 1) return gs_json_print(json_array_get(reports, 0));
-  top = json_object();
-  if (!top || gs_json_set(top, "valid", json_boolean(all_valid)) ||
-      gs_json_set(top, "files", json_incref(reports))) {
-    json_decref(top);
-    return -1;
-  }
-  rc = gs_json_print(top);
-  json_decref(top);
-  return rc;
+/* What is known once the file was read. */
+static void end_report(const file_report *rep) {
+  gs_jsonw *w = rep->json;
+  const gs_validate_counts *c = &rep->counts;
+  gs_jsonw_end(w);
+  gs_jsonw_value(w, "valid", json_boolean(report_valid(rep)));
+  if (rep->io_error[0]) gs_jsonw_value(w, "io_error", gs_json_cstring(rep->io_error));
+  gs_jsonw_value(w, "strict", json_boolean(rep->opts->strict));
+  gs_jsonw_value(w, "errors", gs_json_u64(rep->found[GS_SEV_ERROR]));
+  gs_jsonw_value(w, "warnings", gs_json_u64(rep->found[GS_SEV_WARNING]));
+  gs_jsonw_value(w, "sections", gs_json_u64(c->sections));
+  gs_jsonw_value(w, "records", gs_json_u64(c->records));
+  gs_jsonw_value(w, "omitted_errors", gs_json_u64(rep->found[GS_SEV_ERROR] - rep->shown[GS_SEV_ERROR]));
+  gs_jsonw_value(w, "omitted_warnings", gs_json_u64(rep->found[GS_SEV_WARNING] - rep->shown[GS_SEV_WARNING]));
+  gs_jsonw_end(w);
 }
 
 /* ---- command --------------------------------------------------------- */
@@ -219,46 +201,59 @@ static int parse_args(int argc, char **argv, validate_args *va) {
   return GS_EXIT_OK;
 }
 
-/* Validates one file and adds its outcome to *code and the JSON reports. */
-static int check_one(const validate_opts *opts, const char *path, json_t *reports,
-                     int *code, int *all_valid) {
+/* Validates one file and adds its outcome to *code and, with json, prints
+ * its report. */
+static void check_one(const validate_opts *opts, const char *path, gs_jsonw *json, int *code,
+                      int *all_valid) {
   file_report rep;
   memset(&rep, 0, sizeof rep);
   rep.opts = opts;
   rep.name = gs_file_display_name(path);
-  if (opts->json && !(rep.diagnostics = json_array())) return GS_ENOMEM;
+  rep.json = json;
+  if (json) begin_report(&rep);
   run_file(&rep, path);
   *all_valid = *all_valid && report_valid(&rep);
   if (rep.io_error[0]) *code = GS_EXIT_USAGE;
   else if (!report_valid(&rep) && *code == GS_EXIT_OK) *code = GS_EXIT_INVALID;
-  if (!opts->json) {
+  if (!json) {
     print_verdict(&rep);
-  } else {
-    if (rep.io_error[0]) gs_cli_error("%s", rep.io_error);
-    if (json_array_append_new(reports, report_json(&rep)) != 0) rep.oom = 1;
+    return;
   }
-  json_decref(rep.diagnostics);
-  return rep.oom ? GS_ENOMEM : GS_OK;
+  if (rep.io_error[0]) gs_cli_error("%s", rep.io_error);
+  end_report(&rep);
+}
+
+/* One file: its report. Several: {"files": [...], "valid": all}. */
+static int check_all(const validate_args *va, int *code) {
+  gs_jsonw *w = va->opts.json ? gs_jsonw_print(stdout) : NULL;
+  int i, all_valid = 1, several = va->nfiles > 1;
+  if (va->opts.json && !w) return GS_ENOMEM;
+  if (w && several) {
+    gs_jsonw_object(w, NULL);
+    gs_jsonw_array(w, "files");
+  }
+  for (i = 0; i < va->nfiles; i++) check_one(&va->opts, va->files[i], w, code, &all_valid);
+  if (w && several) {
+    gs_jsonw_end(w);
+    gs_jsonw_value(w, "valid", json_boolean(all_valid));
+    gs_jsonw_end(w);
+  }
+  return w ? gs_jsonw_finish(w, NULL) : GS_OK;
 }
 
 int gs_cmd_validate(int argc, char **argv) {
   validate_args va;
-  json_t *reports = NULL;
-  int i, code, all_valid = 1, err = GS_OK;
+  int code, err;
   memset(&va, 0, sizeof va);
   if ((code = parse_args(argc, argv, &va)) != GS_EXIT_OK || va.help) {
     free(va.files);
     return code != GS_EXIT_OK ? code : gs_cli_help(usage);
   }
-  if (va.opts.json && !(reports = json_array())) err = GS_ENOMEM;
-  for (i = 0; i < va.nfiles && !err; i++)
-    err = check_one(&va.opts, va.files[i], reports, &code, &all_valid);
-  if (!err && va.opts.json && print_json(reports, all_valid) != 0) code = GS_EXIT_USAGE;
-  json_decref(reports);
+  err = check_all(&va, &code);
   free(va.files);
-  if (err) {
+  if (err == GS_ENOMEM) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
-  return gs_cli_finish(code);
+  return gs_cli_finish(err ? GS_EXIT_USAGE : code);
 }

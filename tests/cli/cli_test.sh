@@ -743,6 +743,16 @@ assert [(x["line"], x["severity"], x["code"]) for x in d["diagnostics"]] == [
 assert len(d["diagnostics"]) == 4
 assert d["errors"] == 30 and d["omitted_errors"] == 26, d'
 
+  # Every diagnostic, printed as it comes rather than held to the end.
+  awk 'BEGIN { print "a 2 d 0"; print "t 1 T"
+    for (i = 1; i <= 50000; i++) printf "o %x 1 8 %x\n", 16 * i, 16 * (i + 100000); print "c d 0" }' >dang.gclog
+  run "$gcsnap" validate --json --max-errors 0 dang.gclog
+  expect_rc 0 "--json with no limit on a file of 50000 warnings"
+  json_check out.txt "--json lists every one of 50000 warnings" '
+assert d["warnings"] == 50000 and d["omitted_warnings"] == 0, d["warnings"]
+assert len(d["diagnostics"]) == 50000
+assert d["diagnostics"][-1]["line"] == 50002 and d["diagnostics"][-1]["code"] == "dangling-reference"'
+
   run "$gcsnap" validate --json --strict small.gclog
   expect_rc 1 "--json --strict"
   json_check out.txt "--json --strict verdict" 'assert d["valid"] is False and d["strict"] is True'
