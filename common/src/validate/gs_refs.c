@@ -106,7 +106,7 @@ int gs_refs_note(gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
 }
 
 int gs_refs_note_firsts(gs_refs_spans *s, gs_idset *set, int *overflow, const uint64_t *refs, size_t n) {
-  if (*overflow) return GS_OK;
+  if (*overflow || !n) return GS_OK;
   if (gs_array_reserve((void **)&s->hashes, &s->hashes_cap, s->nhashes + n, sizeof *s->hashes)) return GS_ENOMEM;
   return note(set, overflow, refs, n, s->hashes + s->nhashes, &s->nhashes);
 }
@@ -504,7 +504,7 @@ int gs_refs_spans_find(const gs_refs_spans *s, const uint64_t *ids, size_t nids,
   size_t i, from = 0;
   int err = q ? GS_OK : GS_ENOMEM;
   for (i = 0; !err && i < s->n; from = s->spans[i++].end) {
-    if (!block_wanted(q, s->hashes + from, s->spans[i].end - from)) continue;
+    if (s->spans[i].end == from || !block_wanted(q, s->hashes + from, s->spans[i].end - from)) continue;
     if (gs_array_reserve((void **)blocks, cap, *n + 1, sizeof **blocks)) err = GS_ENOMEM;
     else (*blocks)[(*n)++] = s->spans[i].where;
   }
