@@ -287,6 +287,12 @@ static int parse_rest(worker *w, batch *b) {
 int gs_block_parse(worker *w, batch *b, size_t len, uint64_t offset) {
   int err;
   batch_start(b);
+  /* Nothing to parse, and maybe no block yet: the source ended before it. */
+  if (!len) {
+    b->lines = 0;
+    b->start_offset = b->end_offset = offset;
+    return GS_OK;
+  }
   sub_start(w, len, offset);
   if (b->rest && len && (err = parse_rest(w, b))) return err;
   while ((err = parse_entry(w, b, offset)) == GS_OK) continue;
