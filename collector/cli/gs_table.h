@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define GS_TABLE_MAX_COLS 16
+#define GS_TABLE_MAX_COLS 16      /* columns a table has at most */
 
 typedef struct gs_table {
   size_t ncols;

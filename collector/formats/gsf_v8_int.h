@@ -76,8 +76,8 @@ typedef struct v8 {
   uint32_t eleft;
   uint64_t *refs;                    /* of the owner, since its last part */
   size_t nrefs, refs_cap;
-  int open;                          /* the owner's record is begun */
-  size_t written;                    /* references in its parts */
+  size_t written;                    /* references in its parts written: its
+                                      * record is begun when not 0 */
   uint64_t *later;                   /* weak roots met while it is open */
   size_t nlater, later_cap;
   gsf_v8_edge *kept;                 /* edges of the nodes written last */

@@ -198,8 +198,7 @@ static int put_weak(v8 *p, uint64_t id) {
  * part: its record is begun with the first part. */
 static int put_part(v8 *p) {
   size_t k = p->enode;
-  int rc = p->open ? GS_OK : gs_writer_object_begin(p->w, node_id(p, k), type_id(p, k), node_size(p, k));
-  p->open = 1;
+  int rc = p->written ? GS_OK : gs_writer_object_begin(p->w, node_id(p, k), type_id(p, k), node_size(p, k));
   if (!rc) rc = gs_writer_refs(p->w, p->refs, p->nrefs);
   p->written += p->nrefs;
   p->nrefs = 0;
@@ -211,9 +210,8 @@ static int put_part(v8 *p) {
 static int put_owner(v8 *p) {
   size_t i;
   int rc;
-  if (!p->open) return put_object(p, p->enode, p->refs, p->nrefs);
+  if (!p->written) return put_object(p, p->enode, p->refs, p->nrefs);
   if (!put_part(p)) return 0;
-  p->open = 0;
   p->written = 0;
   if ((rc = gs_writer_object_end(p->w))) return gsf_v8_failed(p, rc);
   for (i = 0; i < p->nlater; i++)
@@ -224,7 +222,7 @@ static int put_owner(v8 *p) {
 
 /* A weak edge roots its target, at once or after the open record. */
 static int weak_edge(v8 *p, uint64_t id) {
-  if (!p->open) return put_weak(p, id);
+  if (!p->written) return put_weak(p, id);
   if (gs_array_reserve((void **)&p->later, &p->later_cap, p->nlater + 1, sizeof *p->later))
     return gsf_v8_failed(p, GS_ENOMEM);
   p->later[p->nlater++] = id;
