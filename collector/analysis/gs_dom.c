@@ -16,10 +16,12 @@
  * first step or as the climb passes them; the search, on its way back up,
  * asks for what the ancestors it returns to will read; the scans over
  * references ask for their targets' entries some steps ahead. The search
- * hands each edge it meets to another thread, in batches, which sorts it
- * into a forward one, lowering its target's first candidate, or a backward
- * one, counted for its target's list: entries the search itself never
- * reads again. Predecessors are listed and the results filled on two
+ * tells a numbered target by a bit per node, which stays in the cache, and
+ * hands each edge it meets, with its target's node, to another thread, in
+ * batches. That thread writes the numbers of the vertices numbered so far,
+ * then sorts each edge into a forward one, lowering its target's first
+ * candidate, or a backward one, counted for its target's list: the search
+ * itself reads no entry of a target it has numbered. Predecessors are listed and the results filled on two
  * threads as well, on disjoint words; when the lists would hold more than
  * PREDS_PER_VERTEX entries a vertex, for a range of vertices at a time.
  * With one processor the same work is done on one thread, so the result
@@ -64,6 +66,7 @@ typedef struct dom_tree {
   uint32_t parent;       /* preorder number of the DFS parent */
 } dom_tree;
 
+/* from: a number; to: a node, until the sorter makes it a number. */
 typedef struct dom_edge { uint32_t from, to, second; } dom_edge;
 
 /* Hands the edges the search meets to the thread that sorts them: the
@@ -72,6 +75,8 @@ typedef struct dom_sorter {
   struct dom_work *w;
   dom_edge *edges;       /* BATCHES batches of BATCH */
   uint32_t len[BATCHES]; /* edges of each batch handed over */
+  uint32_t upto[BATCHES]; /* vertices numbered when it was handed over */
+  uint32_t numbered;     /* vertices whose dfn is written */
   uint32_t batch, n;     /* the batch being filled, and its edges so far */
   gs_sem *filled, *empty;
   gs_thread *thread;     /* NULL: the search sorts each batch itself */
@@ -83,7 +88,9 @@ typedef struct dom_work {
   uint32_t count;        /* vertices numbered so far */
   uint32_t half;         /* nodes below it are the first half, about half
                           * the references */
-  uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen */
+  uint32_t *dfn;         /* node (n = virtual root) -> preorder number, NONE if unseen;
+                          * written by the sorter (vertex[] is the search's) */
+  uint8_t *seen;         /* a bit per node: numbered by the search */
   uint32_t *vertex;      /* preorder number -> node */
   dom_tree *tree;        /* by preorder number */
   /* Path compression chases ancestor alone, so it lands in an array of 4
@@ -124,19 +131,21 @@ static uint32_t succ_next(succ_iter *it) {
 
 /* ---- depth-first numbering -------------------------------------------- */
 
-/* A new vertex: asks for what the search will read about each target,
- * then, once that has come, for the references of those not numbered yet,
- * so a descent into one of them does not wait for two misses in a row. */
+static int seen(const dom_work *w, uint32_t x) { return w->seen[x >> 3] >> (x & 7) & 1; }
+
+static void see(dom_work *w, uint32_t x) { w->seen[x >> 3] |= (uint8_t)(1u << (x & 7)); }
+
+/* A new vertex: asks for the reference ranges of the targets not numbered
+ * yet, then, once they have come, for their references, so a descent into
+ * one of them does not wait for two misses in a row. */
 static void prefetch_targets(const dom_work *w, uint32_t node) {
   const gs_graph *g = w->g;
   uint32_t k;
   if (node == g->nnodes) return;
-  for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++) {
-    GS_PREFETCH(&w->dfn[g->refs[k]]);
-    GS_PREFETCH(&g->ref_offsets[g->refs[k]]);
-  }
   for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++)
-    if (w->dfn[g->refs[k]] == NONE) GS_PREFETCH(&g->refs[g->ref_offsets[g->refs[k]]]);
+    if (!seen(w, g->refs[k])) GS_PREFETCH(&g->ref_offsets[g->refs[k]]);
+  for (k = g->ref_offsets[node]; k < g->ref_offsets[node + 1]; k++)
+    if (!seen(w, g->refs[k])) GS_PREFETCH(&g->refs[g->ref_offsets[g->refs[k]]]);
 }
 
 /* An edge from open vertex cur to numbered vertex t. Ancestors of t are
@@ -152,14 +161,29 @@ static void sort_edge(dom_work *w, const dom_edge *e) {
   else w->ancestor[e->to]++;
 }
 
-static void sort_batch(dom_work *w, const dom_edge *e, uint32_t n) {
+/* Each edge's target node becomes its number: asked for 2 AHEAD edges
+ * ahead, and the entry it leads to AHEAD edges ahead, once it has come. */
+static void sort_batch(dom_work *w, dom_edge *e, uint32_t n) {
   uint32_t k;
+  for (k = 0; k < 2 * AHEAD && k < n; k++) GS_PREFETCH(&w->dfn[e[k].to]);
   for (k = 0; k < n; k++) {
-    const dom_edge *a = &e[k + AHEAD < n ? k + AHEAD : k];
-    if (a->to > a->from) GS_PREFETCH(&w->tree[a->to]);
-    else GS_PREFETCH(a->second ? &w->best[a->to] : &w->ancestor[a->to]);
+    if (k + 2 * AHEAD < n) GS_PREFETCH(&w->dfn[e[k + 2 * AHEAD].to]);
+    if (k + AHEAD < n) {
+      const dom_edge *a = &e[k + AHEAD];
+      uint32_t t = w->dfn[a->to];
+      if (t > a->from) GS_PREFETCH(&w->tree[t]);
+      else GS_PREFETCH(a->second ? &w->best[t] : &w->ancestor[t]);
+    }
+    e[k].to = w->dfn[e[k].to];
     sort_edge(w, &e[k]);
   }
+}
+
+/* The numbers of the vertices the search had numbered when it handed a
+ * batch over: every edge of the batch names one of them. */
+static void write_numbers(dom_work *w, uint32_t upto) {
+  dom_sorter *s = &w->sorter;
+  for (; s->numbered < upto; s->numbered++) w->dfn[w->vertex[s->numbered]] = s->numbered;
 }
 
 /* The sorting thread: batches in turn until one that is not full. */
@@ -169,6 +193,7 @@ static void sorter_main(void *arg) {
   do {
     gs_sem_wait(s->filled);
     n = s->len[b];
+    write_numbers(s->w, s->upto[b]);
     sort_batch(s->w, s->edges + (size_t)b * BATCH, n);
     gs_sem_post(s->empty);
     b = (b + 1) % BATCHES;
@@ -179,22 +204,25 @@ static void sorter_main(void *arg) {
  * once the next one is free. */
 static void hand_over(dom_sorter *s) {
   s->len[s->batch] = s->n;
+  s->upto[s->batch] = s->w->count;
   if (s->thread) {
     gs_sem_post(s->filled);
     gs_sem_wait(s->empty);
   } else {
+    write_numbers(s->w, s->w->count);
     sort_batch(s->w, s->edges + (size_t)s->batch * BATCH, s->n);
   }
   s->batch = (s->batch + 1) % BATCHES;
   s->n = 0;
 }
 
-static void meet_edge(dom_work *w, uint32_t cur, uint32_t x, uint32_t t) {
+/* An edge from open vertex cur (node x) to node y, numbered. */
+static void meet_edge(dom_work *w, uint32_t cur, uint32_t x, uint32_t y) {
   dom_sorter *s = &w->sorter;
   dom_edge *e = &s->edges[(size_t)s->batch * BATCH + s->n];
-  if (t == cur) return;
+  if (y == x) return;
   e->from = cur;
-  e->to = t;
+  e->to = y;
   e->second = x >= w->half;
   if (++s->n == BATCH) hand_over(s);
 }
@@ -250,23 +278,23 @@ static void number_vertices(dom_work *w) {
   const gs_graph *g = w->g;
   uint32_t cur = 0;
   succ_iter it;
-  w->dfn[g->nnodes] = 0;
+  see(w, g->nnodes);
   w->vertex[0] = g->nnodes;
   w->tree[0].parent = NONE;
   w->tree[0].semi = NONE;
   w->count = 1;
   while (cur != NONE) {
-    uint32_t y, t = 0;
+    uint32_t y;
     succ_start(&it, g, w->vertex[cur]);
     if (w->tree[cur].semi != NONE) it.k = w->tree[cur].semi;
     else prefetch_targets(w, it.node);
-    while ((y = succ_next(&it)) != NONE && (t = w->dfn[y]) != NONE) meet_edge(w, cur, it.node, t);
+    while ((y = succ_next(&it)) != NONE && seen(w, y)) meet_edge(w, cur, it.node, y);
     if (y == NONE) {
       cur = finish_vertex(w, cur);
       continue;
     }
     w->tree[cur].semi = it.k;
-    w->dfn[y] = w->count;
+    see(w, y);
     w->vertex[w->count] = y;
     w->tree[w->count].parent = cur;
     w->tree[w->count].semi = NONE;
@@ -558,7 +586,7 @@ static int fill_result(dom_work *w, gs_dom *d) {
 
 static void work_free(dom_work *w) {
   free(w->dfn); free(w->vertex); free(w->tree); free(w->ancestor); free(w->best); free(w->stack);
-  free(w->preds);
+  free(w->preds); free(w->seen);
   sorter_free(&w->sorter);
 }
 
@@ -587,12 +615,14 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   d->n = g->nnodes;
   if (!(w.dfn = malloc(n * sizeof *w.dfn)) || !(w.vertex = malloc(n * sizeof *w.vertex)) ||
       !(w.tree = calloc(n, sizeof *w.tree)) || !(w.ancestor = calloc(n, sizeof *w.ancestor)) ||
-      !(w.best = calloc(n, sizeof *w.best)))
+      !(w.best = calloc(n, sizeof *w.best)) || !(w.seen = calloc(n / 8 + 1, 1)))
     goto nomem;
   memset(w.dfn, 0xff, n * sizeof *w.dfn);
   if (sorter_start(&w)) goto nomem;
   number_vertices(&w);
   sorter_free(&w.sorter);
+  free(w.seen);
+  w.seen = NULL;
   /* The search needs the numbering both ways, the rest one way at a time:
    * dfn until the dominators are known, then vertex, rebuilt from it. */
   free(w.vertex);
