@@ -21,9 +21,10 @@
  * batches. That thread writes the numbers of the vertices numbered so far,
  * then sorts each edge into a forward one, lowering its target's first
  * candidate, or a backward one, counted for its target's list: the search
- * itself reads no entry of a target it has numbered. Predecessors are listed and the results filled on two
- * threads as well, on disjoint words; when the lists would hold more than
- * PREDS_PER_VERTEX entries a vertex, for a range of vertices at a time.
+ * itself reads no entry of a target it has numbered. Predecessors are
+ * listed and the results filled on two threads as well, on disjoint words;
+ * when the lists would hold more than PREDS_PER_VERTEX entries a vertex,
+ * for a range of vertices at a time.
  * With one processor the same work is done on one thread, so the result
  * does not depend on it. */
 #include <stddef.h>
