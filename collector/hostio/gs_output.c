@@ -4,7 +4,9 @@
  * temporary file is created only when no file or link has its name, and
  * is removed if the process is interrupted (gs_port_remove_on_signal), so
  * an interrupted convert never leaves a partial dump next to the
- * destination. */
+ * destination. A device or pipe (the null device, a FIFO) cannot be
+ * replaced by a rename, which would put a file in its place: it is
+ * written directly, as standard output is. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 struct gs_output {
   gs_port_file *f;
   int is_stdout;
+  int direct;           /* a device or pipe, written in place */
   int committed;
   int discarding;
   char *path;           /* destination */
@@ -46,8 +49,8 @@ static int fail(gs_output *o, const char *fmt, ...) {
 
 static int write_fd(gs_output *o, const void *buf, size_t len) {
   if (gs_port_file_write(o->f, buf, len) == GS_OK) return GS_OK;
-  return fail(o, "cannot write '%s': %s", o->is_stdout ? "<stdout>" : o->tmp_path,
-              gs_port_error_text());
+  return fail(o, "cannot write '%s': %s",
+              o->is_stdout ? "<stdout>" : o->direct ? o->path : o->tmp_path, gs_port_error_text());
 }
 
 /* Feeds zstd until it has taken all of in (or, for ZSTD_e_end, until the
@@ -107,6 +110,25 @@ static int create_tmp(gs_output *o, const char *path, char *err, size_t cap) {
   return GS_OK;
 }
 
+static int open_direct(gs_output *o, const char *path, char *err, size_t cap) {
+  o->direct = 1;
+  if (!(o->path = malloc(strlen(path) + 1))) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
+  strcpy(o->path, path);
+  if (gs_port_file_open_write(&o->f, path) == GS_OK) return GS_OK;
+  snprintf(err, cap, "cannot open '%s': %s", path, gs_port_error_text());
+  return GS_EIO;
+}
+
+/* The destination by what is there: a folder is refused before anything
+ * is written. */
+static int open_path(gs_output *o, const char *path, char *err, size_t cap) {
+  switch (gs_port_path_kind_of(path)) {
+  case GS_PORT_FOLDER: snprintf(err, cap, "'%s' is a folder", path); return GS_EIO;
+  case GS_PORT_OTHER: return open_direct(o, path, err, cap);
+  default: return create_tmp(o, path, err, cap);
+  }
+}
+
 static int open_output(gs_output **out, const char *path, int by_name, char *err,
                        size_t cap) {
   gs_output *o = calloc(1, sizeof *o);
@@ -117,7 +139,7 @@ static int open_output(gs_output **out, const char *path, int by_name, char *err
     o->is_stdout = 1;
     if (gs_port_file_stdout(&o->f) != GS_OK) { snprintf(err, cap, "out of memory"); rc = GS_ENOMEM; }
   } else {
-    rc = create_tmp(o, path, err, cap);
+    rc = open_path(o, path, err, cap);
     if (rc == GS_OK && by_name && ends_with(path, ".zst") && (rc = start_zstd(o)) != GS_OK)
       snprintf(err, cap, "out of memory");
   }
@@ -143,6 +165,13 @@ int gs_output_commit(gs_output *o) {
     if ((err = compress(o, &in, ZSTD_e_end))) return err;
   }
   if (o->is_stdout) { o->committed = 1; return GS_OK; }
+  if (o->direct) {
+    err = gs_port_file_close(o->f);
+    o->f = NULL;
+    if (err != GS_OK) return fail(o, "cannot write '%s': %s", o->path, gs_port_error_text());
+    o->committed = 1;
+    return GS_OK;
+  }
   /* Sync before the rename: after a crash the destination holds either the
    * old file or the whole new one, never a prefix. */
   if (gs_port_file_sync(o->f) != GS_OK)

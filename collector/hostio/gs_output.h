@@ -3,8 +3,9 @@
  * Bytes go to a temporary file next to the destination (OUT.tmp.PID) that
  * is renamed over OUT only by gs_output_commit(), after everything was
  * written and synced. An aborted or interrupted run leaves OUT untouched and
- * no temporary file behind. "-" writes to standard output directly. A path
- * ending in ".zst" gets zstd compression. */
+ * no temporary file behind. "-" writes to standard output directly, and so
+ * is a device or pipe (the null device, a FIFO); a folder is refused. A
+ * path ending in ".zst" gets zstd compression. */
 #ifndef GS_OUTPUT_H
 #define GS_OUTPUT_H
 

@@ -964,7 +964,21 @@ suite_convert() {
   mkdir -p adir
   run "$gcsnap" convert small.gclog adir
   expect_rc 2 "convert onto a directory"
+  expect_regex err.txt "'adir' is a folder" "convert onto a directory: the message"
   no_temp_files "convert onto a directory"
+
+  # A device or pipe is written in place: a rename would put a file there.
+  run "$gcsnap" convert small.gclog -o /dev/null
+  expect_rc 0 "convert to the null device"
+  if [ -c /dev/null ]; then pass; else fail "convert -o /dev/null replaced the device"; fi
+  rm -f pipe && mkfifo pipe
+  timeout 10 cat pipe >from-pipe.gclog &
+  run timeout 10 "$gcsnap" convert small.gclog -o pipe
+  wait $!
+  expect_rc 0 "convert into a FIFO"
+  if [ -p pipe ]; then pass; else fail "convert -o FIFO replaced the FIFO"; fi
+  expect_same from-pipe.gclog small.gclog "the FIFO's reader gets the records"
+  no_temp_files "convert into a FIFO"
 }
 
 # The first 40 bytes of the compressed FILE: validate, summary and convert
