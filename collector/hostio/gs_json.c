@@ -50,6 +50,6 @@ json_t *gs_json_unless(json_t *value, int bad) {
 }
 
 int gs_json_print(const json_t *value) {
-  if (json_dumpf(value, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) != 0) return -1;
+  if (json_dumpf(value, stdout, GS_JSON_PRINT_FLAGS) != 0) return -1;
   return fputc('\n', stdout) == EOF ? -1 : 0;
 }

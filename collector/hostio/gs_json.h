@@ -22,5 +22,7 @@ int gs_json_set(json_t *object, const char *key, json_t *value);
 json_t *gs_json_unless(json_t *value, int bad);
 /* Prints value and a newline to stdout; returns 0 or -1. */
 int gs_json_print(const json_t *value);
+/* The layout gs_json_print gives, which gs_jsonw's printed documents share. */
+#define GS_JSON_PRINT_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
 
 #endif

@@ -8,10 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
+#include "gs_json.h"
 #include "gs_jsonw.h"
 
 #define MAX_DEPTH 16
-#define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10) | JSON_ENCODE_ANY)
+#define DUMP_FLAGS (GS_JSON_PRINT_FLAGS | JSON_ENCODE_ANY)
 
 struct gs_jsonw {
   FILE *out;                   /* NULL: builds */

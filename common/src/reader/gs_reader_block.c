@@ -294,7 +294,7 @@ int gs_block_parse(worker *w, batch *b, size_t len, uint64_t offset) {
     return GS_OK;
   }
   sub_start(w, len, offset);
-  if (b->rest && len && (err = parse_rest(w, b))) return err;
+  if (b->rest && (err = parse_rest(w, b))) return err;
   while ((err = parse_entry(w, b, offset)) == GS_OK) continue;
   if (err != GS_EOF) return err;
   b->lines = w->sub.line;
