@@ -95,10 +95,7 @@ static int start_zstd(gs_output *o) {
 
 static int create_tmp(gs_output *o, const char *path, char *err, size_t cap) {
   size_t n = strlen(path) + 32;
-  o->path = malloc(strlen(path) + 1);
-  o->tmp_path = malloc(n);
-  if (!o->path || !o->tmp_path) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
-  strcpy(o->path, path);
+  if (!(o->tmp_path = malloc(n))) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
   snprintf(o->tmp_path, n, "%s.tmp.%lu", path, gs_port_pid());
   if (gs_port_file_create(&o->f, o->tmp_path) != GS_OK) {
     snprintf(err, cap, "cannot create '%s': %s", o->tmp_path, gs_port_error_text());
@@ -112,8 +109,6 @@ static int create_tmp(gs_output *o, const char *path, char *err, size_t cap) {
 
 static int open_direct(gs_output *o, const char *path, char *err, size_t cap) {
   o->direct = 1;
-  if (!(o->path = malloc(strlen(path) + 1))) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
-  strcpy(o->path, path);
   if (gs_port_file_open_write(&o->f, path) == GS_OK) return GS_OK;
   snprintf(err, cap, "cannot open '%s': %s", path, gs_port_error_text());
   return GS_EIO;
@@ -122,6 +117,8 @@ static int open_direct(gs_output *o, const char *path, char *err, size_t cap) {
 /* The destination by what is there: a folder is refused before anything
  * is written. */
 static int open_path(gs_output *o, const char *path, char *err, size_t cap) {
+  if (!(o->path = malloc(strlen(path) + 1))) { snprintf(err, cap, "out of memory"); return GS_ENOMEM; }
+  strcpy(o->path, path);
   switch (gs_port_path_kind_of(path)) {
   case GS_PORT_FOLDER: snprintf(err, cap, "'%s' is a folder", path); return GS_EIO;
   case GS_PORT_OTHER: return open_direct(o, path, err, cap);
