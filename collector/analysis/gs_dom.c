@@ -30,6 +30,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gs_array.h"
 #include "gs_dom.h"
 #include "gs_error.h"
 #include "gs_thread.h"

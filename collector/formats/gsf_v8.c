@@ -210,8 +210,10 @@ static size_t numbers_part(v8 *p, const unsigned char *buf, size_t n) {
   size_t used;
   int rc = gsf_numlist_read(&p->list, buf, n, &used, gsf_v8_number, p);
   p->at = p->base + used;
-  if (rc == GSF_NUMLIST_END) p->numbers = 0;
-  else if (rc == GSF_NUMLIST_NOT_WHOLE) gsf_v8_not_whole(p);
+  if (rc == GSF_NUMLIST_END) {
+    gsf_v8_numbers_end(p);     /* the edges still waiting, at their bytes */
+    p->numbers = 0;
+  } else if (rc == GSF_NUMLIST_NOT_WHOLE) gsf_v8_not_whole(p);
   else if (rc == GSF_NUMLIST_MISSING) gsf_v8_bad(p, "JSON: a number is missing");
   else if (rc == GSF_NUMLIST_NO_COMMA) gsf_v8_bad(p, "JSON: a comma is missing between two numbers");
   return used;

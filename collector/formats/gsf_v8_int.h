@@ -33,6 +33,9 @@ typedef struct v8_node {
 } v8_node;
 #define WIDE UINT32_MAX
 typedef struct v8_wide { uint64_t node, id, size; } v8_wide;
+/* An edge read, waiting its turn (see edge_came). */
+typedef struct v8_edge_in { uint64_t type, to, at; } v8_edge_in;
+#define EDGE_AHEAD 16
 /* Names already listed as type names, by their low bits: most nodes'
  * names are among a few hundred, which then take no room in the list. */
 #define NAME_CACHE 4096u
@@ -72,6 +75,8 @@ typedef struct v8 {
   unsigned pos;
   uint64_t categories;               /* bit per node type used by a category */
   /* edges */
+  v8_edge_in ahead[EDGE_AHEAD];      /* read, not yet taken */
+  uint64_t ahead_in, ahead_out;
   size_t enode;
   uint32_t eleft;
   uint64_t *refs;                    /* of the owner, since its last part */
@@ -115,6 +120,7 @@ int gsf_v8_meta_done(v8 *p);                  /* the nodes start */
 int gsf_v8_number(void *ctx, uint64_t v, size_t at);   /* a gsf_numlist take */
 int gsf_v8_number_text(v8 *p, const char *s, size_t n); /* one yajl read */
 int gsf_v8_not_whole(v8 *p);
+int gsf_v8_numbers_end(v8 *p);                /* before the bracket that ends them */
 int gsf_v8_edges_end(v8 *p);
 int gsf_v8_strings_start(v8 *p);
 int gsf_v8_string(v8 *p, const unsigned char *s, size_t n);  /* in the meta or strings */

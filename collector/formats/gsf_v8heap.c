@@ -242,8 +242,7 @@ static int next_owner(v8 *p) {
   return 1;
 }
 
-static int edge_done(v8 *p) {
-  uint64_t t = p->cur[p->e_type], to = p->cur[p->e_to];
+static int edge_done(v8 *p, uint64_t t, uint64_t to) {
   int rc = next_owner(p);
   if (rc == 2) return gsf_v8_bad(p, "more edges than the nodes' edge counts");
   if (!rc) return 0;
@@ -270,9 +269,42 @@ static int edge_done(v8 *p) {
   return p->nrefs < GSF_REFS_PART || put_part(p);
 }
 
+/* The edge that waited longest, at its own byte for its errors. */
+static int edge_take(v8 *p) {
+  const v8_edge_in *e = &p->ahead[p->ahead_out++ % EDGE_AHEAD];
+  uint64_t at = p->at;
+  int rc;
+  p->at = e->at;
+  rc = edge_done(p, e->type, e->to);
+  p->at = at;
+  return rc;
+}
+
+/* An edge waits for EDGE_AHEAD more to come, its target's node asked for
+ * as it came: a heap's edges land anywhere in a table of nodes larger than
+ * the cache. */
+static int edge_came(v8 *p) {
+  v8_edge_in *e;
+  if (p->ahead_in - p->ahead_out == EDGE_AHEAD && !edge_take(p)) return 0;
+  e = &p->ahead[p->ahead_in++ % EDGE_AHEAD];
+  e->type = p->cur[p->e_type];
+  e->to = p->cur[p->e_to];
+  e->at = p->at;
+  if (e->to / p->nf < p->nnodes) GS_PREFETCH(&p->nodes[e->to / p->nf]);
+  return 1;
+}
+
+int gsf_v8_numbers_end(v8 *p) {
+  int rc = 1;
+  while (rc && p->ahead_out < p->ahead_in) rc = edge_take(p);
+  return rc;
+}
+
 /* Writes the last nodes, which must have no edges left. */
 int gsf_v8_edges_end(v8 *p) {
-  int rc = p->eleft ? 1 : next_owner(p);
+  int rc;
+  if (!gsf_v8_numbers_end(p)) return 0;
+  rc = p->eleft ? 1 : next_owner(p);
   if (rc == 1)
     return gsf_v8_bad(p, "the edges end %lu short of the nodes' edge counts", (unsigned long)p->eleft);
   if (!rc) return 0;
@@ -293,7 +325,7 @@ int gsf_v8_number(void *ctx, uint64_t v, size_t at) {
   p->at = p->base + at;
   p->cur[p->pos++] = v;
   if (c == C_NODES && p->pos == p->nf) { p->pos = 0; return node_done(p); }
-  if (c == C_EDGES && p->pos == p->ef) { p->pos = 0; return edge_done(p); }
+  if (c == C_EDGES && p->pos == p->ef) { p->pos = 0; return edge_came(p); }
   return 1;
 }
 

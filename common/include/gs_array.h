@@ -9,4 +9,13 @@
  * or GS_ENOMEM (also when the size would overflow), leaving *arr intact. */
 int gs_array_reserve(void **arr, size_t *cap, size_t need, size_t elem);
 
+/* Asks for the memory at p ahead of its use: a heap's references land
+ * anywhere in tables far larger than the cache, and misses asked for early
+ * overlap. Only a hint; nothing where the compiler has none. */
+#if defined(__GNUC__) || defined(__clang__)
+#define GS_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define GS_PREFETCH(p) ((void)0)
+#endif
+
 #endif

@@ -18,15 +18,6 @@
 
 #define GS_GRAPH_MISSING UINT32_MAX   /* node type / container: not in the dump */
 
-/* Asks for the memory at p ahead of its use: a scan of a graph lands
- * anywhere in arrays far larger than the cache, and misses asked for early
- * overlap. Only a hint; nothing where the compiler has none. */
-#if defined(__GNUC__) || defined(__clang__)
-#define GS_PREFETCH(p) __builtin_prefetch(p)
-#else
-#define GS_PREFETCH(p) ((void)0)
-#endif
-
 typedef struct gs_graph_root {
   uint32_t node;
   uint32_t container;   /* type index for static roots, else GS_GRAPH_MISSING */

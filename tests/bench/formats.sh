@@ -8,7 +8,11 @@
 # Makes, once, into $GS_BENCH_DIR: a V8 heap snapshot of a Node process
 # holding $GS_BENCH_OBJECTS objects (default 2,000,000: a Map of objects
 # each with a string and an array) and an HPROF dump (jcmd GC.heap_dump) of
-# a JVM holding as many objects. For each it times `gcsnap validate` on the
+# a JVM holding as many objects, and a V8 snapshot whose edges land
+# anywhere among its nodes (a mock heap of as many objects with references
+# to random objects, `gcsnap export --format heapsnapshot`), since a
+# converter that looks up each edge's node would be fast only on the
+# neighbourly edges Node writes. For each it times `gcsnap validate` on the
 # file (read, converted on the reader's thread, parsed, validated) and on
 # the same heap converted to .gclog (the record reader alone), and prints
 # MB/s of input, objects/s, peak RSS and the ratio of the two times.
@@ -86,6 +90,14 @@ if command -v node >/dev/null; then
 else
   echo "heapsnapshot  skipped: node is not installed"
 fi
+random=$work/random-$n.heapsnapshot
+if [ ! -s "$random" ]; then
+  "$build/bin/gcsnap-agent" --source "mock:objects=$n,seed=1,degree=2.8,targets=random" --clock 0 \
+    --out "$work/random-$n.gclog"
+  "$gcsnap" export --format heapsnapshot -o "$random" "$work/random-$n.gclog"
+  rm -f "$work/random-$n.gclog"
+fi
+row "v8 random" "$random"
 if command -v javac >/dev/null && command -v jcmd >/dev/null; then
   hprof=$work/java-$n.hprof
   [ -s "$hprof" ] || make_hprof "$hprof"
