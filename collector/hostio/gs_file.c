@@ -67,6 +67,12 @@ struct gs_file {
   int spool_fd;          /* the records converted whole, or -1 */
   int spooled;           /* read from spool_fd: all converted without error */
   uint64_t spool_size;
+  /* a compressed dump's text once more, for a validator that reads a
+   * section again (again_read_at) */
+  gs_file *again;
+  uint64_t again_pos;    /* bytes of text it has given */
+  int positional;        /* this is such a second reading: pread from raw_at */
+  uint64_t raw_at;
   char error[256];
 };
 
@@ -82,8 +88,12 @@ static int fail(gs_file *f, const char *fmt, ...) {
 
 static int read_fd(gs_file *f, int fd, void *buf, size_t cap, size_t *got) {
   for (;;) {
-    ssize_t n = read(fd, buf, cap);
-    if (n >= 0) { *got = (size_t)n; return GS_OK; }
+    ssize_t n = f->positional ? pread(fd, buf, cap, (off_t)f->raw_at) : read(fd, buf, cap);
+    if (n >= 0) {
+      *got = (size_t)n;
+      f->raw_at += (uint64_t)n;
+      return GS_OK;
+    }
     if (errno != EINTR) return fail(f, "read error: %s", strerror(errno));
   }
 }
@@ -107,6 +117,7 @@ static int raw_read(gs_file *f, void *buf, size_t cap, size_t *got) {
   if ((err = read_fd(f, f->fd, buf, cap, got))) return err;
   if (*got == 0) f->raw_eof = 1;
   f->consumed += *got;
+  if (f->positional) return GS_OK;
   gs_progress_update(&f->progress, f->consumed);
   if (read_hook) read_hook(0, f->consumed, f->size);
   return GS_OK;
@@ -378,6 +389,7 @@ void gs_file_close(gs_file *f) {
   if (show_notes && f->src && (note = gsf_source_note(f->src)))
     fprintf(stderr, "%s: warning: %s\n", f->name, note);
   gsf_source_close(f->src);
+  gs_file_close(f->again);
   gs_progress_end(&f->progress);
   if (f->owns_fd) close(f->fd);
   if (f->spool_fd >= 0) close(f->spool_fd);
@@ -399,6 +411,53 @@ static int file_read_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_
   }
 }
 
+/* The same file from its start, decompressed once more through pread, so
+ * that the first reading's position is left alone. */
+static int again_open(gs_file *f) {
+  gs_file *g = calloc(1, sizeof *g);
+  int err;
+  if (!g) return GS_ENOMEM;
+  g->name = f->name;
+  g->fd = f->fd;
+  g->spool_fd = -1;
+  g->positional = 1;
+  if (!(err = read_peek(g)) && !(err = detect_compression(g))) err = gsf_source_open(&g->src, content_read, g);
+  if (err) {
+    snprintf(f->error, sizeof f->error, "reading the file again: %.200s",
+             g->error[0] ? g->error : gs_strerror(err));
+    gs_file_close(g);
+    return err;
+  }
+  f->again = g;
+  f->again_pos = 0;
+  return GS_OK;
+}
+
+/* A compressed dump is read again by decompressing it once more: the
+ * validator reads a section again only for the lines of its dangling
+ * references, front to back, so this is rare and mostly goes forward.
+ * Going back starts over. */
+static int again_read_at(void *ctx, uint64_t offset, void *buf, size_t cap, size_t *got) {
+  gs_file *f = ctx;
+  int err = GS_OK;
+  if (f->again && offset < f->again_pos) {
+    gs_file_close(f->again);
+    f->again = NULL;
+  }
+  if (!f->again && (err = again_open(f))) return err;
+  *got = 0;
+  while (!err && f->again_pos < offset && cap) {
+    uint64_t skip = offset - f->again_pos;
+    err = gs_file_read(f->again, buf, skip < cap ? (size_t)skip : cap, got);
+    if (!err && !*got) return GS_OK;           /* the text ends before offset */
+    f->again_pos += *got;
+  }
+  if (!err) err = gs_file_read(f->again, buf, cap, got);
+  if (!err) f->again_pos += *got;
+  else snprintf(f->error, sizeof f->error, "reading the file again: %.200s", f->again->error);
+  return err;
+}
+
 int gs_file_new_reader(gs_file *f, gs_reader **r) {
   size_t got;
   int plain = f->spooled || (!f->zstd && !f->gzip && gsf_source_format(f->src) == GSF_RECORDS);
@@ -408,6 +467,8 @@ int gs_file_new_reader(gs_file *f, gs_reader **r) {
   /* As far as its end: a 32-bit off_t may not reach it. */
   if (size && plain && file_read_at(f, size, &got, 0, &got) == GS_OK)
     gs_reader_set_read_at(*r, file_read_at, f);
+  else if (size && (f->zstd || f->gzip) && gsf_source_format(f->src) == GSF_RECORDS)
+    gs_reader_set_read_at(*r, again_read_at, f);
   /* The hint sizes the consumers' tables. Compressed, the text is larger than
    * the file, but an underestimate only costs a few table doublings. */
   gs_reader_set_size_hint(*r, size);

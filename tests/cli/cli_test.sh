@@ -763,6 +763,38 @@ assert d["valid"] is False
 assert [f["file"] for f in d["files"]] == ["small.gclog", "invalid.gclog", "missing.gclog"]
 assert [f["valid"] for f in d["files"]] == [True, False, False]
 assert "io_error" in d["files"][2] and "io_error" not in d["files"][0]'
+  validate_compressed_again
+}
+
+# A compressed dump is decompressed once more for the lines of its dangling
+# references: the same diagnostics as the plain file, from files that the
+# parsing workers read (over 1 MiB compressed), with several sections.
+validate_compressed_again() {
+  if [ -z "$python" ]; then skip "no python3 to generate a dump with dangling references"; return; fi
+  "$python" - <<'PY'
+import random
+random.seed(3)
+with open("dangling.gclog", "w") as f:
+    for s in range(3):
+        f.write("a 2 app.exe %d\nt 1 T\n" % s)
+        ids = [0x1000 + 16 * i for i in range(40000)]
+        for i, oid in enumerate(ids):
+            refs = [random.choice(ids) for _ in range(3)]
+            if i % 4999 == 17:
+                refs.append(0xdead0000 + 8 * i + s)
+            f.write("o %x 1 18 %s\n" % (oid, " ".join("%x" % r for r in refs)))
+        f.write("r %x 1 0\nc app.exe %d\n" % (ids[0], s))
+PY
+  "$gcsnap" validate --max-errors 0 dangling.gclog >dangling.txt 2>&1
+  expect_line dangling.txt "dangling.gclog: valid (24 warnings)" "plain dump with dangling references"
+  "$gcsnap" convert dangling.gclog dangling.gclog.zst 2>/dev/null
+  local z
+  for z in zst gz; do
+    [ $z = gz ] && { command -v gzip >/dev/null 2>&1 || continue; gzip -c dangling.gclog >dangling.gclog.gz; }
+    run "$gcsnap" validate --max-errors 0 dangling.gclog.$z
+    sed "s/dangling\.gclog\.$z/dangling.gclog/" out.txt >again.txt
+    expect_same again.txt dangling.txt "the dangling references of a .$z dump, at their lines"
+  done
 }
 
 # ---- summary ----------------------------------------------------------
