@@ -20,6 +20,12 @@
 #include "gsf_v8_int.h"
 
 #define BLOCK (64u << 10)
+/* Bytes of a JSON string handed to yajl; past them the rest of the string
+ * is dropped. yajl lexes a string again from its start each time more of
+ * it comes, so a string of many blocks would cost their square (a 300 MB
+ * one took minutes), and no string needs more: a name is cut at
+ * GSF_NAME_MAX bytes, which take at most six times as many in JSON. */
+#define MAX_STRING BLOCK
 
 int gsf_v8_sniff(const unsigned char *head, size_t n) {
   static const char key[] = "\"snapshot\"";
@@ -219,17 +225,77 @@ static size_t numbers_part(v8 *p, const unsigned char *buf, size_t n) {
   return used;
 }
 
+/* Whether the byte c, read by yajl, goes to it: not when it is in the end
+ * of a string past MAX_STRING bytes. The string is cut before a character
+ * and outside an escape, so what yajl gets stays valid JSON. */
+static int string_byte(v8 *p, unsigned char c) {
+  if (p->escape) {
+    p->escape = p->escape == 1 && c == 'u' ? 4 : p->escape - 1;
+  } else if (!p->in_string) {
+    p->in_string = c == '"';
+    p->string_len = 0;
+    return 1;
+  } else if (c == '"') {
+    p->in_string = p->clipping = 0;
+    return 1;
+  } else if (c == '\\') {
+    p->escape = 1;
+  } else if (!p->clipping && p->string_len >= MAX_STRING && (c & 0xc0) != 0x80) {
+    p->clipping = 1;
+  }
+  p->string_len++;
+  return !p->clipping;
+}
+
+/* How many bytes from b on (at most n) string_byte would keep without a
+ * change: a string's short of MAX_STRING, up to a quote or backslash, or
+ * the JSON's between strings up to a quote. Counts them in. */
+static size_t plain_run(v8 *p, const unsigned char *b, size_t n) {
+  size_t i = 0;
+  if (p->escape || p->clipping || (p->in_string && p->string_len >= MAX_STRING)) return 0;
+  if (!p->in_string) {
+    while (i < n && b[i] != '"') i++;
+    return i;
+  }
+  if (n > MAX_STRING - p->string_len) n = MAX_STRING - p->string_len;
+  while (i < n && b[i] != '"' && b[i] != '\\') i++;
+  p->string_len += i;
+  return i;
+}
+
+/* yajl_parse of buf[0..n) but for the ends of long strings, with p->base
+ * at each part given to yajl while it reads it, for the errors' bytes. */
+static int yajl_feed(v8 *p, const unsigned char *buf, size_t n) {
+  size_t i, from = 0;
+  int kept = 1;
+  for (i = 0; i <= n; i++) {
+    int keep;
+    if (i < n) i += plain_run(p, buf + i, n - i);
+    keep = i < n ? string_byte(p, buf[i]) : !kept;
+    if (keep == kept) continue;
+    if (kept) {
+      p->base += from;
+      if (yajl_parse(p->h, buf + from, i - from) != yajl_status_ok)
+        return parse_error(p, buf + from, i - from, 0);
+      p->base -= from;
+    }
+    from = i;
+    kept = keep;
+  }
+  return GS_OK;
+}
+
 /* Hands buf to yajl, the numbers of the nodes and edges excepted. */
 static int feed(v8 *p, const unsigned char *buf, size_t n) {
   while (n) {
     size_t len;
-    int at_array;
+    int at_array, rc;
     if (p->numbers) {
       len = numbers_part(p, buf, n);
       if (p->rc) return p->rc;
     } else {
       len = yajl_part(p, buf, n, &at_array);
-      if (yajl_parse(p->h, buf, len) != yajl_status_ok) return parse_error(p, buf, len, 0);
+      if ((rc = yajl_feed(p, buf, len)) != GS_OK) return rc;
       if (at_array && (p->stack[p->depth] == C_NODES || p->stack[p->depth] == C_EDGES)) {
         p->numbers = 1;
         gsf_numlist_start(&p->list);

@@ -49,6 +49,10 @@ typedef struct v8 {
   uint64_t base;                     /* input offset of the current block */
   unsigned depth;
   unsigned char stack[MAX_DEPTH + 1];
+  /* the JSON string yajl is in, whose end past MAX_STRING it is not given */
+  int in_string, clipping;
+  unsigned escape;                   /* bytes left of a backslash escape */
+  size_t string_len;
   /* the numbers of the nodes or edges, read apart (see the top comment) */
   int numbers;                       /* inside them */
   gsf_numlist list;

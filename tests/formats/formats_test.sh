@@ -167,6 +167,30 @@ PY
   [[ $(awk '$1 == "o" && $2 == "3" { print NF - 4 }' parts.gclog) == 70000 ]] &&
     awk '/^o 3 / { o = NR } / 3 2$/ { r[++n] = NR } END { exit !(n == 2 && r[1] < o && r[2] > o) }' parts.gclog ||
     fail "an object written in parts: $(awk '{ print $1, NF }' parts.gclog | sort | uniq -c | tr '\n' '|')"
+  # Strings of megabytes (a script's source, a large payload) are read only
+  # as far as a name needs: the class name comes out cut at 1024 bytes, at
+  # a character, escapes and UTF-8 alike; a JSON error after such strings
+  # is named at its byte.
+  python3 - <<'PY'
+import json
+d = open("s.heapsnapshot").read()
+long_name = "W" + "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9" * 50000 + "\u00e9" * 1000000
+big = d.replace('"Widget"', json.dumps(long_name, ensure_ascii=False), 1)
+big = big.replace('"hello"', json.dumps("h" * 3000000 + "\"" * 1000), 1)
+open("longnames.heapsnapshot", "w").write(big)
+open("longnames.name", "w").write(("W" + "\u00e9" * 511) + "\n")
+i = big.rindex("]")
+open("longbad.heapsnapshot", "w").write(big[:i] + ", ]" + big[i + 1:])
+print(len(big[:i].encode()) + 3, file=open("longbad.at", "w"))  # yajl names the byte after
+PY
+  "$gcsnap" convert longnames.heapsnapshot longnames.gclog || fail "long strings: convert exit $?"
+  awk '$1 == "t" && substr($3, 1, 1) == "W" { sub(/^t [0-9a-f]+ /, ""); print }' longnames.gclog > longnames.got
+  cmp -s longnames.got longnames.name || fail "a long class name: $(head -c 80 longnames.got)..., $(wc -c < longnames.got) bytes"
+  [[ $(grep -c '^o ' longnames.gclog) == 6 ]] || fail "long strings: $(grep -c '^o ' longnames.gclog) objects"
+  out=$("$gcsnap" validate longbad.heapsnapshot 2>&1); rc=$?
+  [[ $rc == 1 && $out == *"V8 heap snapshot: byte $(cat longbad.at): JSON: "* ]] ||
+    fail "an error after long strings: want byte $(cat longbad.at); exit $rc: $out"
+  rm -f longnames.* longbad.*
   # The analyses convert a V8 or .gcdump file whole into an unlinked file in
   # TMPDIR before they build the graph; without a folder to write in, the
   # records stream as they are converted, to the same figures.
