@@ -235,7 +235,7 @@ static int sorter_start(dom_work *w) {
   dom_sorter *s = &w->sorter;
   s->w = w;
   if (!(s->edges = malloc((size_t)BATCHES * BATCH * sizeof *s->edges))) return GS_ENOMEM;
-  if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN || gs_sem_new(&s->filled, 0) ||
+  if (w->g->nrefs < PARALLEL_MIN || gs_thread_cpus() < 2 || gs_sem_new(&s->filled, 0) ||
       gs_sem_new(&s->empty, BATCHES - 1) || gs_thread_start(&s->thread, sorter_main, s))
     s->thread = NULL;
   return GS_OK;
@@ -374,7 +374,7 @@ static void scan_half(void *arg) {
 static void run_both(const dom_work *w, void (*a)(void *), void *arg_a, void (*b)(void *),
                      void *arg_b) {
   gs_thread *helper = NULL;
-  if (gs_thread_cpus() < 2 || w->g->nrefs < PARALLEL_MIN || gs_thread_start(&helper, a, arg_a))
+  if (w->g->nrefs < PARALLEL_MIN || gs_thread_cpus() < 2 || gs_thread_start(&helper, a, arg_a))
     a(arg_a);
   b(arg_b);
   if (helper) gs_thread_join(helper);
