@@ -104,12 +104,21 @@ static int open_value(v8 *p, json_ctx c) {
 static int on_start(void *ctx) {
   v8 *p = ctx;
   if (p->depth == 0) return open_value(p, C_TOP);
-  return open_value(p, child_ctx(p));
+  if (p->stack[p->depth] != C_SKIP) return open_value(p, child_ctx(p));
+  if (p->skipped == MAX_SKIPPED_DEPTH)
+    return gsf_v8_bad(p, "JSON nested deeper than %u levels in a value read past", MAX_SKIPPED_DEPTH);
+  p->skipped++;
+  return 1;
 }
 
 static int on_end(void *ctx) {
   v8 *p = ctx;
-  json_ctx c = p->stack[p->depth--];
+  json_ctx c;
+  if (p->skipped) {
+    p->skipped--;
+    return 1;
+  }
+  c = p->stack[p->depth--];
   if (c == C_EDGES) {
     if (p->pos) return gsf_v8_bad(p, "the edges end inside an edge");
     return gsf_v8_edges_end(p);

@@ -14,6 +14,9 @@
 #include "gsf_v8dom.h"
 
 #define MAX_DEPTH 32
+/* Containers inside a value that is skipped are counted, not kept: the
+ * allocation trace tree nests as deep as the stacks it records. */
+#define MAX_SKIPPED_DEPTH (1u << 20)
 #define MAX_NODE_TYPES (GSF_V8_TYPE + 1)
 #define MAX_FIELDS 32
 /* References of one object: as many as the record reader takes. */
@@ -58,6 +61,7 @@ typedef struct v8 {
   gsf_numlist list;
   uint64_t at;                       /* input offset of the byte read */
   uint32_t elems[MAX_DEPTH + 1];     /* values seen in each open array */
+  uint32_t skipped;                  /* containers open inside a skipped one */
   json_ctx pending;                  /* context of a map's next value */
   int phase;                         /* 0 meta, 1 nodes, 2 edges, 3 strings, 4 done */
   /* meta */

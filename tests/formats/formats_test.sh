@@ -167,6 +167,19 @@ PY
   [[ $(awk '$1 == "o" && $2 == "3" { print NF - 4 }' parts.gclog) == 70000 ]] &&
     awk '/^o 3 / { o = NR } / 3 2$/ { r[++n] = NR } END { exit !(n == 2 && r[1] < o && r[2] > o) }' parts.gclog ||
     fail "an object written in parts: $(awk '{ print $1, NF }' parts.gclog | sort | uniq -c | tr '\n' '|')"
+  # Values gcsnap reads past may nest deeper than the snapshot's own
+  # structure (the allocation trace tree), up to a limit.
+  python3 - <<'PY'
+d = open("s.heapsnapshot").read()
+i = d.index('"strings"')
+for name, depth in (("nested", 5000), ("overnested", (1 << 20) + 2)):
+    open(name + ".heapsnapshot", "w").write(d[:i] + '"trace_tree": ' + "[" * depth + "]" * depth + ", " + d[i:])
+PY
+  check_summary nested.heapsnapshot "$(python3 "$here/make_heaps.py" v8 /dev/null)"
+  out=$("$gcsnap" validate overnested.heapsnapshot 2>&1); rc=$?
+  [[ $rc == 1 && $out == *"JSON nested deeper than 1048576 levels in a value read past"* ]] ||
+    fail "a trace tree nested too deep: exit $rc: $out"
+  rm -f nested.heapsnapshot overnested.heapsnapshot
   # Strings of megabytes (a script's source, a large payload) are read only
   # as far as a name needs: the class name comes out cut at 1024 bytes, at
   # a character, escapes and UTF-8 alike; a JSON error after such strings
@@ -270,6 +283,24 @@ for x in g:
     assert "Map" in types and types[-1] == "LeakyWidget", types
 PY
   check_networkx node.heapsnapshot
+  # With allocations tracked, the snapshot holds the trace tree, which
+  # nests as deep as the stacks that allocated: here 60 calls.
+  node --track-heap-objects -e '
+    class Deep { constructor(i) { this.i = i; } }
+    const keep = [];
+    function down(d) { if (d === 0) { for (let i = 0; i < 500; i++) keep.push(new Deep(i)); } else down(d - 1); }
+    down(60);
+    globalThis.keep = keep;
+    require("v8").writeHeapSnapshot("traced.heapsnapshot");' || fail "node --track-heap-objects"
+  "$gcsnap" summary --json --top 0 traced.heapsnapshot > traced.json || fail "summary of a traced heap: exit $?"
+  python3 - <<'PY' || fail "summary of the traced Node heap"
+import json
+d = json.load(open("traced.json"))
+assert [t["count"] for t in d["by_type"] if t["type"] == "Deep"] == [500], d["by_type"][:5]
+t = json.load(open("traced.heapsnapshot"))["trace_tree"]
+depth = lambda x: 1 + max([depth(c) for c in x if isinstance(c, list)] or [0])
+assert depth(t) > 60, depth(t)
+PY
 }
 
 suite_hprof() {
