@@ -465,10 +465,11 @@ int gs_file_new_reader(gs_file *f, gs_reader **r) {
   int err = gs_reader_new(r, gs_file_read, f);
   if (err) return err;
   /* As far as its end: a 32-bit off_t may not reach it. */
-  if (size && plain && file_read_at(f, size, &got, 0, &got) == GS_OK)
-    gs_reader_set_read_at(*r, file_read_at, f);
-  else if (size && (f->zstd || f->gzip) && gsf_source_format(f->src) == GSF_RECORDS)
-    gs_reader_set_read_at(*r, again_read_at, f);
+  if (size && file_read_at(f, size, &got, 0, &got) == GS_OK) {
+    if (plain) gs_reader_set_read_at(*r, file_read_at, f);
+    else if ((f->zstd || f->gzip) && gsf_source_format(f->src) == GSF_RECORDS)
+      gs_reader_set_read_at(*r, again_read_at, f);
+  }
   /* The hint sizes the consumers' tables. Compressed, the text is larger than
    * the file, but an underestimate only costs a few table doublings. */
   gs_reader_set_size_hint(*r, size);
