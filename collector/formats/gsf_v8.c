@@ -317,12 +317,18 @@ static int feed(v8 *p, const unsigned char *buf, size_t n) {
   return GS_OK;
 }
 
+/* The byte order mark some Windows tools put first, which gsf_v8_sniff
+ * lets pass: bytes of buf[0..n) to skip at the start of the input. */
+static size_t bom(const v8 *p, const unsigned char *buf, size_t n) {
+  return p->base == 0 && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf ? 3 : 0;
+}
+
 static int parse(v8 *p, gs_read_fn in, void *in_ctx) {
   unsigned char *buf = malloc(BLOCK);
   int rc = GS_OK;
   if (!buf) return gsf_v8_failed(p, GS_ENOMEM), GS_ENOMEM;
   for (;;) {
-    size_t got = 0;
+    size_t got = 0, skip;
     if ((rc = in(in_ctx, buf, BLOCK, &got))) {
       snprintf(p->err, p->errcap, "read error at byte %llu", (unsigned long long)p->base);
       break;
@@ -331,7 +337,9 @@ static int parse(v8 *p, gs_read_fn in, void *in_ctx) {
       if (p->numbers || yajl_complete_parse(p->h) != yajl_status_ok) rc = parse_error(p, buf, 0, 1);
       break;
     }
-    if ((rc = feed(p, buf, got)) != GS_OK) break;
+    skip = bom(p, buf, got);
+    p->base += skip;
+    if ((rc = feed(p, buf + skip, got - skip)) != GS_OK) break;
   }
   free(buf);
   if (!rc && p->phase != 4) {

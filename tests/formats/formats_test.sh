@@ -176,6 +176,10 @@ for name, depth in (("nested", 5000), ("overnested", (1 << 20) + 2)):
     open(name + ".heapsnapshot", "w").write(d[:i] + '"trace_tree": ' + "[" * depth + "]" * depth + ", " + d[i:])
 PY
   check_summary nested.heapsnapshot "$(python3 "$here/make_heaps.py" v8 /dev/null)"
+  # Saved by a Windows tool, with a byte order mark first.
+  { printf '\xef\xbb\xbf'; cat s.heapsnapshot; } > bom.heapsnapshot
+  check_summary bom.heapsnapshot "$(python3 "$here/make_heaps.py" v8 /dev/null)"
+  rm -f bom.heapsnapshot
   out=$("$gcsnap" validate overnested.heapsnapshot 2>&1); rc=$?
   [[ $rc == 1 && $out == *"JSON nested deeper than 1048576 levels in a value read past"* ]] ||
     fail "a trace tree nested too deep: exit $rc: $out"
