@@ -82,28 +82,38 @@ static int parse(const char *args) {
 
 /* ---- the socket ---- */
 
+/* Removes the socket a process that died left at path: 0, or -1 when
+ * something else is there. */
+static int clear_stale(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return 0;
+  if (!S_ISSOCK(st.st_mode)) {
+    say("not a socket, left alone", path);
+    return -1;
+  }
+  unlink(path);
+  return 0;
+}
+
+/* Binds under PATH.new where that name fits, and renames it to PATH once
+ * listening: an agent that connects as soon as PATH appears is never
+ * refused for coming between bind() and listen(). */
 static int listen_on(const char *path) {
   struct sockaddr_un sa;
-  struct stat st;
   mode_t old;
-  int fd, rc;
-  if (lstat(path, &st) == 0) {
-    if (!S_ISSOCK(st.st_mode)) {
-      say("not a socket, left alone", path);
-      return -1;
-    }
-    unlink(path);                       /* left by a process that died */
-  }
-  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) return -1;
+  int fd, rc, staged = strlen(path) + 4 < sizeof sa.sun_path;
   memset(&sa, 0, sizeof sa);
   sa.sun_family = AF_UNIX;
-  strcpy(sa.sun_path, path);
+  snprintf(sa.sun_path, sizeof sa.sun_path, "%s%s", path, staged ? ".new" : "");
+  if (clear_stale(path) || (staged && clear_stale(sa.sun_path))) return -1;
+  if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) return -1;
   old = umask(077);                     /* the socket is the owner's alone */
   rc = bind(fd, (struct sockaddr *)&sa, sizeof sa);
   umask(old);
-  if (rc != 0 || listen(fd, 4) != 0) {
+  if (rc != 0 || listen(fd, 4) != 0 || (staged && rename(sa.sun_path, path) != 0)) {
     say(strerror(errno), path);
     close(fd);
+    if (staged && rc == 0) unlink(sa.sun_path);
     return -1;
   }
   return fd;

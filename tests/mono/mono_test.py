@@ -19,6 +19,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -131,6 +132,10 @@ def agrees_with_networkx(path):
 def test_roots():
     app = App("Roots.exe")
     app.wait_line("ready")
+    # The module binds under SOCKET.new and renames it once listening, so
+    # that an agent connecting as soon as the socket appears is not refused.
+    check(stat.S_ISSOCK(os.lstat(app.sock).st_mode) and not os.path.lexists(app.sock + ".new"),
+          "the socket is in place, nothing left under its temporary name")
     out = os.path.join(WORK, "roots.gclog")
     stats = capture(app, out)
     check(stats["pause_us"] > 0, "pause_us reported (%d)" % stats["pause_us"])
