@@ -431,6 +431,42 @@ static void test_several_sections(void **state) {
   close_text(&l);
 }
 
+/* A section after the first starts with small arrays and grows them: one
+ * of 10,000 objects in a chain, after a small one, loads whole. */
+static void test_large_later_section(void **state) {
+  const unsigned n = 10000;
+  char *text = malloc((size_t)n * 40 + 100), *p = text;
+  loaded l;
+  gs_graph *g = NULL;
+  gs_diag err;
+  unsigned i;
+  (void)state;
+  assert_non_null(text);
+  p += sprintf(p, "a 2 small 0\no 1 1 8\nc small 0\na 2 large 0\nt 1 T\n");
+  for (i = 0; i < n; i++)
+    p += i + 1 < n ? sprintf(p, "o %x 1 %x %x\n", 0x100 + 16 * i, i, 0x100 + 16 * (i + 1))
+                   : sprintf(p, "o %x 1 %x\n", 0x100 + 16 * i, i);
+  sprintf(p, "r 100 1 0\nc large 0\n");
+  open_text(&l, text);
+  free(text);
+  gsu_assert_ok(gs_graph_load(l.reader, &g, &err));
+  gs_graph_free(g);
+  g = NULL;
+  gsu_assert_ok(gs_graph_load(l.reader, &g, &err));
+  assert_string_equal(g->name, "large");
+  assert_int_equal(g->nobjects, n);
+  assert_int_equal(g->nnodes, n);
+  assert_int_equal(g->nrefs, n - 1);
+  for (i = 0; i < n; i++) {
+    uint32_t v = node_of(g, 0x100 + 16 * i);
+    assert_int_equal(g->sizes[v], i);
+    assert_int_equal(g->ref_offsets[v + 1] - g->ref_offsets[v], i + 1 < n);
+    if (i + 1 < n) assert_int_equal(g->ids[g->refs[g->ref_offsets[v]]], 0x100 + 16 * (i + 1));
+  }
+  gs_graph_free(g);
+  close_text(&l);
+}
+
 static void check_load_error(const char *text, gs_diag_code code, uint64_t line) {
   loaded l;
   gs_graph *g = NULL;
@@ -647,6 +683,7 @@ int main(void) {
     cmocka_unit_test(test_seed000),
     cmocka_unit_test(test_memory_bound),
     cmocka_unit_test(test_several_sections),
+    cmocka_unit_test(test_large_later_section),
     cmocka_unit_test(test_load_errors),
     cmocka_unit_test(test_error_in_second_section),
     cmocka_unit_test(test_empty_input),

@@ -384,14 +384,20 @@ static int load_records(loader *l) {
  * reserves pages that are never touched. */
 #define BYTES_PER_OBJECT 40
 
+#define MIN_OBJECTS (1u << 12)
+
 static size_t expected_objects(gs_reader *r) {
   uint64_t n = gs_reader_size_hint(r) / BYTES_PER_OBJECT;
-  return n < (1u << 12) ? (1u << 12) : n > MAX_NODES ? MAX_NODES : (size_t)n;
+  return n < MIN_OBJECTS ? MIN_OBJECTS : n > MAX_NODES ? MAX_NODES : (size_t)n;
 }
 
-/* Reserves generously from the size hint: pages that are never touched cost
- * nothing, and finish() gives back the slack. */
+/* Reserves generously from the size hint for the section that starts the
+ * input (most dumps hold one): pages that are never touched cost nothing,
+ * and finish() gives back the slack. A later section starts small and
+ * grows, since mapping and giving back arrays for the whole file in each
+ * section made a dump of many small sections cost the square of its size. */
 static int reserve_arrays(loader *l) {
+  if (gs_reader_offset(l->reader) > 0) return grow_nodes(l, MIN_OBJECTS);
   return grow_nodes(l, expected_objects(l->reader) * 2);
 }
 
