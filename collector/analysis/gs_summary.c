@@ -180,13 +180,14 @@ int gs_summary_load_file_each(gs_summary *sum, const char *path,
   return err;
 }
 
-json_t *gs_summary_json(const gs_summary *sum, uint64_t top) {
+json_t *gs_summary_json(const gs_summary *sum, uint64_t top, size_t max_sections) {
   json_t *o = json_object(), *arr = json_array();
-  size_t i;
+  size_t i, n = max_sections && max_sections < sum->nsections ? max_sections : sum->nsections;
   int bad = !o || !arr || gs_json_set(o, "file", gs_json_cstring(sum->name)) ||
             stats_json(o, &sum->total, top);
-  for (i = 0; !bad && i < sum->nsections; i++)
+  for (i = 0; !bad && i < n; i++)
     bad = json_array_append_new(arr, section_json(&sum->sections[i], top)) != 0;
+  if (!bad && n < sum->nsections) bad = gs_json_set(o, "sections_omitted", gs_json_u64(sum->nsections - n));
   bad = bad || gs_json_set(o, "sections", json_incref(arr));
   json_decref(arr);
   if (bad) {

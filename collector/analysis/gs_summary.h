@@ -50,8 +50,9 @@ int gs_summary_load_file_each(gs_summary *sum, const char *path,
                               gs_file_fault *fault);
 
 /* The report as one object: totals at the top level, each section in
- * "sections"; at most top rows of the type histogram (0 = all). NULL when
- * out of memory. */
-json_t *gs_summary_json(const gs_summary *sum, uint64_t top);
+ * "sections"; at most top rows of the type histogram (0 = all), and the
+ * first max_sections sections (0 = all; "sections_omitted" counts the
+ * others, which the totals include). NULL when out of memory. */
+json_t *gs_summary_json(const gs_summary *sum, uint64_t top, size_t max_sections);
 
 #endif

@@ -36,6 +36,8 @@ static const char usage[] =
   "FILE before --series, FILE is the last of the series.\n"
   "The figures are those of 'gcsnap summary', 'dominators --by-type',\n"
   "'diff --top 0' and 'trend' with --json; they are embedded as JSON.\n"
+  "Of a dump of many sections (a stream of captures), the page details\n"
+  "the first 100; its totals count them all.\n"
   "OUT is written under a temporary name and renamed when complete;\n"
   "- writes to stdout.\n"
   "\n"
@@ -203,13 +205,23 @@ static void put_counts(gs_obuf *p, const char *title, const json_t *o) {
   gs_obuf_puts(p, "</tbody></table>");
 }
 
+/* The sections past REPORT_SECTIONS, which the page does not detail. */
+static void put_omitted(gs_obuf *p, uint64_t omitted) {
+  if (!omitted) return;
+  gs_obuf_puts(p, "<p class=\"muted\">");
+  put_count(p, omitted);
+  gs_obuf_printf(p, " more sections after the first %d are not detailed here; the totals count "
+                 "them, and <code>gcsnap summary</code> and <code>gcsnap dominators</code> list "
+                 "them all.</p>\n", REPORT_SECTIONS);
+}
+
 static void put_summary(gs_obuf *p, const json_t *sum) {
   const json_t *sections = json_object_get(sum, "sections");
   uint64_t objects = num(sum, "objects"), unreachable = num(sum, "unreachable");
   size_t i;
   gs_obuf_puts(p, "<section id=\"summary\"><h2>Summary</h2>\n<div style=\"display:flex;gap:32px;flex-wrap:wrap\">"
          "<table class=\"kv\"><caption class=\"muted\">Totals</caption><tbody>");
-  put_kv(p, "Sections", json_array_size(sections));
+  put_kv(p, "Sections", json_array_size(sections) + num(sum, "sections_omitted"));
   put_kv(p, "Objects", objects);
   put_kv(p, "Bytes", num(sum, "bytes"));
   put_kv(p, "Types", num(sum, "types"));
@@ -239,7 +251,9 @@ static void put_summary(gs_obuf *p, const json_t *sum) {
     for (k = 0; k < sizeof cols / sizeof cols[0]; k++) next_count(p, num(s, cols[k]));
     gs_obuf_puts(p, "</td></tr>");
   }
-  gs_obuf_puts(p, "</tbody></table></section>\n");
+  gs_obuf_puts(p, "</tbody></table>");
+  put_omitted(p, num(sum, "sections_omitted"));
+  gs_obuf_puts(p, "</section>\n");
 }
 
 /* A table the page's script fills from the island, a page at a time. */
@@ -258,7 +272,7 @@ static void put_retained(gs_obuf *p, const json_t *o, uint64_t total) {
   gs_obuf_printf(p, "</td><td class=\"n\">%.1f%%</td><td class=\"n\">", percent(num(o, "retained"), total));
 }
 
-static void put_retainers(gs_obuf *p, const json_t *dom) {
+static void put_retainers(gs_obuf *p, const json_t *dom, uint64_t omitted) {
   const json_t *sections = json_object_get(dom, "sections");
   size_t i, k;
   gs_obuf_puts(p, "<section id=\"retainers\"><h2>Top retainers</h2>\n<p class=\"muted\">Retained size: "
@@ -306,6 +320,7 @@ static void put_retainers(gs_obuf *p, const json_t *dom) {
     }
     gs_obuf_puts(p, "</tbody></table>\n");
   }
+  put_omitted(p, omitted);
   gs_obuf_puts(p, "</section>\n");
 }
 
@@ -544,7 +559,7 @@ static int render(gs_obuf *p, const char *file, const json_t *data) {
   put_nav(p, diff != NULL, trend != NULL);
   put_summary(p, sum);
   put_grid(p, "histogram", "Types by bytes", json_array_size(json_object_get(sum, "by_type")));
-  put_retainers(p, json_object_get(data, "dominators"));
+  put_retainers(p, json_object_get(data, "dominators"), num(sum, "sections_omitted"));
   put_tree(p);
   if (json_object_get(data, "generations")) put_generations(p, json_object_get(data, "generations"));
   if (diff) put_diff(p, diff);

@@ -230,7 +230,7 @@ static int parse_args(int argc, char **argv, summary_args *sa) {
 
 /* With the ranges, "generation_ranges" and "generations" as gs_gens_json's. */
 static int print_json(const gs_summary *sum, uint64_t top, json_t *gens) {
-  json_t *o = gs_summary_json(sum, top);
+  json_t *o = gs_summary_json(sum, top, 0);
   int bad = !o || (gens && (gs_json_set(o, "generation_ranges", json_incref(json_object_get(gens, "ranges"))) ||
                             gs_json_set(o, "generations", json_incref(json_object_get(gens, "generations"))))) ||
             gs_json_print(o);

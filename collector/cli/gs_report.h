@@ -9,6 +9,7 @@
 #define RETAINERS_TOP 20   /* the defaults of dominators and trend */
 #define TREE_DEPTH 4       /* the dominator tree embedded: levels below the roots */
 #define TREE_FANOUT 8      /* and children a node, so at most 4,680 nodes a section */
+#define REPORT_SECTIONS 100 /* sections the page details; its totals count them all */
 #define SUSPECTS_TOP 10
 #define SUSPECTS_THRESHOLD 20
 

@@ -48,10 +48,9 @@ typedef struct pass {
 static int pass_section(void *ctx, const gs_dominators *s, size_t index) {
   pass *p = ctx;
   int err = gs_summary_add(&p->sum, s->g, &s->dom, &p->refused);
-  (void)index;
   p->summary_refused = err == GS_EFORMAT;
   if (!err && p->gens) err = gs_gens_add(p->gens, s->g);
-  if (!err && (json_array_append_new(p->dominators, gs_dominators_json_section(s, 1)) ||
+  if (!err && index < REPORT_SECTIONS && (json_array_append_new(p->dominators, gs_dominators_json_section(s, 1)) ||
                json_array_append_new(p->tree, gs_domtree_nest_section(s, TREE_DEPTH, TREE_FANOUT))))
     err = GS_ENOMEM;
   return err;
@@ -79,7 +78,7 @@ static void pass_free(pass *p) {
 
 /* The parts of the pass into data. */
 static int put_pass(const char *path, pass *p, json_t *data) {
-  int code = put_json(data, "summary", gs_summary_json(&p->sum, 0));
+  int code = put_json(data, "summary", gs_summary_json(&p->sum, 0, REPORT_SECTIONS));
   if (!code) code = put_json(data, "dominators", gs_dominators_json_object(path, json_incref(p->dominators)));
   if (!code) code = put_json(data, "tree", gs_domtree_nest_object(TREE_DEPTH, TREE_FANOUT, json_incref(p->tree)));
   if (!code && p->gens) code = put_json(data, "generations", gs_gens_result(p->gens, 5));

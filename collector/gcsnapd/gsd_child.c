@@ -234,7 +234,7 @@ int gsd_child_summary_fn(void *ctx, json_t **answer, char *why, size_t cap) {
   int status = GSD_CHILD_OK;
   if (gs_summary_load_file(&sum, job->path, &fault) != GS_OK) {
     status = gsd_child_fault(&fault, why, cap);
-  } else if (!(*answer = gs_summary_json(&sum, job->top))) {
+  } else if (!(*answer = gs_summary_json(&sum, job->top, 0))) {
     snprintf(why, cap, "out of memory");
     status = GSD_CHILD_FAILED;
   }

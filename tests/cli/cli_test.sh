@@ -590,6 +590,19 @@ assert len(d["dominators"]["sections"]) == 2'
     skip "mock dumps (no gcsnap-agent)"
   fi
 
+  # A stream of many captures: the page details the first 100 sections
+  # and counts the others in its totals.
+  local k
+  for k in $(seq 0 102); do printf 'a 2 cap%d %x\nt 1 T\no %x 1 10\nr %x 1 0\nc cap%d %x\n' \
+    "$k" "$k" $((16 + 16 * k)) $((16 + 16 * k)) "$k" "$k"; done >many.gclog
+  run "$gcsnap" report many.gclog -o many.html
+  expect_rc 0 "report of 103 sections"
+  html_check many.html "the first 100 sections detailed, all 103 counted" '
+assert len(d["summary"]["sections"]) == 100 and d["summary"]["sections_omitted"] == 3, d["summary"].keys()
+assert len(d["dominators"]["sections"]) == 100 and len(d["tree"]["sections"]) == 100
+assert d["summary"]["objects"] == 103 and d["summary"]["sections"][-1]["name"] == "cap99"
+assert "Sections 103" in text and text.count("3 more sections after the first 100") == 2, text[:300]'
+
   run "$gcsnap" report evil.gclog
   expect_rc 2 "report without -o"
   run "$gcsnap" report new.gclog --baseline old.gclog --series s1.gclog -o x.html
