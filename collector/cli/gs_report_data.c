@@ -50,8 +50,9 @@ static int pass_section(void *ctx, const gs_dominators *s, size_t index) {
   int err = gs_summary_add(&p->sum, s->g, &s->dom, &p->refused);
   p->summary_refused = err == GS_EFORMAT;
   if (!err && p->gens) err = gs_gens_add(p->gens, s->g);
-  if (!err && index < REPORT_SECTIONS && (json_array_append_new(p->dominators, gs_dominators_json_section(s, 1)) ||
-               json_array_append_new(p->tree, gs_domtree_nest_section(s, TREE_DEPTH, TREE_FANOUT))))
+  if (err || index >= REPORT_SECTIONS) return err;      /* counted, not detailed */
+  if (json_array_append_new(p->dominators, gs_dominators_json_section(s, 1)) ||
+      json_array_append_new(p->tree, gs_domtree_nest_section(s, TREE_DEPTH, TREE_FANOUT)))
     err = GS_ENOMEM;
   return err;
 }
