@@ -383,8 +383,7 @@ static int load_records(loader *l) {
 /* Dumps average 40 to 45 bytes per object; an estimate slightly high
  * reserves pages that are never touched. */
 #define BYTES_PER_OBJECT 40
-
-#define MIN_OBJECTS (1u << 12)
+#define MIN_OBJECTS (1u << 12)   /* the objects a section reserves at least */
 
 static size_t expected_objects(gs_reader *r) {
   uint64_t n = gs_reader_size_hint(r) / BYTES_PER_OBJECT;

@@ -19,11 +19,11 @@
  * which keeps the same bound at some cost in time.
  *
  * When the input can be read again (gs_validate_reader over a buffer or a
- * file, compressed or not), a section's references only set bits in that second set as they
- * come, which costs no list and no lookup of the object; the parsing
- * workers, when there are, set them themselves for the blocks that lie
- * within one section (gs_refs.h). gs_validate_again.c finds the lines of
- * the dangling ones at the section's end. */
+ * file, compressed or not), a section's references only set bits in that
+ * second set as they come, which costs no list and no lookup of the
+ * object; the parsing workers, when there are, set them themselves for the
+ * blocks that lie within one section (gs_refs.h). gs_validate_again.c
+ * finds the lines of the dangling ones at the section's end. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
