@@ -837,6 +837,34 @@ static void test_reader_callback_bytewise(void **state) {
   free(text);
 }
 
+/* A byte order mark opens the first line, however the reads split it, and
+ * counts in the offset; anywhere else it is no record letter. */
+static void test_byte_order_mark(void **state) {
+  (void)state;
+  size_t len, chunk;
+  char *text = gsu_read_file(gsu_fixture("seeds/seed001-example.gclog"), &len);
+  char *marked = malloc(len + 3);
+  gs_reader *r = NULL;
+  gs_record rec;
+  assert_non_null(marked);
+  memcpy(marked, "\xef\xbb\xbf", 3);
+  memcpy(marked + 3, text, len);
+  for (chunk = 1; chunk <= len + 3; chunk += len + 2) {
+    chunked c = {.data = marked, .len = len + 3, .chunk = chunk};
+    gsu_assert_ok(gs_reader_new(&r, chunked_read, &c));
+    check_seed(r, 1, 1, 1);
+    assert_int_equal(gs_reader_offset(r), len + 3);
+    gs_reader_free(r);
+  }
+  r = open_text("a 2 x 1\n\xef\xbb\xbf" "c x 2\n");
+  gsu_assert_ok(gs_reader_next(r, &rec));
+  gsu_assert_err(gs_reader_next(r, &rec), GS_EFORMAT);
+  assert_int_equal(gs_reader_diag(r)->code, GS_D_UNKNOWN_RECORD);
+  gs_reader_free(r);
+  free(marked);
+  free(text);
+}
+
 /* A failing source ends reading with GS_EIO, after the complete records. */
 static void test_reader_callback_error(void **state) {
   (void)state;
@@ -889,6 +917,7 @@ int main(void) {
     cmocka_unit_test(test_reader_fd_pipe),
     cmocka_unit_test(test_reader_callback_bytewise),
     cmocka_unit_test(test_reader_callback_error),
+    cmocka_unit_test(test_byte_order_mark),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
