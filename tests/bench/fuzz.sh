@@ -9,7 +9,8 @@
 #   --build DIR  a tree configured with -DGS_FUZZ=ON and clang (default
 #                build/fuzz); configured and built there when it has no
 #                fuzz targets yet
-#   TARGET       reader, collector, agent, http, gcdump (default: all five)
+#   TARGET       reader, collector, agent, http, gcdump, hprof, v8 (default:
+#                all seven)
 #
 # Each target starts from its seed corpus and regression inputs
 # (tests/fuzz/corpus/TARGET, tests/fuzz/regress/TARGET), which are only
@@ -21,7 +22,7 @@
 # when a target crashed.
 set -u
 
-usage() { sed -n '2,21s/^# \{0,1\}//p' "$0"; }
+usage() { sed -n '2,22s/^# \{0,1\}//p' "$0"; }
 
 seconds=600 jobs=2 build=build/fuzz targets=()
 while [ $# -gt 0 ]; do
@@ -30,11 +31,11 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=${2:?}; shift 2 ;;
     --build) build=${2:?}; shift 2 ;;
     -h|--help) usage; exit 0 ;;
-    reader|collector|agent|http|gcdump) targets+=("$1"); shift ;;
+    reader|collector|agent|http|gcdump|hprof|v8) targets+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
 done
-[ ${#targets[@]} -gt 0 ] || targets=(reader collector agent http gcdump)
+[ ${#targets[@]} -gt 0 ] || targets=(reader collector agent http gcdump hprof v8)
 case $seconds$jobs in *[!0-9]*) echo "fuzz.sh: --seconds and --jobs take numbers" >&2; exit 2 ;; esac
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,7 +54,8 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 # Longest input per target, as in tests/fuzz/CMakeLists.txt.
 max_len() {
-  case $1 in reader|gcdump) echo 16384 ;; http) echo 4096 ;; *) echo 32768 ;; esac
+  case $1 in reader|gcdump) echo 16384 ;; http) echo 4096 ;; hprof|v8) echo 65536 ;;
+    *) echo 32768 ;; esac
 }
 
 run_one() {
