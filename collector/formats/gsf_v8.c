@@ -10,7 +10,8 @@
  * tokenizer spends most of its time on them: yajl reads everything up to
  * the bracket that opens either array, then the numbers are read by
  * gsf_numlist, and yajl takes over again from the bracket that closes it
- * (an empty array to yajl). */
+ * (an empty array to yajl). The locations, after the edges, are passed
+ * over the same way. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,7 @@ int gsf_v8_sniff(const unsigned char *head, size_t n) {
 /* ---- errors ------------------------------------------------------------ */
 
 static uint64_t offset(const v8 *p) {
-  return p->numbers ? p->at : p->base + yajl_get_bytes_consumed(p->h);
+  return p->numbers || p->in_locations ? p->at : p->base + yajl_get_bytes_consumed(p->h);
 }
 
 int gsf_v8_bad(v8 *p, const char *fmt, ...) {
@@ -98,7 +99,9 @@ static int open_value(v8 *p, json_ctx c) {
     p->eleft = 0;
     return 1;
   }
-  return c == C_STRINGS ? gsf_v8_strings_start(p) : 1;
+  if (c != C_STRINGS) return 1;
+  p->past_locations = 1;
+  return gsf_v8_strings_start(p);
 }
 
 static int on_start(void *ctx) {
@@ -130,7 +133,7 @@ static int on_end(void *ctx) {
 static int on_key(void *ctx, const unsigned char *s, size_t n) {
   static const struct { json_ctx in; const char *key; json_ctx value; } keys[] = {
     {C_TOP, "snapshot", C_SNAPSHOT}, {C_TOP, "nodes", C_NODES}, {C_TOP, "edges", C_EDGES},
-    {C_TOP, "strings", C_STRINGS}, {C_SNAPSHOT, "meta", C_META},
+    {C_TOP, "locations", C_LOCATIONS}, {C_TOP, "strings", C_STRINGS}, {C_SNAPSHOT, "meta", C_META},
     {C_META, "node_fields", C_NODE_FIELDS}, {C_META, "node_types", C_NODE_TYPES},
     {C_META, "edge_fields", C_EDGE_FIELDS}, {C_META, "edge_types", C_EDGE_TYPES},
   };
@@ -195,16 +198,25 @@ static int parse_error(v8 *p, const unsigned char *buf, size_t n, int at_end) {
   return GS_EFORMAT;
 }
 
+/* The key whose array is read apart next, if any. */
+static const char *next_key(const v8 *p) {
+  if (p->phase == 0) return "\"nodes\"";
+  if (p->phase == 1) return "\"edges\"";
+  /* From the edges' end on: yajl may not have read their bracket yet. */
+  return p->phase >= 2 && !p->past_locations ? "\"locations\"" : NULL;
+}
+
 /* How much of buf yajl reads next: up to the bracket after the key of the
- * nodes (before them) or of the edges (after the nodes), *at_array set;
- * else all of it. */
+ * nodes (before them), of the edges (after the nodes) or of the locations
+ * (after the edges), *at_array set; else all of it. */
 static size_t yajl_part(const v8 *p, const unsigned char *buf, size_t n, int *at_array) {
-  const char *key = p->phase == 0 ? "\"nodes\"" : p->phase == 1 ? "\"edges\"" : NULL;
+  const char *key = next_key(p);
+  size_t len = key ? strlen(key) : 0;
   const unsigned char *q = buf, *end = buf + n;
   *at_array = 0;
   while (key && (q = memchr(q, '"', (size_t)(end - q))) != NULL) {
-    const unsigned char *r = q + 7;
-    if (end - q >= 7 && memcmp(q, key, 7) == 0) {
+    const unsigned char *r = q + len;
+    if ((size_t)(end - q) >= len && memcmp(q, key, len) == 0) {
       while (r < end && gsf_numlist_blank(*r)) r++;
       if (r < end && *r++ == ':') {
         while (r < end && gsf_numlist_blank(*r)) r++;
@@ -232,6 +244,23 @@ static size_t numbers_part(v8 *p, const unsigned char *buf, size_t n) {
   else if (rc == GSF_NUMLIST_MISSING) gsf_v8_bad(p, "JSON: a number is missing");
   else if (rc == GSF_NUMLIST_NO_COMMA) gsf_v8_bad(p, "JSON: a comma is missing between two numbers");
   return used;
+}
+
+/* Reads past the numbers of the locations (four a closure: where its code
+ * is), which nothing uses, up to the bracket that ends them (left to yajl).
+ * Their bytes are only checked to be those of numbers. */
+static size_t locations_part(v8 *p, const unsigned char *buf, size_t n) {
+  static const unsigned char number_byte[256] = {
+    ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1,
+    ['8'] = 1, ['9'] = 1, [','] = 1, ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
+    [' '] = 1, ['\t'] = 1, ['\r'] = 1, ['\n'] = 1,
+  };
+  size_t i = 0;
+  while (i < n && number_byte[buf[i]]) i++;
+  p->at = p->base + i;
+  if (i < n && buf[i] == ']') p->in_locations = 0;
+  else if (i < n) gsf_v8_bad(p, "JSON: something other than a number among the locations");
+  return i;
 }
 
 /* Whether the byte c, read by yajl, goes to it: not when it is in the end
@@ -299,8 +328,8 @@ static int feed(v8 *p, const unsigned char *buf, size_t n) {
   while (n) {
     size_t len;
     int at_array, rc;
-    if (p->numbers) {
-      len = numbers_part(p, buf, n);
+    if (p->numbers || p->in_locations) {
+      len = p->numbers ? numbers_part(p, buf, n) : locations_part(p, buf, n);
       if (p->rc) return p->rc;
     } else {
       len = yajl_part(p, buf, n, &at_array);
@@ -308,6 +337,8 @@ static int feed(v8 *p, const unsigned char *buf, size_t n) {
       if (at_array && (p->stack[p->depth] == C_NODES || p->stack[p->depth] == C_EDGES)) {
         p->numbers = 1;
         gsf_numlist_start(&p->list);
+      } else if (at_array && p->stack[p->depth] == C_LOCATIONS) {
+        p->in_locations = p->past_locations = 1;
       }
     }
     p->base += len;
@@ -334,7 +365,8 @@ static int parse(v8 *p, gs_read_fn in, void *in_ctx) {
       break;
     }
     if (got == 0) {
-      if (p->numbers || yajl_complete_parse(p->h) != yajl_status_ok) rc = parse_error(p, buf, 0, 1);
+      if (p->numbers || p->in_locations || yajl_complete_parse(p->h) != yajl_status_ok)
+        rc = parse_error(p, buf, 0, 1);
       break;
     }
     skip = bom(p, buf, got);

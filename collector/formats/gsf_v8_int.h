@@ -25,7 +25,7 @@
 
 typedef enum {
   C_SKIP, C_TOP, C_SNAPSHOT, C_META, C_NODE_FIELDS, C_NODE_TYPES, C_NODE_TYPE_LIST,
-  C_EDGE_FIELDS, C_EDGE_TYPES, C_EDGE_TYPE_LIST, C_NODES, C_EDGES, C_STRINGS
+  C_EDGE_FIELDS, C_EDGE_TYPES, C_EDGE_TYPE_LIST, C_NODES, C_EDGES, C_LOCATIONS, C_STRINGS
 } json_ctx;
 
 /* 16 bytes a node: V8's IDs are 32 bits, and sizes nearly always. A node
@@ -59,6 +59,8 @@ typedef struct v8 {
   /* the numbers of the nodes or edges, read apart (see the top comment) */
   int numbers;                       /* inside them */
   gsf_numlist list;
+  /* the numbers of the locations, read past unparsed; past them once done */
+  int in_locations, past_locations;
   uint64_t at;                       /* input offset of the byte read */
   uint32_t elems[MAX_DEPTH + 1];     /* values seen in each open array */
   uint32_t skipped;                  /* containers open inside a skipped one */

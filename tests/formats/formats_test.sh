@@ -180,6 +180,31 @@ PY
   { printf '\xef\xbb\xbf'; cat s.heapsnapshot; } > bom.heapsnapshot
   check_summary bom.heapsnapshot "$(python3 "$here/make_heaps.py" v8 /dev/null)"
   rm -f bom.heapsnapshot
+  # The locations (four numbers a closure) are read past, over many blocks
+  # and from either side of a block's end; a byte that is no number's is
+  # named at its offset, and a file that ends among them is cut short.
+  python3 - <<'PY'
+d = open("s.heapsnapshot", "rb").read()
+i = d.index(b'"strings"')
+locs = b",".join(b"%d,3,%d,%s" % (5 * k, k, b"-1" if k % 7 == 0 else b"12") for k in range(40000))
+open("loc.heapsnapshot", "wb").write(d[:i] + b'"locations": [' + locs + b'],\n' + d[i:])
+pad = b" " * (65536 - len(d[:i]) - len(b'"locations": '))
+open("locsplit.heapsnapshot", "wb").write(d[:i] + pad + b'"locations": [' + locs + b'],\n' + d[i:])
+at = i + len(b'"locations": [') + 300000
+open("locbad.heapsnapshot", "wb").write(d[:i] + b'"locations": [' + locs[:300000] + b'"' + locs[300001:] + b'],\n' + d[i:])
+open("locbad.at", "w").write("%d\n" % at)
+open("loccut.heapsnapshot", "wb").write(d[:i] + b'"locations": [' + locs[:300000])
+PY
+  for f in loc locsplit; do
+    check_summary $f.heapsnapshot "$(python3 "$here/make_heaps.py" v8 /dev/null)"
+  done
+  out=$("$gcsnap" validate locbad.heapsnapshot 2>&1); rc=$?
+  [[ $rc == 1 && $out == *"byte $(cat locbad.at): JSON: something other than a number among the locations"* ]] ||
+    fail "a quote among the locations (byte $(cat locbad.at)): exit $rc: $out"
+  out=$("$gcsnap" validate loccut.heapsnapshot 2>&1); rc=$?
+  [[ $rc == 1 && $out == *"the file ends at byte $(stat -c %s loccut.heapsnapshot) inside the JSON"* ]] ||
+    fail "a snapshot cut among the locations: exit $rc: $out"
+  rm -f loc*.heapsnapshot locbad.at
   out=$("$gcsnap" validate overnested.heapsnapshot 2>&1); rc=$?
   [[ $rc == 1 && $out == *"JSON nested deeper than 1048576 levels in a value read past"* ]] ||
     fail "a trace tree nested too deep: exit $rc: $out"
