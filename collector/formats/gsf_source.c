@@ -58,6 +58,15 @@ static int head_read(void *ctx, void *buf, size_t cap, size_t *got) {
   return s->in(s->in_ctx, buf, cap, got);
 }
 
+/* Windows PowerShell's > writes what a command prints as UTF-16, with a
+ * byte order mark: records read from it would fail line after line for
+ * reasons the screen hides. Without the mark, text in UTF-16 still shows
+ * as a zero every other byte, which no record has. */
+static int utf16(const unsigned char *h, size_t n) {
+  if (n >= 2 && ((h[0] == 0xff && h[1] == 0xfe) || (h[0] == 0xfe && h[1] == 0xff))) return 1;
+  return n >= 4 && ((h[0] && !h[1] && h[2] && !h[3]) || (!h[0] && h[1] && !h[2] && h[3]));
+}
+
 int gsf_source_open(gsf_source **out, gs_read_fn in, void *in_ctx) {
   gsf_source *s = calloc(1, sizeof *s);
   *out = NULL;
@@ -73,6 +82,11 @@ int gsf_source_open(gsf_source **out, gs_read_fn in, void *in_ctx) {
   }
   s->format = gsf_detect(s->head, s->head_len);
   s->convert = gsf_converter(s->format);
+  if (!s->convert && utf16(s->head, s->head_len)) {
+    s->rc = GS_EFORMAT;
+    snprintf(s->err, sizeof s->err, "UTF-16 text (as Windows PowerShell's > writes it), where "
+             "records are UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)");
+  }
   *out = s;
   return GS_OK;
 }
@@ -143,6 +157,11 @@ static int failed(gsf_source *s) {
   if (s->rc != GS_EFORMAT && s->rc != GS_ELIMIT) return s->rc;
   s->has_diag = 1;
   s->diag.line = 0;
+  if (!s->convert) {
+    s->diag.code = GS_D_NOT_TEXT;
+    snprintf(s->diag.message, sizeof s->diag.message, "%.170s", s->err);
+    return GS_EIO;
+  }
   s->diag.code = strstr(s->err, "truncated") ? GS_D_TRUNCATED_HEAP_FILE : GS_D_BAD_HEAP_FILE;
   snprintf(s->diag.message, sizeof s->diag.message, "%s: %.170s", labels[s->format],
            s->err[0] ? s->err : gs_strerror(s->rc));
@@ -173,7 +192,8 @@ static int converted_read(gsf_source *s, void *buf, size_t cap, size_t *got) {
 int gsf_source_read(void *ctx, void *buf, size_t cap, size_t *got) {
   gsf_source *s = ctx;
   if (s->convert) return converted_read(s, buf, cap, got);
-  return head_read(s, buf, cap, got);
+  *got = 0;
+  return s->rc ? failed(s) : head_read(s, buf, cap, got);
 }
 
 void gsf_source_close(gsf_source *s) {

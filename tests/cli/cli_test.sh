@@ -777,6 +777,28 @@ assert [f["file"] for f in d["files"]] == ["small.gclog", "invalid.gclog", "miss
 assert [f["valid"] for f in d["files"]] == [True, False, False]
 assert "io_error" in d["files"][2] and "io_error" not in d["files"][0]'
   validate_compressed_again
+  validate_utf16
+}
+
+# A dump saved as UTF-16 (Windows PowerShell's >) is refused in one error
+# that says so, with or without a byte order mark; with a UTF-8 one
+# (Set-Content -Encoding UTF8) it reads as it is.
+validate_utf16() {
+  local e
+  command -v iconv >/dev/null 2>&1 || { skip "iconv not installed"; return; }
+  for e in UTF-16 UTF-16LE UTF-16BE; do
+    iconv -f UTF-8 -t $e small.gclog >u16.gclog
+    run "$gcsnap" validate --json u16.gclog
+    expect_rc 1 "validate a $e dump"
+    json_check out.txt "$e: one error that names the encoding" '
+assert d["errors"] == 1 and d["records"] == 0, d
+assert d["diagnostics"][0]["code"] == "not-text" and "UTF-16" in d["diagnostics"][0]["message"]'
+  done
+  { printf '\xef\xbb\xbf'; cat small.gclog; } >u8.gclog
+  run "$gcsnap" validate u8.gclog
+  expect_rc 0 "validate a dump with a UTF-8 byte order mark"
+  expect_line out.txt "u8.gclog: valid (3 warnings)" "a UTF-8 byte order mark is read past"
+  rm -f u16.gclog u8.gclog
 }
 
 # A compressed dump is decompressed once more for the lines of its dangling
