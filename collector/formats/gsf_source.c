@@ -30,7 +30,8 @@ struct gsf_source {
   atomic_int closing;
   unsigned wr;
   size_t wr_len;
-  int rc;                         /* its result, set before the last chunk is posted */
+  int rc;                         /* its result, set before the last chunk is posted;
+                                   * for records, set when opened if they cannot be read */
   char err[200];
   /* the reading side */
   int started, finished;
