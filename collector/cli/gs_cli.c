@@ -48,11 +48,20 @@ int gs_cli_finish(int code) {
   return code;
 }
 
+void gs_cli_print_stop(const char *file, const gs_diag *d, const char *lead) {
+  int is_stdin = strcmp(file, GS_FILE_STDIN_NAME) == 0;
+  gs_cli_print_diag(stderr, file, d);
+  if (d->line == 0) {
+    if (lead) fprintf(stderr, "gcsnap: %s\n", lead);
+    return;
+  }
+  fprintf(stderr, "gcsnap: %s%srun 'gcsnap validate %s'%s to list every problem\n", lead ? lead : "",
+          lead ? "; " : "", is_stdin ? "-" : file, is_stdin ? " on the same input" : "");
+}
+
 int gs_cli_fault(const gs_file_fault *fault) {
   if (fault->err == GS_EFORMAT) {
-    gs_cli_print_diag(stderr, fault->file, &fault->diag);
-    if (fault->diag.code != GS_D_NO_SECTION)
-      fprintf(stderr, "gcsnap: run 'gcsnap validate %s' to list every problem\n", fault->file);
+    gs_cli_print_stop(fault->file, &fault->diag, NULL);
     return GS_EXIT_INVALID;
   }
   if (fault->file[0]) gs_cli_error("%s: %s", fault->file, fault->text);

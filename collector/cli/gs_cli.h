@@ -56,6 +56,10 @@ void gs_cli_error(const char *fmt, ...)
   ;
 /* "FILE:LINE: error [CODE]: message", or "FILE: ..." when line is 0. */
 void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d);
+/* Prints d, the problem a command stopped at, and how to list every one:
+ * "gcsnap: [LEAD; ]run 'gcsnap validate FILE' ...", or LEAD alone when d is
+ * about the whole input (line 0) and so the only one. */
+void gs_cli_print_stop(const char *file, const gs_diag *d, const char *lead);
 /* Reports what went wrong with an input (the FILE:LINE diagnostic for
  * invalid input, else "gcsnap: FILE: reason") and returns the exit code. */
 struct gs_file_fault;

@@ -58,9 +58,7 @@ static void on_diag(void *ctx, const gs_diag *d) {
 
 static int invalid_input(convert *c, const gs_diag *d) {
   gs_file_hide_progress(c->in);
-  gs_cli_print_diag(stderr, c->in_name, d);
-  fprintf(stderr, "gcsnap: nothing written; run 'gcsnap validate %s' to list every problem\n",
-          c->in_name);
+  gs_cli_print_stop(c->in_name, d, "nothing written");
   return GS_EXIT_INVALID;
 }
 

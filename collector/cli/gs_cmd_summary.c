@@ -58,8 +58,7 @@ typedef struct summary_args {
 /* ---- loading --------------------------------------------------------- */
 
 static void print_load_error(const gs_summary *sum, const gs_diag *d) {
-  gs_cli_print_diag(stderr, sum->name, d);
-  fprintf(stderr, "gcsnap: run 'gcsnap validate %s' to list every problem\n", sum->name);
+  gs_cli_print_stop(sum->name, d, NULL);
 }
 
 /* Reads every section; returns the exit code (GS_EXIT_OK when all loaded). */

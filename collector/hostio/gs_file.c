@@ -481,7 +481,7 @@ int gs_file_new_reader(gs_file *f, gs_reader **r) {
 }
 
 const char *gs_file_display_name(const char *path) {
-  return strcmp(path, "-") == 0 ? "<stdin>" : path;
+  return strcmp(path, "-") == 0 ? GS_FILE_STDIN_NAME : path;
 }
 
 const char *gs_file_name(const gs_file *f) { return f->name; }

@@ -27,7 +27,8 @@ int gs_file_read(void *ctx, void *buf, size_t cap, size_t *got);
 /* A reader on the file; free it before the file. */
 int gs_file_new_reader(gs_file *f, gs_reader **r);
 
-/* The name shown for a path: "<stdin>" for "-". */
+#define GS_FILE_STDIN_NAME "<stdin>"
+/* The name shown for a path: GS_FILE_STDIN_NAME for "-". */
 const char *gs_file_display_name(const char *path);
 
 const char *gs_file_name(const gs_file *f);     /* as shown: "<stdin>" for "-" */

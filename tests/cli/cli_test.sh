@@ -794,6 +794,21 @@ validate_utf16() {
 assert d["errors"] == 1 and d["records"] == 0, d
 assert d["diagnostics"][0]["code"] == "not-text" and "UTF-16" in d["diagnostics"][0]["message"]'
   done
+  # The other commands stop at it, with no advice to validate for more.
+  run "$gcsnap" summary u16.gclog
+  expect_rc 1 "summary of a UTF-16 dump"
+  expect_count err.txt "^u16\.gclog: error \[not-text\]: UTF-16 text" 1 "summary names the encoding"
+  expect_no_regex err.txt "gcsnap validate" "no advice to validate a file that has one problem"
+  run "$gcsnap" convert u16.gclog u16-out.gclog
+  expect_line err.txt "gcsnap: nothing written" "convert of a UTF-16 dump writes nothing"
+  expect_absent u16-out.gclog "no output from a UTF-16 dump"
+  # Advice to validate names what can be validated: - for stdin.
+  run "$gcsnap" summary - <invalid.gclog
+  expect_line err.txt "gcsnap: run 'gcsnap validate -' on the same input to list every problem" \
+    "advice for a dump read from stdin"
+  run "$gcsnap" convert invalid.gclog invalid-out.gclog
+  expect_line err.txt "gcsnap: nothing written; run 'gcsnap validate invalid.gclog' to list every problem" \
+    "advice after convert stopped at a bad record"
   { printf '\xef\xbb\xbf'; cat small.gclog; } >u8.gclog
   run "$gcsnap" validate u8.gclog
   expect_rc 0 "validate a dump with a UTF-8 byte order mark"
