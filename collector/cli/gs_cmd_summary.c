@@ -57,10 +57,6 @@ typedef struct summary_args {
 
 /* ---- loading --------------------------------------------------------- */
 
-static void print_load_error(const gs_summary *sum, const gs_diag *d) {
-  gs_cli_print_stop(sum->name, d, NULL);
-}
-
 /* Reads every section; returns the exit code (GS_EXIT_OK when all loaded). */
 static int load_sections(gs_summary *sum, gs_file *f, gs_reader *r) {
   gs_diag d;
@@ -68,7 +64,7 @@ static int load_sections(gs_summary *sum, gs_file *f, gs_reader *r) {
   gs_file_hide_progress(f);
   if (err == GS_OK) return GS_EXIT_OK;
   if (err == GS_EIO && gs_file_diag(f)) return gs_cli_load_error(f, err, &d);
-  if (err == GS_EFORMAT) { print_load_error(sum, &d); return GS_EXIT_INVALID; }
+  if (err == GS_EFORMAT) { gs_cli_print_stop(sum->name, &d, NULL); return GS_EXIT_INVALID; }
   if (err == GS_ELIMIT) { gs_cli_error("%s: %s", sum->name, gs_strerror(err)); return GS_EXIT_INVALID; }
   if (err == GS_EIO && gs_file_error(f)[0]) gs_cli_error("%s: %s", sum->name, gs_file_error(f));
   else gs_cli_error("%s: %s", sum->name, gs_strerror(err));
