@@ -150,7 +150,8 @@ static int ahead_init(ahead *a) {
     if (gs_sem_new(&s->free, 1) || gs_sem_new(&s->full, 0) || gs_sem_new(&s->count, i == 0))
       return GS_ENOMEM;
   }
-  return gs_sem_new(&a->source, 1);
+  /* Taken only once every worker runs (gs_reader_start_thread). */
+  return gs_sem_new(&a->source, 0);
 }
 
 int gs_reader_start_thread(gs_reader *r) {
@@ -176,6 +177,10 @@ int gs_reader_start_thread(gs_reader *r) {
     gs_reader_ahead_stop_(r);
     return GS_ENOMEM;
   }
+  /* Not before: a worker that read blocks from the source before another
+   * failed to start would leave the caller, reading alone, a source that
+   * has moved on. */
+  gs_sem_post(a->source);
   return GS_OK;
 }
 
