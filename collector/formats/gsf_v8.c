@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
+#include "gs_text.h"
 #include "gsf_v8.h"
 #include "gsf_v8_int.h"
 
@@ -30,8 +31,7 @@
 
 int gsf_v8_sniff(const unsigned char *head, size_t n) {
   static const char key[] = "\"snapshot\"";
-  size_t i = 0;
-  if (n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf) i = 3;
+  size_t i = gs_utf8_bom(head, n);
   while (i < n && strchr(" \t\r\n", head[i]) && head[i]) i++;
   if (i >= n || head[i++] != '{') return 0;
   while (i < n && strchr(" \t\r\n", head[i]) && head[i]) i++;
@@ -351,7 +351,7 @@ static int feed(v8 *p, const unsigned char *buf, size_t n) {
 /* The byte order mark some Windows tools put first, which gsf_v8_sniff
  * lets pass: bytes of buf[0..n) to skip at the start of the input. */
 static size_t bom(const v8 *p, const unsigned char *buf, size_t n) {
-  return p->base == 0 && n >= 3 && buf[0] == 0xef && buf[1] == 0xbb && buf[2] == 0xbf ? 3 : 0;
+  return p->base == 0 ? gs_utf8_bom(buf, n) : 0;
 }
 
 static int parse(v8 *p, gs_read_fn in, void *in_ctx) {

@@ -20,3 +20,7 @@ size_t gs_utf8_len(const unsigned char *p, const unsigned char *e) {
     return 0;
   return n;
 }
+
+size_t gs_utf8_bom(const unsigned char *p, size_t n) {
+  return n >= 3 && p[0] == 0xef && p[1] == 0xbb && p[2] == 0xbf ? 3 : 0;
+}

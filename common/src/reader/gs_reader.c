@@ -295,7 +295,7 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
     r->scanned = nl ? 0 : avail;
     if (nl || (r->eof && avail)) {
       /* A text editor may start the file with a UTF-8 byte order mark. */
-      int bom = r->base + r->pos == 0 && len >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0;
+      size_t bom = r->base + r->pos == 0 ? gs_utf8_bom((const unsigned char *)p, len) : 0;
       r->pos += len + (nl != NULL);
       r->scanned = 0;
       if (r->skip_line) { r->skip_line = 0; continue; }
@@ -303,7 +303,7 @@ static int next_line(gs_reader *r, const char **start, const char **stop) {
       if (len > r->max_line && !gs_reader_object_line_(p, len)) return too_long(r);
       /* The parsers rely on a non-hex byte right after the line. */
       if (!nl) p[len] = '\n';
-      *start = bom ? p + 3 : p;
+      *start = p + bom;
       *stop = p + len;
       return GS_OK;
     }
