@@ -7,10 +7,15 @@
  * large) but gives up when the data stops flowing.
  *
  * Every call carries the token and trusts the CA file set by the global
- * options (gs_client.c); https:// certificates are always verified. */
+ * options (gs_client.c); https:// certificates are always verified.
+ *
+ * libcurl is bound on the first call (gs_dl.h): the commands that never
+ * reach a collector do not load it. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <curl/curl.h>
+#include "gs_dl.h"
 #include "gs_error.h"
 #include "gs_http.h"
 
@@ -39,12 +44,43 @@ static const char *ca_file;        /* gs_http_set_cacert */
 void gs_http_set_token(const char *token) { bearer_token = token; }
 void gs_http_set_cacert(const char *path) { ca_file = path; }
 
-static void global_cleanup(void) { curl_global_cleanup(); }
+/* The libcurl functions used here, by their names without "curl_" (which
+ * curl.h makes macros of, for its type checks). */
+typedef struct libcurl_api {
+  CURLcode (*global_init)(long flags);
+  void (*global_cleanup)(void);
+  CURL *(*easy_init)(void);
+  CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
+  CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
+  CURLcode (*easy_perform)(CURL *curl);
+  const char *(*easy_strerror)(CURLcode code);
+  void (*easy_cleanup)(CURL *curl);
+  struct curl_slist *(*slist_append)(struct curl_slist *list, const char *data);
+  void (*slist_free_all)(struct curl_slist *list);
+} libcurl_api;
 
-static int global_init(void) {
+static libcurl_api libcurl;
+
+#define LIBCURL_SONAME "libcurl.so.4"   /* Debian package libcurl4 */
+#define SYM(f) {"curl_" #f, offsetof(libcurl_api, f)}
+
+static void global_cleanup(void) { libcurl.global_cleanup(); }
+
+/* Binds libcurl and initializes it, once; GS_OK, or GS_EIO with r->error. */
+static int global_init(gs_http_reply *r) {
+  static const gs_dl_sym syms[] = {
+    SYM(global_init), SYM(global_cleanup), SYM(easy_init), SYM(easy_setopt), SYM(easy_getinfo),
+    SYM(easy_perform), SYM(easy_strerror), SYM(easy_cleanup), SYM(slist_append),
+    SYM(slist_free_all),
+  };
   static int done;
+  char err[256];
   if (done) return GS_OK;
-  if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return GS_ENOMEM;
+  if (gs_dl_bind(LIBCURL_SONAME, syms, sizeof syms / sizeof syms[0], &libcurl, err, sizeof err)) {
+    snprintf(r->error, sizeof r->error, "libcurl: %s (install libcurl4)", err);
+    return GS_EIO;
+  }
+  if (libcurl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) return GS_ENOMEM;
   atexit(global_cleanup);
   done = 1;
   return GS_OK;
@@ -72,7 +108,7 @@ static size_t on_data(char *data, size_t size, size_t n, void *ctx) {
   size_t len = size * n;
   long status = 0;
   if (t->fn) {
-    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+    libcurl.easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
     if (status == 200) {
       if (t->fn(t->ctx, data, len) == GS_OK) return len;
       t->reply->write_failed = 1;
@@ -91,21 +127,21 @@ static int fail(gs_http_reply *r, const char *what, const char *detail) {
 
 /* Sets up the handle shared by every call; returns it or NULL. */
 static CURL *new_handle(const char *url, transfer *t, char *errbuf) {
-  CURL *c = curl_easy_init();
+  CURL *c = libcurl.easy_init();
   if (!c) return NULL;
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
-  curl_easy_setopt(c, CURLOPT_USERAGENT, "gcsnap/" GS_VERSION);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, t);
+  libcurl.easy_setopt(c, CURLOPT_URL, url);
+  libcurl.easy_setopt(c, CURLOPT_ERRORBUFFER, errbuf);
+  libcurl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  libcurl.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, (long)CONNECT_TIMEOUT_S);
+  libcurl.easy_setopt(c, CURLOPT_USERAGENT, "gcsnap/" GS_VERSION);
+  libcurl.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+  libcurl.easy_setopt(c, CURLOPT_WRITEDATA, t);
   /* The collector speaks HTTP, or HTTPS with its own certificate; never
    * follow a redirect elsewhere (the token would go along) or go through a
    * proxy meant for the internet. */
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(c, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
-  if (ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
+  libcurl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  libcurl.easy_setopt(c, CURLOPT_NOPROXY, "127.0.0.1,localhost,::1");
+  if (ca_file) libcurl.easy_setopt(c, CURLOPT_CAINFO, ca_file);
   t->curl = c;
   return c;
 }
@@ -121,7 +157,7 @@ static struct curl_slist *auth_header(int *oom) {
   n = strlen(bearer_token) + sizeof "Authorization: Bearer ";
   if (!(h = malloc(n))) { *oom = 1; return NULL; }
   snprintf(h, n, "Authorization: Bearer %s", bearer_token);
-  list = curl_slist_append(NULL, h);
+  list = libcurl.slist_append(NULL, h);
   free(h);
   if (!list) *oom = 1;
   return list;
@@ -138,54 +174,58 @@ static int perform(const char *base, const char *path, transfer *t,
   struct curl_slist *headers;
   int err = GS_OK, oom;
   memset(r, 0, sizeof *r);
-  if (!url || global_init() != GS_OK) { free(url); return GS_ENOMEM; }
+  if (!url) return GS_ENOMEM;
+  if ((err = global_init(r)) != GS_OK) {
+    free(url);
+    return err;
+  }
   snprintf(url, n, "%s%s", base, path);
   headers = auth_header(&oom);
   if (oom || !(c = new_handle(url, t, errbuf))) {
-    curl_slist_free_all(headers);
+    libcurl.slist_free_all(headers);
     free(url);
     return GS_ENOMEM;
   }
-  if (headers) curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  if (headers) libcurl.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
   setup(c, arg);
   if (t->body) {
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_READDATA, t->body);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->body_size);
+    libcurl.easy_setopt(c, CURLOPT_POST, 1L);
+    libcurl.easy_setopt(c, CURLOPT_READDATA, t->body);
+    libcurl.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->body_size);
   }
-  rc = curl_easy_perform(c);
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
+  rc = libcurl.easy_perform(c);
+  libcurl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
   if (rc != CURLE_OK && !r->write_failed)
-    err = fail(r, curl_easy_strerror(rc), errbuf);
+    err = fail(r, libcurl.easy_strerror(rc), errbuf);
   else if (rc != CURLE_OK)
     err = fail(r, "cannot write the output", "");
-  curl_easy_cleanup(c);
-  curl_slist_free_all(headers);
+  libcurl.easy_cleanup(c);
+  libcurl.slist_free_all(headers);
   free(url);
   if (err == GS_OK && r->body) r->json = json_loadb(r->body, r->body_len, 0, NULL);
   return err;
 }
 
 static void setup_get(CURL *c, long timeout_s) {
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+  libcurl.easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
 }
 
 static void setup_post(CURL *c, long timeout_s) {
-  curl_easy_setopt(c, CURLOPT_POST, 1L);
-  curl_easy_setopt(c, CURLOPT_POSTFIELDS, "");
-  curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+  libcurl.easy_setopt(c, CURLOPT_POST, 1L);
+  libcurl.easy_setopt(c, CURLOPT_POSTFIELDS, "");
+  libcurl.easy_setopt(c, CURLOPT_POSTFIELDSIZE, 0L);
+  libcurl.easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
 }
 
 static void setup_delete(CURL *c, long timeout_s) {
-  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+  libcurl.easy_setopt(c, CURLOPT_CUSTOMREQUEST, "DELETE");
+  libcurl.easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
 }
 
 static void setup_download(CURL *c, long unused) {
   (void)unused;
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)STALL_SECONDS);
+  libcurl.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  libcurl.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, (long)STALL_SECONDS);
 }
 
 int gs_http_get_json(const char *base, const char *path, gs_http_reply *r) {

@@ -14,10 +14,12 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "gs_dl.h"
 #include "gs_error.h"
 #include "gs_json.h"
 #include "gsd_pg_int.h"
@@ -124,9 +126,9 @@ static int lock_identity(gsd_store *s, const char *identity);
  * (it took this one for stopped and recovered it), that statement fails
  * saying so, and the collector goes on. */
 static int reconnect(gsd_store *s) {
-  if (PQstatus(s->pg->conn) != CONNECTION_BAD) return GS_OK;
-  PQreset(s->pg->conn);
-  if (PQstatus(s->pg->conn) != CONNECTION_OK || !s->pg->identity[0]) return GS_OK;
+  if (gsd_libpq.status(s->pg->conn) != CONNECTION_BAD) return GS_OK;
+  gsd_libpq.reset(s->pg->conn);
+  if (gsd_libpq.status(s->pg->conn) != CONNECTION_OK || !s->pg->identity[0]) return GS_OK;
   if (lock_identity(s, s->pg->identity) == 1) return GS_OK;
   return gsd_st_fail(s, "catalog: reconnected, but another collector holds the identity '%s'",
                      s->pg->identity);
@@ -136,14 +138,14 @@ PGresult *gsd_pg_query(gsd_store *s, const char *what, const char *sql, const gs
   PGresult *r;
   ExecStatusType st;
   if (reconnect(s) != GS_OK) return NULL;
-  r = a ? PQexecParams(s->pg->conn, sql, a->n, NULL, a->v, NULL, NULL, 0)
-        : PQexec(s->pg->conn, sql);
-  st = PQresultStatus(r);
+  r = a ? gsd_libpq.execParams(s->pg->conn, sql, a->n, NULL, a->v, NULL, NULL, 0)
+        : gsd_libpq.exec(s->pg->conn, sql);
+  st = gsd_libpq.resultStatus(r);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
-  gsd_st_fail(s, "catalog: %s: %s", what, r ? PQresultErrorMessage(r) : PQerrorMessage(s->pg->conn));
+  gsd_st_fail(s, "catalog: %s: %s", what, r ? gsd_libpq.resultErrorMessage(r) : gsd_libpq.errorMessage(s->pg->conn));
   /* libpq's messages end with a newline; log lines do not. */
   s->error[strcspn(s->error, "\n")] = '\0';
-  PQclear(r);
+  gsd_libpq.clear(r);
   return NULL;
 }
 
@@ -151,13 +153,13 @@ int gsd_pg_run(gsd_store *s, const char *what, const char *sql, const gsd_pg_arg
                uint64_t *changed) {
   PGresult *r = gsd_pg_query(s, what, sql, a);
   if (!r) return GS_EIO;
-  if (changed) *changed = strtoull(PQcmdTuples(r), NULL, 10);
-  PQclear(r);
+  if (changed) *changed = strtoull(gsd_libpq.cmdTuples(r), NULL, 10);
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
 int64_t gsd_pg_i64(const PGresult *r, int row, int col) {
-  return PQgetisnull(r, row, col) ? 0 : (int64_t)strtoll(PQgetvalue(r, row, col), NULL, 10);
+  return gsd_libpq.getisnull(r, row, col) ? 0 : (int64_t)strtoll(gsd_libpq.getvalue(r, row, col), NULL, 10);
 }
 
 void *gsd_pg_array(PGresult *r, size_t size, int *rc) {
@@ -165,8 +167,8 @@ void *gsd_pg_array(PGresult *r, size_t size, int *rc) {
   *rc = r ? GS_OK : GS_EIO;
   if (!r) return NULL;
   /* One more, so that an empty listing is not calloc(0). */
-  if (!(v = calloc((size_t)PQntuples(r) + 1, size))) {
-    PQclear(r);
+  if (!(v = calloc((size_t)gsd_libpq.ntuples(r) + 1, size))) {
+    gsd_libpq.clear(r);
     *rc = GS_ENOMEM;
   }
   return v;
@@ -185,11 +187,11 @@ int gsd_pg_finish(gsd_store *s, int rc) {
 
 /* One value as the SQLite catalog's gsd_st_column_json gives it. */
 static json_t *value_json(const PGresult *r, int row, int col) {
-  const char *name = PQfname(r, col), *v = PQgetvalue(r, row, col);
-  Oid type = PQftype(r, col);
-  if (PQgetisnull(r, row, col)) return json_null();
+  const char *name = gsd_libpq.fname(r, col), *v = gsd_libpq.getvalue(r, row, col);
+  Oid type = gsd_libpq.ftype(r, col);
+  if (gsd_libpq.getisnull(r, row, col)) return json_null();
   if (type != OID_INT8 && type != OID_INT4 && type != OID_INT2)
-    return gs_json_string(v, (size_t)PQgetlength(r, row, col));
+    return gs_json_string(v, (size_t)gsd_libpq.getlength(r, row, col));
   if (strcmp(name, "stable_ids") == 0) return json_boolean(atoi(v));
   if (strcmp(name, "crc32") == 0) return json_integer((json_int_t)(uint32_t)strtoll(v, NULL, 10));
   return gs_json_u64((uint64_t)strtoll(v, NULL, 10));
@@ -198,12 +200,12 @@ static json_t *value_json(const PGresult *r, int row, int col) {
 json_t *gsd_pg_row_json(const PGresult *r, int row, int with_summary) {
   json_t *o = json_object(), *v;
   int i;
-  for (i = 0; o && i < PQnfields(r); i++) {
-    const char *name = PQfname(r, i);
+  for (i = 0; o && i < gsd_libpq.nfields(r); i++) {
+    const char *name = gsd_libpq.fname(r, i);
     if (strcmp(name, "summary") != 0) v = value_json(r, row, i);
     else if (!with_summary) continue;
-    else if (PQgetisnull(r, row, i)) v = json_null();
-    else v = json_loads(PQgetvalue(r, row, i), 0, NULL);
+    else if (gsd_libpq.getisnull(r, row, i)) v = json_null();
+    else v = json_loads(gsd_libpq.getvalue(r, row, i), 0, NULL);
     if (gs_json_set(o, name, v)) {
       json_decref(o);
       return NULL;
@@ -218,12 +220,12 @@ int gsd_pg_rows_json(gsd_store *s, PGresult *r, int with_summary, json_t **out) 
   *out = NULL;
   (void)s;
   if (!r) return GS_EIO;
-  for (i = 0; arr && i < PQntuples(r); i++)
+  for (i = 0; arr && i < gsd_libpq.ntuples(r); i++)
     if (json_array_append_new(arr, gsd_pg_row_json(r, i, with_summary))) {
       json_decref(arr);
       arr = NULL;
     }
-  PQclear(r);
+  gsd_libpq.clear(r);
   if (!arr) return GS_ENOMEM;
   *out = arr;
   return GS_OK;
@@ -246,7 +248,7 @@ static int migrate(gsd_store *s) {
                          NULL)))
     return gsd_pg_finish(s, GS_EIO);
   version = (int)gsd_pg_i64(r, 0, 0);
-  PQclear(r);
+  gsd_libpq.clear(r);
   if (version > SCHEMA_VERSION)
     return gsd_pg_finish(s, gsd_st_fail(s, "catalog: its schema is version %d, newer than this"
                                         " collector's %d", version, SCHEMA_VERSION));
@@ -272,8 +274,8 @@ static int lock_identity(gsd_store *s, const char *identity) {
   if (!(r = gsd_pg_query(s, "take the identity",
                          "SELECT pg_try_advisory_lock(" LOCK_IDENTITY ", hashtext($1))", &a)))
     return -1;
-  got = strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-  PQclear(r);
+  got = strcmp(gsd_libpq.getvalue(r, 0, 0), "t") == 0;
+  gsd_libpq.clear(r);
   return got;
 }
 
@@ -297,8 +299,8 @@ static int recover(gsd_store *s, const char *identity) {
   if (!(r = gsd_pg_query(s, "recover", "SELECT id, device_id FROM snapshots"
                          " WHERE status = 'receiving' AND collector = $1", &a)))
     return GS_EIO;
-  for (i = 0; i < PQntuples(r); i++) gsd_st_unlink_inflight(s, PQgetvalue(r, i, 1), gsd_pg_i64(r, i, 0));
-  PQclear(r);
+  for (i = 0; i < gsd_libpq.ntuples(r); i++) gsd_st_unlink_inflight(s, gsd_libpq.getvalue(r, i, 1), gsd_pg_i64(r, i, 0));
+  gsd_libpq.clear(r);
   return gsd_pg_run(s, "recover",
       "WITH f AS (UPDATE snapshots SET status = 'failed',"
       "   finished = extract(epoch FROM now())::bigint,"
@@ -321,8 +323,8 @@ static int drain_removals(gsd_store *s) {
   PGresult *r = gsd_pg_query(s, "remove files", "DELETE FROM removals RETURNING path", NULL);
   int i;
   if (!r) return GS_EIO;
-  for (i = 0; i < PQntuples(r); i++) gsd_st_unlink_snapshot(PQgetvalue(r, i, 0));
-  PQclear(r);
+  for (i = 0; i < gsd_libpq.ntuples(r); i++) gsd_st_unlink_snapshot(gsd_libpq.getvalue(r, i, 0));
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
@@ -337,14 +339,14 @@ int gsd_pg_recover_stopped(gsd_store *s) {
       " UNION SELECT collector FROM captures WHERE state IN ('requested', 'streaming')"
       "   AND collector <> $1", &a)))
     return GS_EIO;
-  for (i = 0; rc == GS_OK && i < PQntuples(r); i++) {
-    const char *identity = PQgetvalue(r, i, 0);
+  for (i = 0; rc == GS_OK && i < gsd_libpq.ntuples(r); i++) {
+    const char *identity = gsd_libpq.getvalue(r, i, 0);
     if ((got = lock_identity(s, identity)) < 0) rc = GS_EIO;
     if (got <= 0) continue;
     rc = recover(s, identity);
     unlock_identity(s, identity);
   }
-  PQclear(r);
+  gsd_libpq.clear(r);
   return rc;
 }
 
@@ -364,12 +366,33 @@ static int take_identity(gsd_store *s, const char *identity) {
   return GS_OK;
 }
 
+gsd_libpq_api gsd_libpq;
+
+#define LIBPQ_SONAME "libpq.so.5"    /* Debian package libpq5 */
+#define SYM(f) {"PQ" #f, offsetof(gsd_libpq_api, f)}
+static const gs_dl_sym libpq_syms[] = {
+  SYM(connectdb), SYM(status), SYM(errorMessage), SYM(reset), SYM(finish), SYM(exec),
+  SYM(execParams), SYM(resultStatus), SYM(resultErrorMessage), SYM(cmdTuples), SYM(ntuples),
+  SYM(nfields), SYM(fname), SYM(ftype), SYM(getvalue), SYM(getlength), SYM(getisnull),
+  SYM(unescapeBytea), SYM(freemem), SYM(clear),
+};
+
+static int bind_libpq(gsd_store *s) {
+  char err[256];
+  if (gsd_libpq.connectdb) return GS_OK;
+  if (gs_dl_bind(LIBPQ_SONAME, libpq_syms, sizeof libpq_syms / sizeof libpq_syms[0], &gsd_libpq,
+                 err, sizeof err) == GS_OK)
+    return GS_OK;
+  return gsd_st_fail(s, "catalog: PostgreSQL's client library: %s (install libpq5)", err);
+}
+
 int gsd_pg_open(gsd_store *s, const char *url, const char *identity) {
   int rc;
   if (!(s->pg = calloc(1, sizeof *s->pg))) return gsd_st_fail(s, "out of memory");
-  s->pg->conn = PQconnectdb(url);
-  if (PQstatus(s->pg->conn) != CONNECTION_OK) {
-    gsd_st_fail(s, "catalog: cannot connect: %s", PQerrorMessage(s->pg->conn));
+  if ((rc = bind_libpq(s)) != GS_OK) return rc;
+  s->pg->conn = gsd_libpq.connectdb(url);
+  if (gsd_libpq.status(s->pg->conn) != CONNECTION_OK) {
+    gsd_st_fail(s, "catalog: cannot connect: %s", gsd_libpq.errorMessage(s->pg->conn));
     s->error[strcspn(s->error, "\n")] = '\0';
     return GS_EIO;
   }
@@ -384,7 +407,7 @@ int gsd_pg_open(gsd_store *s, const char *url, const char *identity) {
 
 void gsd_pg_close(gsd_store *s) {
   if (!s->pg) return;
-  PQfinish(s->pg->conn);
+  if (s->pg->conn) gsd_libpq.finish(s->pg->conn);
   free(s->pg);
   s->pg = NULL;
 }

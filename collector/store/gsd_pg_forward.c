@@ -25,8 +25,8 @@ int gsd_store_device_holder(gsd_store *s, const char *device_id, char *holder, s
                          " WHERE device_id = $1 AND collector IS NOT NULL AND collector <> $2",
                          &a)))
     return GS_EIO;
-  if ((found = PQntuples(r) > 0)) snprintf(holder, cap, "%s", PQgetvalue(r, 0, 0));
-  PQclear(r);
+  if ((found = gsd_libpq.ntuples(r) > 0)) snprintf(holder, cap, "%s", gsd_libpq.getvalue(r, 0, 0));
+  gsd_libpq.clear(r);
   return found ? GS_OK : GS_EOF;
 }
 
@@ -44,7 +44,7 @@ int gsd_store_forward_ask(gsd_store *s, const char *device_id, const char *holde
       " VALUES ($1, $2, $3, $4, extract(epoch FROM now())::bigint, 'queued') RETURNING id", &a)))
     return GS_EIO;
   *id = gsd_pg_i64(r, 0, 0);
-  PQclear(r);
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
@@ -56,16 +56,16 @@ static int forwards_of(PGresult *r, gsd_forward **out, size_t *n) {
   *out = NULL;
   *n = 0;
   if (!(v = gsd_pg_array(r, sizeof *v, &rc))) return rc;
-  for (i = 0; i < PQntuples(r); i++) {
+  for (i = 0; i < gsd_libpq.ntuples(r); i++) {
     v[i].id = gsd_pg_i64(r, i, 0);
-    snprintf(v[i].device_id, sizeof v[i].device_id, "%s", PQgetvalue(r, i, 1));
+    snprintf(v[i].device_id, sizeof v[i].device_id, "%s", gsd_libpq.getvalue(r, i, 1));
     v[i].stable_ids = (int)gsd_pg_i64(r, i, 2);
     v[i].snapshot_id = gsd_pg_i64(r, i, 3);
-    snprintf(v[i].reason, sizeof v[i].reason, "%s", PQgetvalue(r, i, 4));
+    snprintf(v[i].reason, sizeof v[i].reason, "%s", gsd_libpq.getvalue(r, i, 4));
   }
-  *n = (size_t)PQntuples(r);
+  *n = (size_t)gsd_libpq.ntuples(r);
   *out = v;
-  PQclear(r);
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
@@ -133,11 +133,11 @@ int gsd_store_capture_get(gsd_store *s, uint64_t request_id, json_t **out) {
       " CASE WHEN state = 'failed' THEN reason END AS reason"
       " FROM captures WHERE request_id = $1", &a)))
     return GS_EIO;
-  if (PQntuples(r) == 1 && !(*out = gsd_pg_row_json(r, 0, 0))) {
-    PQclear(r);
+  if (gsd_libpq.ntuples(r) == 1 && !(*out = gsd_pg_row_json(r, 0, 0))) {
+    gsd_libpq.clear(r);
     return gsd_st_fail(s, "out of memory");
   }
-  PQclear(r);
+  gsd_libpq.clear(r);
   return *out ? GS_OK : GS_EOF;
 }
 

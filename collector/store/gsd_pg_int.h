@@ -11,6 +11,36 @@
 /* The most parameters of one statement. */
 #define GSD_PG_MAX_ARGS 24
 
+/* The libpq functions the catalog calls, by their names without "PQ":
+ * bound by gsd_pg_open when a store is first opened on PostgreSQL, so
+ * that the programs linking the store load libpq only then (gs_dl.h). */
+typedef struct gsd_libpq_api {
+  PGconn *(*connectdb)(const char *conninfo);
+  ConnStatusType (*status)(const PGconn *conn);
+  char *(*errorMessage)(const PGconn *conn);
+  void (*reset)(PGconn *conn);
+  void (*finish)(PGconn *conn);
+  PGresult *(*exec)(PGconn *conn, const char *query);
+  PGresult *(*execParams)(PGconn *conn, const char *command, int nParams, const Oid *paramTypes,
+                          const char *const *paramValues, const int *paramLengths,
+                          const int *paramFormats, int resultFormat);
+  ExecStatusType (*resultStatus)(const PGresult *res);
+  char *(*resultErrorMessage)(const PGresult *res);
+  char *(*cmdTuples)(PGresult *res);
+  int (*ntuples)(const PGresult *res);
+  int (*nfields)(const PGresult *res);
+  char *(*fname)(const PGresult *res, int field_num);
+  Oid (*ftype)(const PGresult *res, int field_num);
+  char *(*getvalue)(const PGresult *res, int tup_num, int field_num);
+  int (*getlength)(const PGresult *res, int tup_num, int field_num);
+  int (*getisnull)(const PGresult *res, int tup_num, int field_num);
+  unsigned char *(*unescapeBytea)(const unsigned char *strtext, size_t *retbuflen);
+  void (*freemem)(void *ptr);
+  void (*clear)(PGresult *res);
+} gsd_libpq_api;
+
+extern gsd_libpq_api gsd_libpq;
+
 struct gsd_pg {
   PGconn *conn;
   char identity[128];             /* this collector's; "" for gcsnap keys */

@@ -32,7 +32,7 @@ int gsd_pg_schedule_add(gsd_store *s, gsd_schedule *sch) {
       " created_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id", &a)))
     return GS_EIO;
   sch->id = gsd_pg_i64(r, 0, 0);
-  PQclear(r);
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
@@ -56,9 +56,9 @@ int gsd_pg_schedules(gsd_store *s, gsd_schedule **out, size_t *n) {
   *out = NULL;
   *n = 0;
   if (!(v = gsd_pg_array(r, sizeof *v, &rc))) return rc;
-  for (i = 0; i < PQntuples(r); i++) {
+  for (i = 0; i < gsd_libpq.ntuples(r); i++) {
     v[i].id = gsd_pg_i64(r, i, 0);
-    snprintf(v[i].device, sizeof v[i].device, "%s", PQgetvalue(r, i, 1));
+    snprintf(v[i].device, sizeof v[i].device, "%s", gsd_libpq.getvalue(r, i, 1));
     v[i].every_ms = (uint64_t)gsd_pg_i64(r, i, 2);
     v[i].jitter_ms = (uint64_t)gsd_pg_i64(r, i, 3);
     v[i].start_s = gsd_pg_i64(r, i, 4);
@@ -67,9 +67,9 @@ int gsd_pg_schedules(gsd_store *s, gsd_schedule **out, size_t *n) {
     v[i].max_bytes = (uint64_t)gsd_pg_i64(r, i, 7);
     v[i].created_ms = gsd_pg_i64(r, i, 8);
   }
-  *n = (size_t)PQntuples(r);
+  *n = (size_t)gsd_libpq.ntuples(r);
   *out = v;
-  PQclear(r);
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
@@ -81,14 +81,14 @@ int gsd_pg_schedule_runs(gsd_store *s, gsd_schedule_run **out, size_t *n) {
   *out = NULL;
   *n = 0;
   if (!(v = gsd_pg_array(r, sizeof *v, &rc))) return rc;
-  for (i = 0; i < PQntuples(r); i++) {
+  for (i = 0; i < gsd_libpq.ntuples(r); i++) {
     v[i].schedule_id = gsd_pg_i64(r, i, 0);
-    snprintf(v[i].device_id, sizeof v[i].device_id, "%s", PQgetvalue(r, i, 1));
+    snprintf(v[i].device_id, sizeof v[i].device_id, "%s", gsd_libpq.getvalue(r, i, 1));
     v[i].last_ms = gsd_pg_i64(r, i, 2);
   }
-  *n = (size_t)PQntuples(r);
+  *n = (size_t)gsd_libpq.ntuples(r);
   *out = v;
-  PQclear(r);
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
@@ -147,7 +147,7 @@ static PGresult *unlist(gsd_store *s, const char *device_id, uint64_t keep, uint
 /* Queues each removed file, then removes it. */
 static int remove_files(gsd_store *s, const char *device_id, PGresult *r) {
   int i, rc = GS_OK;
-  for (i = 0; rc == GS_OK && i < PQntuples(r); i++) {
+  for (i = 0; rc == GS_OK && i < gsd_libpq.ntuples(r); i++) {
     gsd_pg_args a = {0};
     char *path = gsd_store_snapshot_path(s, device_id, gsd_pg_i64(r, i, 0));
     if (!path) return GS_ENOMEM;
@@ -167,7 +167,7 @@ int gsd_pg_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_t m
   if (gsd_pg_run(s, "begin", "BEGIN", NULL, NULL) != GS_OK) return GS_EIO;
   if (!(r = unlist(s, device_id, keep, max_bytes))) return gsd_pg_finish(s, GS_EIO);
   if ((rc = gsd_pg_finish(s, remove_files(s, device_id, r))) == GS_OK) {
-    for (i = 0; i < PQntuples(r); i++) {
+    for (i = 0; i < gsd_libpq.ntuples(r); i++) {
       char *path = gsd_store_snapshot_path(s, device_id, gsd_pg_i64(r, i, 0));
       gsd_pg_args a = {0};
       if (path && gsd_st_unlink_snapshot(path) != 0 && errno != ENOENT)
@@ -177,9 +177,9 @@ int gsd_pg_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_t m
         rc = gsd_pg_run(s, "remove files", "DELETE FROM removals WHERE path = $1", &a, NULL);
       free(path);
     }
-    *removed = (unsigned)PQntuples(r);
+    *removed = (unsigned)gsd_libpq.ntuples(r);
   }
-  PQclear(r);
+  gsd_libpq.clear(r);
   return rc;
 }
 
@@ -188,7 +188,7 @@ int gsd_pg_retain(gsd_store *s, const char *device_id, uint64_t keep, uint64_t m
 int gsd_pg_key_count(gsd_store *s, uint64_t *n) {
   PGresult *r = gsd_pg_query(s, "count keys", "SELECT count(*) FROM device_keys", NULL);
   *n = r ? (uint64_t)gsd_pg_i64(r, 0, 0) : 0;
-  PQclear(r);
+  gsd_libpq.clear(r);
   return r ? GS_OK : GS_EIO;
 }
 
@@ -202,15 +202,15 @@ int gsd_pg_key_verifier(gsd_store *s, const char *device_id, uint8_t *verifier, 
   if (!(r = gsd_pg_query(s, "find key", "SELECT verifier FROM device_keys WHERE device_id = $1",
                          &a)))
     return GS_EIO;
-  if (PQntuples(r) == 0) rc = GS_EOF;
-  else if (!(bin = PQunescapeBytea((const unsigned char *)PQgetvalue(r, 0, 0), &n)) || n != len)
+  if (gsd_libpq.ntuples(r) == 0) rc = GS_EOF;
+  else if (!(bin = gsd_libpq.unescapeBytea((const unsigned char *)gsd_libpq.getvalue(r, 0, 0), &n)) || n != len)
     rc = gsd_st_fail(s, "catalog: the key of device '%s' is damaged", device_id);
   else {
     memcpy(verifier, bin, len);
     rc = GS_OK;
   }
-  PQfreemem(bin);
-  PQclear(r);
+  gsd_libpq.freemem(bin);
+  gsd_libpq.clear(r);
   return rc;
 }
 

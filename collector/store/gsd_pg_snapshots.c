@@ -37,7 +37,7 @@ int gsd_pg_session_begin(gsd_store *s, const gsd_device_info *d, const char *add
       "   collector) SELECT device_id, $7, $8, $5, " NOW ", $6 FROM d RETURNING id", &a);
   if (!r) return GS_EIO;
   *session_id = gsd_pg_i64(r, 0, 0);
-  PQclear(r);
+  gsd_libpq.clear(r);
   return GS_OK;
 }
 
@@ -75,8 +75,8 @@ int gsd_pg_find_complete(gsd_store *s, const char *device_id, uint64_t agent_id,
   if (!(r = gsd_pg_query(s, "find snapshot", "SELECT id FROM snapshots WHERE device_id = $1"
                          " AND agent_snapshot_id = $2 AND status = 'complete'", &a)))
     return GS_EIO;
-  if ((found = PQntuples(r) > 0)) *id = gsd_pg_i64(r, 0, 0);
-  PQclear(r);
+  if ((found = gsd_libpq.ntuples(r) > 0)) *id = gsd_pg_i64(r, 0, 0);
+  gsd_libpq.clear(r);
   return found ? GS_OK : GS_EOF;
 }
 
@@ -107,7 +107,7 @@ int gsd_pg_snapshot_begin(gsd_store *s, const gsd_snapshot_begin *b, int64_t *id
       " VALUES ($1, $2, " NOW ", 'receiving', $3, $4, $5, $6, $7, $8, $9, $10, $11)"
       " RETURNING id", &a);
   if (r) *id = gsd_pg_i64(r, 0, 0);
-  PQclear(r);
+  gsd_libpq.clear(r);
   return gsd_pg_finish(s, r ? GS_OK : GS_EIO);
 }
 
@@ -168,7 +168,7 @@ uint64_t gsd_pg_max_request_id(gsd_store *s) {
       "SELECT greatest((SELECT value FROM counters WHERE name = 'request_id'),"
       " (SELECT max(request_id) FROM snapshots WHERE request_id > 0), 0)", NULL);
   uint64_t v = r ? (uint64_t)gsd_pg_i64(r, 0, 0) : 0;
-  PQclear(r);
+  gsd_libpq.clear(r);
   return v;
 }
 
@@ -183,7 +183,7 @@ int gsd_pg_request_issued(gsd_store *s, uint64_t *id) {
       " ON CONFLICT(name) DO UPDATE SET value = greatest(counters.value + 1, excluded.value)"
       " RETURNING value", &a);
   if (r) *id = (uint64_t)gsd_pg_i64(r, 0, 0);
-  PQclear(r);
+  gsd_libpq.clear(r);
   return r ? GS_OK : GS_EIO;
 }
 
@@ -231,12 +231,12 @@ int gsd_pg_get_snapshot(gsd_store *s, int64_t id, int with_summary, json_t **out
   if (!(r = gsd_pg_query(s, "get snapshot", "SELECT " SNAPSHOT_COLUMNS " FROM snapshots"
                          " WHERE id = $1 AND status IN ('complete', 'failed')", &a)))
     return GS_EIO;
-  if (PQntuples(r) == 0) rc = GS_EOF;
+  if (gsd_libpq.ntuples(r) == 0) rc = GS_EOF;
   else if (!(*out = gsd_pg_row_json(r, 0, with_summary)) ||
-           (path && strcmp(PQgetvalue(r, 0, 3), "complete") == 0 &&
-            !(*path = gsd_store_snapshot_path(s, PQgetvalue(r, 0, 1), id))))
+           (path && strcmp(gsd_libpq.getvalue(r, 0, 3), "complete") == 0 &&
+            !(*path = gsd_store_snapshot_path(s, gsd_libpq.getvalue(r, 0, 1), id))))
     rc = GS_ENOMEM;
-  PQclear(r);
+  gsd_libpq.clear(r);
   if (rc != GS_OK) {
     json_decref(*out);
     *out = NULL;
@@ -261,7 +261,7 @@ int gsd_pg_device_known(gsd_store *s, const char *device_id) {
   gsd_pga_text(&a, device_id);
   if (!(r = gsd_pg_query(s, "find device", "SELECT 1 FROM devices WHERE device_id = $1", &a)))
     return GS_EIO;
-  found = PQntuples(r) > 0;
-  PQclear(r);
+  found = gsd_libpq.ntuples(r) > 0;
+  gsd_libpq.clear(r);
   return found ? GS_OK : GS_EOF;
 }

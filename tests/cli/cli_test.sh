@@ -150,6 +150,23 @@ suite_help() {
   run "$gcsnap" convert small.gclog a.gclog b.gclog
   expect_rc 2 "convert with three paths"
   expect_absent a.gclog "convert with three paths writes nothing"
+  suite_help_libraries
+}
+
+# libpq and libcurl (with TLS, Kerberos and LDAP behind them) are bound only
+# by the commands that reach a catalog or a collector: the analyses start
+# without them. The dynamic linker's log names every library it loads.
+suite_help_libraries() {
+  LD_DEBUG=files "$gcsnap" dominators small.gclog >out.txt 2>ld.txt
+  rc=$?
+  expect_rc 0 "dominators with the linker's log"
+  expect_no_regex ld.txt 'file=lib(pq|curl)' "dominators loads neither libpq nor libcurl"
+  LD_DEBUG=files "$gcsnap" devices --collector http://127.0.0.1:9 >out.txt 2>ld.txt
+  rc=$?
+  expect_rc 2 "devices of a collector that is not there"
+  expect_regex ld.txt 'file=libcurl\.so\.4 .*dynamically loaded' "devices binds libcurl when it calls"
+  expect_regex ld.txt 'cannot reach the collector at http://127\.0\.0\.1:9: .*connect' \
+    "devices says it cannot connect"
 }
 
 # ---- dominators ---------------------------------------------------------

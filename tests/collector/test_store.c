@@ -1,6 +1,7 @@
 /* test_store.c - the collector's catalog: devices, sessions, snapshots
  * complete and failed, listing, dedupe, recovery after a crash, schedules,
- * retention, and the migration of a catalog made by an older collector.
+ * retention, the migration of a catalog made by an older collector, and
+ * the binding of a client library at run time (gs_dl.h).
  *
  * With a PostgreSQL URL as its argument (pg_test.sh starts a server), the
  * same tests run on that catalog, emptied before each, and so do those of
@@ -17,6 +18,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 #include <libpq-fe.h>
+#include "gs_dl.h"
 #include "gs_error.h"
 #include "gsd_store.h"
 #include "gst_util.h"
@@ -446,6 +448,30 @@ static void test_escape(void **state) {
   free(e);
 }
 
+/* The PostgreSQL catalog binds libpq when a store is first opened on it
+ * (gs_dl.h): a library that is not there, or that lacks a function, is an
+ * error that names it, and leaves the table as it was. */
+typedef struct libc_api {
+  size_t (*strlen)(const char *s);
+  int (*absent)(void);
+} libc_api;
+
+static void test_library_binding(void **state) {
+  static const gs_dl_sym good[] = {{"strlen", offsetof(libc_api, strlen)}};
+  static const gs_dl_sym bad[] = {{"strlen", offsetof(libc_api, strlen)},
+                                  {"gcsnap_absent", offsetof(libc_api, absent)}};
+  libc_api libc = {NULL, NULL};
+  char err[256];
+  (void)state;
+  assert_int_equal(gs_dl_bind("libgcsnap-absent.so.1", good, 1, &libc, err, sizeof err), GS_EIO);
+  assert_non_null(strstr(err, "libgcsnap-absent.so.1"));
+  assert_int_equal(gs_dl_bind("libc.so.6", bad, 2, &libc, err, sizeof err), GS_EIO);
+  assert_non_null(strstr(err, "libc.so.6 lacks gcsnap_absent"));
+  assert_null(libc.strlen);
+  assert_int_equal(gs_dl_bind("libc.so.6", good, 1, &libc, err, sizeof err), GS_OK);
+  assert_int_equal(libc.strlen("gcsnap"), 6);
+}
+
 /* ---- PostgreSQL: several collectors on one catalog ---------------------- */
 
 /* A second collector with a running one's identity is refused; another
@@ -656,6 +682,7 @@ int main(int argc, char **argv) {
   };
   const struct CMUnitTest sqlite_only[] = {
     cmocka_unit_test(test_migrate),
+    cmocka_unit_test(test_library_binding),
   };
   const struct CMUnitTest pg_only[] = {
     WITH_STORE(test_pg_identity),

@@ -289,10 +289,11 @@ CONTENTS = {
                      "/usr/share/man/man1/gcsnap-agent.1.gz"},
     "gcsnap-mono-profiler": {"/usr/share/doc/gcsnap-mono-profiler/copyright"},
 }
-# Libraries each program links, so dpkg-shlibdeps must name their packages.
+# Libraries each program links (dpkg-shlibdeps must name their packages) or
+# opens when first needed (named by hand).
 LIBS = {"gcsnapd": ("libc6", "libuv1", "libh2o0.13", "libsqlite3-0", "libssl3", "libzstd1",
-                    "libjansson4", "passwd"),
-        "gcsnap": ("libc6", "libcurl4", "libzstd1", "libjansson4"),
+                    "libjansson4", "passwd", "libpq5"),
+        "gcsnap": ("libc6", "libcurl4", "libpq5", "libzstd1", "libjansson4"),
         "gcsnap-agent": ("libc6",), "gcsnap-mono-profiler": ("mono-runtime", "libc6")}
 
 

@@ -69,7 +69,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 
 set(CPACK_DEBIAN_GCSNAPD_PACKAGE_NAME gcsnapd)
-set(CPACK_DEBIAN_GCSNAPD_PACKAGE_DEPENDS "passwd")
+# libpq and libcurl are opened when first needed (gs_dl.h), out of
+# dpkg-shlibdeps' sight: said by hand, by the packages holding their sonames.
+set(CPACK_DEBIAN_GCSNAPD_PACKAGE_DEPENDS "passwd, libpq5")
 set(CPACK_DEBIAN_GCSNAPD_PACKAGE_CONTROL_EXTRA
     "${GS_DEB_OUT}/gcsnapd/postinst;${GS_DEB_OUT}/gcsnapd/prerm;${GS_DEB_OUT}/gcsnapd/postrm;${GS_DEB_OUT}/gcsnapd/conffiles")
 set(CPACK_COMPONENT_GCSNAPD_DESCRIPTION "collector of GC heap snapshots (daemon)
@@ -77,6 +79,7 @@ gcsnapd receives GC heap snapshots streamed by gcsnap agents, validates,
 stores and analyses them, and serves them over an HTTP API with a web
 console and Prometheus metrics. Runs as the gcsnapd systemd service.")
 set(CPACK_DEBIAN_GCSNAP_PACKAGE_NAME gcsnap)
+set(CPACK_DEBIAN_GCSNAP_PACKAGE_DEPENDS "libpq5, libcurl4")
 set(CPACK_COMPONENT_GCSNAP_DESCRIPTION "GC heap snapshot tool (command line)
 gcsnap validates, summarizes, converts and analyses GC heap snapshots
 (dominators, paths, diffs, trends, HTML reports) and talks to a gcsnapd
