@@ -205,7 +205,9 @@ static int narrow(gs_summary *sum, const gs_gens *gs) {
  * it when old_only. */
 static int load_counted(gs_summary *sum, const char *dump, gs_gens *gs, int old_only,
                         gs_file_fault *fault) {
-  int err = gs_summary_load_file_each(sum, dump, gs ? gs_gens_each_graph : NULL, gs, fault);
+  /* Its callers read the totals only. */
+  int err = gs_summary_load_file_each(sum, dump, GS_SUMMARY_TOP, gs ? gs_gens_each_graph : NULL, gs,
+                                      fault);
   if (!err && old_only && gs && (err = narrow(sum, gs)) != GS_OK) gs_file_fault_text(fault, NULL, err, NULL);
   return err;
 }

@@ -2,6 +2,7 @@
  *
  * One pass over the graph's arrays per figure; the only allocations are the
  * per-type counters and the reachability bitmap (one bit per node). */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gs_error.h"
@@ -139,6 +140,7 @@ static int add_histo(gs_histo *to, const gs_histo *from) {
 
 int gs_heapstats_add(gs_heapstats *t, const gs_heapstats *s) {
   int k;
+  assert(s->type_names);
   t->sections += s->sections;
   t->objects += s->objects;
   t->bytes += s->bytes;
@@ -155,4 +157,55 @@ int gs_heapstats_add(gs_heapstats *t, const gs_heapstats *s) {
   return GS_OK;
 }
 
-uint64_t gs_heapstats_types(const gs_heapstats *s) { return gs_histo_size(s->type_names); }
+uint64_t gs_heapstats_types(const gs_heapstats *s) {
+  return s->type_names ? gs_histo_size(s->type_names) : s->types;
+}
+
+int gs_heapstats_top(const gs_heapstats *s, uint64_t top, const gs_histo_row ***rows,
+                     size_t *shown, gs_heapstats_rest *rest) {
+  size_t n = gs_histo_size(s->by_type), i;
+  if (gs_histo_sorted(s->by_type, rows)) return GS_ENOMEM;
+  *shown = (top == 0 || top > n) ? n : (size_t)top;
+  *rest = s->folded;
+  rest->types += n - *shown;
+  for (i = *shown; i < n; i++) {
+    rest->count += (*rows)[i]->count;
+    rest->bytes += (*rows)[i]->bytes;
+  }
+  return GS_OK;
+}
+
+/* A histogram of the first n rows. */
+static int histo_of(const gs_histo_row *const *rows, size_t n, gs_histo **out) {
+  gs_histo *h;
+  size_t i;
+  int err;
+  if ((err = gs_histo_new(&h)) != GS_OK) return err;
+  for (i = 0; !err && i < n; i++) err = gs_histo_add(h, rows[i]->name, rows[i]->count, rows[i]->bytes);
+  if (err) {
+    gs_histo_free(h);
+    return err;
+  }
+  *out = h;
+  return GS_OK;
+}
+
+int gs_heapstats_trim(gs_heapstats *s, uint64_t top) {
+  const gs_histo_row **rows;
+  gs_heapstats_rest rest;
+  gs_histo *kept;
+  size_t shown;
+  int err;
+  s->types = gs_heapstats_types(s);
+  gs_histo_free(s->type_names);
+  s->type_names = NULL;
+  if (top == 0 || gs_histo_size(s->by_type) <= top) return GS_OK;
+  if ((err = gs_heapstats_top(s, top, &rows, &shown, &rest))) return err;
+  err = histo_of(rows, shown, &kept);
+  free(rows);
+  if (err) return err;
+  gs_histo_free(s->by_type);
+  s->by_type = kept;
+  s->folded = rest;
+  return GS_OK;
+}

@@ -2,8 +2,10 @@
  * and the JSON object "gcsnap summary --json" prints.
  *
  * Loads one section at a time as a gs_graph, keeps only its numbers
- * (gs_heapstats) and frees it before the next, so memory is bounded by the
- * largest section. */
+ * (gs_heapstats) and frees it before the next. Past the totals, a section
+ * listed keeps its top type rows, and only the first GS_SUMMARY_SECTIONS
+ * are listed, so memory is bounded by the largest section and the types
+ * of the whole file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 int gs_summary_init(gs_summary *sum, const char *name) {
   memset(sum, 0, sizeof *sum);
   sum->name = name;
+  sum->top = GS_SUMMARY_TOP;
   return gs_heapstats_init(&sum->total);
 }
 
@@ -38,23 +41,40 @@ static int total_fits(const gs_summary *sum, const gs_heapstats *s, gs_diag *d) 
   return 0;
 }
 
-int gs_summary_add(gs_summary *sum, const gs_graph *g, const gs_dom *dom, gs_diag *d) {
-  gs_heapstats s;
-  int err;
+/* Keeps s, trimmed, in the list of sections; frees it when the list is full. */
+static int list_section(gs_summary *sum, gs_heapstats *s) {
+  int err = GS_OK;
+  if (sum->nsections == GS_SUMMARY_SECTIONS) {
+    gs_heapstats_free(s);
+    return GS_OK;
+  }
   if (sum->nsections == sum->cap) {
     size_t cap = sum->cap ? sum->cap * 2 : 4;
     gs_heapstats *a = realloc(sum->sections, cap * sizeof *a);
-    if (!a) return GS_ENOMEM;
-    sum->sections = a;
-    sum->cap = cap;
+    if (a) {
+      sum->sections = a;
+      sum->cap = cap;
+    }
+    err = a ? GS_OK : GS_ENOMEM;
   }
+  if (err || (err = gs_heapstats_trim(s, sum->top))) {
+    gs_heapstats_free(s);
+    return err;
+  }
+  sum->sections[sum->nsections++] = *s;
+  return GS_OK;
+}
+
+int gs_summary_add(gs_summary *sum, const gs_graph *g, const gs_dom *dom, gs_diag *d) {
+  gs_heapstats s;
+  int err;
   if ((err = gs_heapstats_init(&s))) return err;
   if ((err = gs_heapstats_of_graph(&s, g, dom)) || (!total_fits(sum, &s, d) && (err = GS_EFORMAT)) ||
       (err = gs_heapstats_add(&sum->total, &s))) {
     gs_heapstats_free(&s);
     return err;
   }
-  sum->sections[sum->nsections++] = s;
+  if ((err = list_section(sum, &s))) return err;
   return sum->each_graph ? sum->each_graph(sum->each_ctx, g) : GS_OK;
 }
 
@@ -67,7 +87,7 @@ int gs_summary_load(gs_summary *sum, gs_reader *r, gs_diag *d) {
       gs_graph_free(g);
     }
     if (err == GS_OK) continue;
-    if (err == GS_EOF && sum->nsections > 0) return GS_OK;
+    if (err == GS_EOF && sum->total.sections > 0) return GS_OK;
     if (err == GS_EOF) {
       d->code = GS_D_NO_SECTION;
       d->line = 0;
@@ -106,27 +126,22 @@ static json_t *type_row_json(const gs_histo_row *row, uint64_t total) {
   return o;
 }
 
-/* Sets by_type (top rows) and by_type_omitted (the sum of the others). */
+/* Sets by_type (top rows) and by_type_omitted (the others together). */
 static int types_json(json_t *o, const gs_heapstats *s, uint64_t top) {
   const gs_histo_row **rows;
-  size_t n = gs_histo_size(s->by_type), shown, i;
-  uint64_t rest_count = 0, rest_bytes = 0;
-  json_t *arr = json_array(), *rest = json_object();
-  int bad = !arr || !rest || gs_histo_sorted(s->by_type, &rows);
-  if (bad) { json_decref(arr); json_decref(rest); return -1; }
-  shown = (top == 0 || top > n) ? n : (size_t)top;
+  gs_heapstats_rest rest;
+  size_t shown, i;
+  json_t *arr = json_array(), *more = json_object();
+  int bad = !arr || !more || gs_heapstats_top(s, top, &rows, &shown, &rest);
+  if (bad) { json_decref(arr); json_decref(more); return -1; }
   for (i = 0; !bad && i < shown; i++)
     bad = json_array_append_new(arr, type_row_json(rows[i], s->bytes)) != 0;
-  for (; i < n; i++) {
-    rest_count += rows[i]->count;
-    rest_bytes += rows[i]->bytes;
-  }
   free(rows);
-  bad = bad || gs_json_set(rest, "types", gs_json_u64(n - shown)) ||
-        gs_json_set(rest, "count", gs_json_u64(rest_count)) ||
-        gs_json_set(rest, "bytes", gs_json_u64(rest_bytes));
-  if (bad) { json_decref(arr); json_decref(rest); return -1; }
-  return gs_json_set(o, "by_type", arr) | gs_json_set(o, "by_type_omitted", rest);
+  bad = bad || gs_json_set(more, "types", gs_json_u64(rest.types)) ||
+        gs_json_set(more, "count", gs_json_u64(rest.count)) ||
+        gs_json_set(more, "bytes", gs_json_u64(rest.bytes));
+  if (bad) { json_decref(arr); json_decref(more); return -1; }
+  return gs_json_set(o, "by_type", arr) | gs_json_set(o, "by_type_omitted", more);
 }
 
 static int stats_json(json_t *o, const gs_heapstats *s, uint64_t top) {
@@ -158,11 +173,11 @@ static json_t *section_json(const gs_heapstats *s, uint64_t top) {
   return o;
 }
 
-int gs_summary_load_file(gs_summary *sum, const char *path, gs_file_fault *fault) {
-  return gs_summary_load_file_each(sum, path, NULL, NULL, fault);
+int gs_summary_load_file(gs_summary *sum, const char *path, uint64_t top, gs_file_fault *fault) {
+  return gs_summary_load_file_each(sum, path, top, NULL, NULL, fault);
 }
 
-int gs_summary_load_file_each(gs_summary *sum, const char *path,
+int gs_summary_load_file_each(gs_summary *sum, const char *path, uint64_t top,
                               int (*each)(void *ctx, const gs_graph *g), void *ctx,
                               gs_file_fault *fault) {
   gs_file *f;
@@ -170,6 +185,7 @@ int gs_summary_load_file_each(gs_summary *sum, const char *path,
   gs_diag d;
   int err;
   gs_summary_init(sum, gs_file_display_name(path));
+  sum->top = top;
   sum->each_graph = each;
   sum->each_ctx = ctx;
   if ((err = gs_file_open_dump(path, &f, &r, fault)) != GS_OK) return err;
@@ -183,11 +199,12 @@ int gs_summary_load_file_each(gs_summary *sum, const char *path,
 json_t *gs_summary_json(const gs_summary *sum, uint64_t top, size_t max_sections) {
   json_t *o = json_object(), *arr = json_array();
   size_t i, n = max_sections && max_sections < sum->nsections ? max_sections : sum->nsections;
+  uint64_t omitted = sum->total.sections - n;
   int bad = !o || !arr || gs_json_set(o, "file", gs_json_cstring(sum->name)) ||
             stats_json(o, &sum->total, top);
   for (i = 0; !bad && i < n; i++)
     bad = json_array_append_new(arr, section_json(&sum->sections[i], top)) != 0;
-  if (!bad && n < sum->nsections) bad = gs_json_set(o, "sections_omitted", gs_json_u64(sum->nsections - n));
+  if (!bad && omitted) bad = gs_json_set(o, "sections_omitted", gs_json_u64(omitted));
   bad = bad || gs_json_set(o, "sections", json_incref(arr));
   json_decref(arr);
   if (bad) {

@@ -338,7 +338,7 @@ void gs_trend_free(gs_trend *t) {
 static int load_summary(gs_summary *sum, const char *path, int old_only, gs_file_fault *fault) {
   gs_gens *gens = NULL;
   int err;
-  if (!old_only) return gs_summary_load_file(sum, path, fault);
+  if (!old_only) return gs_summary_load_file(sum, path, GS_SUMMARY_TOP, fault);
   err = gs_gens_load_summary(sum, path, 1, &gens, fault);
   gs_gens_free(gens);
   return err;

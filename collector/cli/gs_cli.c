@@ -7,7 +7,6 @@
 #include "gs_cli.h"
 #include "gs_error.h"
 #include "gs_file.h"
-#include "gs_summary.h"
 
 int gs_cli_help(const char *usage) {
   fputs(usage, stdout);
@@ -82,7 +81,3 @@ int gs_cli_load_error(gs_file *f, int err, const gs_diag *d) {
   return gs_cli_fault(&fault);
 }
 
-int gs_cli_load_summary(const char *path, gs_summary *sum) {
-  gs_file_fault fault;
-  return gs_summary_load_file(sum, path, &fault) ? gs_cli_fault(&fault) : GS_EXIT_OK;
-}

@@ -73,12 +73,6 @@ void gs_cli_close_dump(struct gs_file *f, gs_reader *r);
 /* Reports a failed read of a dump (the FILE:LINE diagnostic for invalid
  * input, else the I/O or memory error) and returns the exit code. */
 int gs_cli_load_error(struct gs_file *f, int err, const gs_diag *d);
-/* Loads the summary of the dump at path into sum (gs_summary_load_file),
- * which is set up even when this fails (free it either way); returns the
- * exit code. */
-struct gs_summary;
-int gs_cli_load_summary(const char *path, struct gs_summary *sum);
-
 /* Flushes stdout; on a write error (full disk, closed pipe) reports it and
  * returns GS_EXIT_USAGE, else returns code unchanged. */
 int gs_cli_finish(int code);

@@ -17,7 +17,6 @@
 #include "gs_summary.h"
 #include "gs_table.h"
 
-#define DEFAULT_TOP 20
 #define GEN_TYPES 5              /* the largest types shown per generation */
 
 static const char usage[] =
@@ -31,6 +30,7 @@ static const char usage[] =
   "collector keeps beside a snapshot) lies beside FILE, also its objects\n"
   "and bytes by generation: 0, 1, 2, the large object heap, and unknown\n"
   "for objects outside every range (IDs that are not addresses).\n"
+  "The first 1000 sections are listed; the totals count them all.\n"
   "\n"
   "  --top N     show the N types with the most bytes (default 20, 0 = all)\n"
   "  --json      print one JSON object instead of text\n"
@@ -121,24 +121,20 @@ static void print_type_row(int wc, int wb, uint64_t count, uint64_t bytes,
 
 static int print_types(const gs_heapstats *s, uint64_t top) {
   const gs_histo_row **rows;
-  size_t n = gs_histo_size(s->by_type), shown, i;
-  uint64_t rest_count = 0, rest_bytes = 0;
+  gs_heapstats_rest rest;
+  size_t shown, i;
   int wc = digits(s->objects) > 5 ? digits(s->objects) : 5;
   int wb = digits(s->bytes) > 5 ? digits(s->bytes) : 5;
   char label[64];
-  if (gs_histo_sorted(s->by_type, &rows)) return GS_ENOMEM;
-  shown = (top == 0 || top > n) ? n : (size_t)top;
-  printf("\n  Types by bytes (%zu of %zu):\n", shown, n);
+  if (gs_heapstats_top(s, top, &rows, &shown, &rest)) return GS_ENOMEM;
+  printf("\n  Types by bytes (%zu of %llu):\n", shown, (unsigned long long)shown + rest.types);
   printf("  %*s  %*s  %6s  %s\n", wc, "Count", wb, "Bytes", "Share", "Type");
   for (i = 0; i < shown; i++)
     print_type_row(wc, wb, rows[i]->count, rows[i]->bytes, s->bytes, rows[i]->name);
-  for (; i < n; i++) {
-    rest_count += rows[i]->count;
-    rest_bytes += rows[i]->bytes;
-  }
-  if (shown < n) {
-    snprintf(label, sizeof label, "(%zu more type%s)", n - shown, n - shown == 1 ? "" : "s");
-    print_type_row(wc, wb, rest_count, rest_bytes, s->bytes, label);
+  if (rest.types) {
+    snprintf(label, sizeof label, "(%llu more type%s)", (unsigned long long)rest.types,
+             rest.types == 1 ? "" : "s");
+    print_type_row(wc, wb, rest.count, rest.bytes, s->bytes, label);
   }
   free(rows);
   return GS_OK;
@@ -176,9 +172,9 @@ static int print_generations(const json_t *gens) {
 }
 
 static int print_text(const gs_summary *sum, uint64_t top, const json_t *gens) {
+  uint64_t n = sum->total.sections;
   size_t i;
-  printf("File: %s (%zu section%s)\n", sum->name, sum->nsections,
-         sum->nsections == 1 ? "" : "s");
+  printf("File: %s (%llu section%s)\n", sum->name, (unsigned long long)n, n == 1 ? "" : "s");
   for (i = 0; i < sum->nsections; i++) {
     const gs_heapstats *s = &sum->sections[i];
     printf("\nSection %zu: ", i + 1);
@@ -188,8 +184,11 @@ static int print_text(const gs_summary *sum, uint64_t top, const json_t *gens) {
     print_counts(s);
     if (print_types(s, top)) return GS_ENOMEM;
   }
-  if (sum->nsections >= 2) {
-    printf("\nTotal of %zu sections\n", sum->nsections);
+  if (sum->nsections < n)
+    printf("\n(%llu more sections, in the total only: at most %d are listed)\n",
+           (unsigned long long)(n - sum->nsections), GS_SUMMARY_SECTIONS);
+  if (n >= 2) {
+    printf("\nTotal of %llu sections\n", (unsigned long long)n);
     print_counts(&sum->total);
     if (print_types(&sum->total, top)) return GS_ENOMEM;
   }
@@ -202,7 +201,7 @@ static int parse_args(int argc, char **argv, summary_args *sa) {
   gs_args a;
   gs_arg_kind k;
   gs_args_init(&a, argc, argv, options);
-  sa->top = DEFAULT_TOP;
+  sa->top = GS_SUMMARY_TOP;
   while ((k = gs_args_next(&a)) != GS_ARG_END) {
     if (k == GS_ARG_ERROR) return gs_cli_usage_error("summary", usage, a.error);
     if (k == GS_ARG_OPERAND) {
@@ -279,6 +278,7 @@ int gs_cmd_summary(int argc, char **argv) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
+  sum.top = sa.top;
   if ((code = start_gens(&sa, &sum, &gens)) == GS_EXIT_OK) code = run(&sa, &sum, gens);
   gs_gens_free(gens);
   gs_summary_free(&sum);

@@ -232,7 +232,7 @@ int gsd_child_summary_fn(void *ctx, json_t **answer, char *why, size_t cap) {
   gs_file_fault fault;
   gs_summary sum;
   int status = GSD_CHILD_OK;
-  if (gs_summary_load_file(&sum, job->path, &fault) != GS_OK) {
+  if (gs_summary_load_file(&sum, job->path, job->top, &fault) != GS_OK) {
     status = gsd_child_fault(&fault, why, cap);
   } else if (!(*answer = gs_summary_json(&sum, job->top, 0))) {
     snprintf(why, cap, "out of memory");

@@ -32,7 +32,8 @@ static void figures_of(const json_t *o, gsd_snapshot_end *e) {
   e->references = (uint64_t)json_integer_value(json_object_get(o, "references"));
   e->roots = (uint64_t)json_integer_value(json_object_get(o, "roots"));
   e->types = (uint64_t)json_integer_value(json_object_get(o, "types"));
-  e->sections = json_array_size(json_object_get(o, "sections"));
+  e->sections = json_array_size(json_object_get(o, "sections")) +
+                (uint64_t)json_integer_value(json_object_get(o, "sections_omitted"));
   e->unreachable = (uint64_t)json_integer_value(json_object_get(o, "unreachable"));
   e->dangling_references = (uint64_t)json_integer_value(json_object_get(o, "dangling_references"));
 }

@@ -984,6 +984,29 @@ assert d["sections"][0]["timestamp"] == 0'
   json_check out.txt "validate --json: one bytes-overflow, at the first object past the limit" '
 assert [(x["line"], x["code"]) for x in d["diagnostics"]] == [(3, "bytes-overflow")], d'
 
+  # Many small sections: the first 1000 are listed, each with its top
+  # types; the totals count them all.
+  awk 'BEGIN { for (i = 1; i <= 1003; i++)
+    printf "a 2 s%d 0\nt 1 A\nt 2 B\nt 3 C\no 10 1 8\no 20 2 10\no 30 3 18\nr 10 1 0\nc s%d 0\n", i, i }' >many.gclog
+  run "$gcsnap" summary --json --top 2 many.gclog
+  expect_rc 0 "summary of 1003 sections"
+  json_check out.txt "summary --json lists 1000 sections of 1003" '
+assert len(d["sections"]) == 1000 and d["sections_omitted"] == 3, (len(d["sections"]), d.get("sections_omitted"))
+assert d["objects"] == 3009 and d["types"] == 3 and d["bytes"] == 1003 * 48
+assert [r["type"] for r in d["by_type"]] == ["C", "B"]
+assert d["by_type_omitted"] == {"types": 1, "count": 1003, "bytes": 1003 * 8}, d["by_type_omitted"]
+s = d["sections"][999]
+assert s["name"] == "s1000" and s["types"] == 3 and s["objects"] == 3
+assert [(r["type"], r["count"], r["bytes"]) for r in s["by_type"]] == [("C", 1, 24), ("B", 1, 16)]
+assert s["by_type_omitted"] == {"types": 1, "count": 1, "bytes": 8}, s["by_type_omitted"]'
+  run "$gcsnap" summary --top 2 many.gclog
+  expect_line out.txt "File: many.gclog (1003 sections)" "summary of 1003 sections: title"
+  expect_count out.txt '^Section [0-9]+: ' 1000 "summary of 1003 sections lists 1000"
+  expect_line out.txt "(3 more sections, in the total only: at most 1000 are listed)" \
+    "summary of 1003 sections says what it leaves out"
+  expect_line out.txt "Total of 1003 sections" "summary of 1003 sections: total"
+  expect_regex out.txt '^ +1 +8 +16\.7%  \(1 more type\)$' "a section's folded type row"
+
   run "$gcsnap" summary --json - <small.gclog
   expect_rc 0 "summary of standard input"
   json_check out.txt "summary of standard input" "assert d['file'] == '<stdin>'
