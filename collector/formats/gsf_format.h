@@ -30,6 +30,11 @@ typedef int (*gsf_convert_fn)(gs_read_fn in, void *in_ctx, gs_writer *w, char *e
                               size_t cap);
 
 gsf_format gsf_detect(const unsigned char *head, size_t n);
+/* What a file no reader takes is, when its first bytes tell: text in
+ * UTF-16 (*code GS_D_NOT_TEXT), or JSON that is no V8 heap snapshot, a
+ * trace, a core dump, an archive... (GS_D_BAD_HEAP_FILE). The sentence
+ * for its one error, or NULL: the records' reader judges it. */
+const char *gsf_not_read(const unsigned char *head, size_t n, gs_diag_code *code);
 /* "gclog", "heapsnapshot", "hprof", "gcdump": the names a catalog records. */
 const char *gsf_format_name(gsf_format f);
 /* The converter of a foreign format; NULL for GSF_RECORDS. */

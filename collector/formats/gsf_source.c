@@ -32,6 +32,7 @@ struct gsf_source {
   size_t wr_len;
   int rc;                         /* its result, set before the last chunk is posted;
                                    * for records, set when opened if they cannot be read */
+  gs_diag_code refused;           /* then the code of that error (gsf_not_read) */
   char err[200];
   /* the reading side */
   int started, finished;
@@ -59,17 +60,9 @@ static int head_read(void *ctx, void *buf, size_t cap, size_t *got) {
   return s->in(s->in_ctx, buf, cap, got);
 }
 
-/* Windows PowerShell's > writes what a command prints as UTF-16, with a
- * byte order mark: records read from it would fail line after line for
- * reasons the screen hides. Without the mark, text in UTF-16 still shows
- * as a zero every other byte, which no record has. */
-static int utf16(const unsigned char *h, size_t n) {
-  if (n >= 2 && ((h[0] == 0xff && h[1] == 0xfe) || (h[0] == 0xfe && h[1] == 0xff))) return 1;
-  return n >= 4 && ((h[0] && !h[1] && h[2] && !h[3]) || (!h[0] && h[1] && !h[2] && h[3]));
-}
-
 int gsf_source_open(gsf_source **out, gs_read_fn in, void *in_ctx) {
   gsf_source *s = calloc(1, sizeof *s);
+  const char *what;
   *out = NULL;
   if (!s) return GS_ENOMEM;
   s->in = in;
@@ -83,10 +76,9 @@ int gsf_source_open(gsf_source **out, gs_read_fn in, void *in_ctx) {
   }
   s->format = gsf_detect(s->head, s->head_len);
   s->convert = gsf_converter(s->format);
-  if (!s->convert && utf16(s->head, s->head_len)) {
+  if (!s->convert && (what = gsf_not_read(s->head, s->head_len, &s->refused))) {
     s->rc = GS_EFORMAT;
-    snprintf(s->err, sizeof s->err, "UTF-16 text (as Windows PowerShell's > writes it), where "
-             "records are UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)");
+    snprintf(s->err, sizeof s->err, "%s", what);
   }
   *out = s;
   return GS_OK;
@@ -159,7 +151,7 @@ static int failed(gsf_source *s) {
   s->has_diag = 1;
   s->diag.line = 0;
   if (!s->convert) {
-    s->diag.code = GS_D_NOT_TEXT;
+    s->diag.code = s->refused;
     snprintf(s->diag.message, sizeof s->diag.message, "%.170s", s->err);
     return GS_EIO;
   }

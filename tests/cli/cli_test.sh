@@ -795,6 +795,33 @@ assert [f["valid"] for f in d["files"]] == [True, False, False]
 assert "io_error" in d["files"][2] and "io_error" not in d["files"][0]'
   validate_compressed_again
   validate_utf16
+  validate_not_dumps
+}
+
+# Files taken for heap dumps that are something else fail in one error
+# that says what they are, not once a line as records.
+validate_not_dumps() {
+  local f
+  printf '{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0},"samples":[]}\n' >x.heapprofile
+  printf '{"version":2,"type":"Inspector","nodes":[],"nodeClassNames":[]}\n' >jsc.json
+  printf '\x7fELF\x02\x01\x01\x00' >core.1234
+  printf 'Nettrace\x14\x00\x00\x00!FastSerialization.1' >t.nettrace
+  gzip -c small.gclog >s.gz
+  printf 'PK\x03\x04\x14\x00' >s.zip
+  set -- "x.heapprofile:JSON, but not a V8 heap snapshot" "jsc.json:a JavaScriptCore heap snapshot" \
+    "core.1234:an ELF file" "t.nettrace:an EventPipe trace" "s.zip:a zip archive"
+  if command -v xz >/dev/null 2>&1; then xz -c small.gclog >s.xz; set -- "$@" "s.xz:xz-compressed"; fi
+  for f in "$@"; do
+    run "$gcsnap" validate "${f%%:*}"
+    expect_rc 1 "validate ${f%%:*}"
+    expect_count out.txt "^${f%%:*}: error \[bad-heap-file\]: ${f#*:}" 1 "${f%%:*} is named for what it is"
+    expect_line out.txt "${f%%:*}: invalid (1 error, 0 warnings)" "${f%%:*}: one error"
+  done
+  run "$gcsnap" summary x.heapprofile
+  expect_count err.txt "^x\.heapprofile: error \[bad-heap-file\]: JSON, but not" 1 "summary says the same"
+  run "$gcsnap" validate s.gz
+  expect_rc 0 "gzip is still read as it is"
+  rm -f x.heapprofile jsc.json core.1234 t.nettrace s.gz s.zip s.xz
 }
 
 # A dump saved as UTF-16 (Windows PowerShell's >) is refused in one error
