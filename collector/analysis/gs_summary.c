@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gs_array.h"
 #include "gs_error.h"
 #include "gs_graph.h"
 #include "gs_json.h"
@@ -41,28 +42,19 @@ static int total_fits(const gs_summary *sum, const gs_heapstats *s, gs_diag *d) 
   return 0;
 }
 
-/* Keeps s, trimmed, in the list of sections; frees it when the list is full. */
+/* Keeps s, trimmed, in the list of sections, or frees it: past the end of
+ * the list, or on failure. */
 static int list_section(gs_summary *sum, gs_heapstats *s) {
   int err = GS_OK;
-  if (sum->nsections == GS_SUMMARY_SECTIONS) {
-    gs_heapstats_free(s);
+  if (sum->nsections < GS_SUMMARY_SECTIONS &&
+      !(err = gs_array_reserve((void **)&sum->sections, &sum->cap, sum->nsections + 1,
+                               sizeof *sum->sections)) &&
+      !(err = gs_heapstats_trim(s, sum->top))) {
+    sum->sections[sum->nsections++] = *s;
     return GS_OK;
   }
-  if (sum->nsections == sum->cap) {
-    size_t cap = sum->cap ? sum->cap * 2 : 4;
-    gs_heapstats *a = realloc(sum->sections, cap * sizeof *a);
-    if (a) {
-      sum->sections = a;
-      sum->cap = cap;
-    }
-    err = a ? GS_OK : GS_ENOMEM;
-  }
-  if (err || (err = gs_heapstats_trim(s, sum->top))) {
-    gs_heapstats_free(s);
-    return err;
-  }
-  sum->sections[sum->nsections++] = *s;
-  return GS_OK;
+  gs_heapstats_free(s);
+  return err;
 }
 
 int gs_summary_add(gs_summary *sum, const gs_graph *g, const gs_dom *dom, gs_diag *d) {
