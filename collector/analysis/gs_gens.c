@@ -220,7 +220,7 @@ int gs_gens_load_summary(gs_summary *sum, const char *dump, int old_only, gs_gen
   else err = old_only ? gs_gens_start(path, out, fault) : gs_gens_start_beside(dump, out, fault);
   free(path);
   if (err) {
-    gs_summary_init(sum, gs_file_display_name(dump));
+    gs_summary_init(sum, gs_file_display_name(dump), GS_SUMMARY_TOP);
     return err;
   }
   if ((err = load_counted(sum, dump, *out, old_only, fault)) != GS_OK) {

@@ -181,7 +181,8 @@ static int histo_of(const gs_histo_row *const *rows, size_t n, gs_histo **out) {
   size_t i;
   int err;
   if ((err = gs_histo_new(&h)) != GS_OK) return err;
-  for (i = 0; !err && i < n; i++) err = gs_histo_add(h, rows[i]->name, rows[i]->count, rows[i]->bytes);
+  for (i = 0; !err && i < n; i++)
+    err = gs_histo_add(h, rows[i]->name, rows[i]->count, rows[i]->bytes);
   if (err) {
     gs_histo_free(h);
     return err;

@@ -15,10 +15,10 @@
 #include "gs_json.h"
 #include "gs_summary.h"
 
-int gs_summary_init(gs_summary *sum, const char *name) {
+int gs_summary_init(gs_summary *sum, const char *name, uint64_t top) {
   memset(sum, 0, sizeof *sum);
   sum->name = name;
-  sum->top = GS_SUMMARY_TOP;
+  sum->top = top;
   return gs_heapstats_init(&sum->total);
 }
 
@@ -176,8 +176,7 @@ int gs_summary_load_file_each(gs_summary *sum, const char *path, uint64_t top,
   gs_reader *r;
   gs_diag d;
   int err;
-  gs_summary_init(sum, gs_file_display_name(path));
-  sum->top = top;
+  gs_summary_init(sum, gs_file_display_name(path), top);
   sum->each_graph = each;
   sum->each_ctx = ctx;
   if ((err = gs_file_open_dump(path, &f, &r, fault)) != GS_OK) return err;

@@ -28,9 +28,8 @@ typedef struct gs_summary {
   gs_heapstats total;      /* every section; total.sections counts them */
   gs_heapstats *sections;  /* the first GS_SUMMARY_SECTIONS */
   size_t nsections, cap;
-  /* The type rows kept of each section listed (0 = all; the totals keep
-   * all): GS_SUMMARY_TOP unless changed before loading. */
-  uint64_t top;
+  uint64_t top;            /* type rows kept of each section listed; 0 = all
+                            * (the totals keep all) */
   /* When set, called with each section's graph as it is loaded, so that
    * another breakdown of the same dump needs no load of its own; an error
    * it returns ends the load. */
@@ -38,7 +37,8 @@ typedef struct gs_summary {
   void *each_ctx;
 } gs_summary;
 
-int gs_summary_init(gs_summary *sum, const char *name);
+/* top: the type rows kept of each section listed (0 = all). */
+int gs_summary_init(gs_summary *sum, const char *name, uint64_t top);
 void gs_summary_free(gs_summary *sum);
 
 /* Loads every section of r, one graph at a time. Returns GS_OK, GS_EFORMAT

@@ -456,7 +456,7 @@ static int export_csv(gs_file *f, gs_reader *r, gs_obuf *s) {
   gs_summary sum;
   gs_diag d;
   int err, code = GS_EXIT_OK;
-  gs_summary_init(&sum, gs_file_name(f));
+  gs_summary_init(&sum, gs_file_name(f), GS_SUMMARY_TOP);
   err = gs_summary_load(&sum, r, &d);
   gs_file_hide_progress(f);
   if (err) code = gs_cli_load_error(f, err, &d);

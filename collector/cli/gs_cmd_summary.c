@@ -274,11 +274,10 @@ int gs_cmd_summary(int argc, char **argv) {
   memset(&sa, 0, sizeof sa);
   if ((code = parse_args(argc, argv, &sa)) != GS_EXIT_OK) return code;
   if (sa.help) return gs_cli_help(usage);
-  if (gs_summary_init(&sum, gs_file_display_name(sa.path))) {
+  if (gs_summary_init(&sum, gs_file_display_name(sa.path), sa.top)) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
-  sum.top = sa.top;
   if ((code = start_gens(&sa, &sum, &gens)) == GS_EXIT_OK) code = run(&sa, &sum, gens);
   gs_gens_free(gens);
   gs_summary_free(&sum);

@@ -61,13 +61,12 @@ static int run_pass(const char *path, pass *p) {
   gs_file_fault fault;
   int err;
   memset(p, 0, sizeof *p);
-  if (gs_summary_init(&p->sum, gs_file_display_name(path)) || !(p->dominators = json_array()) ||
+  /* The page lists every type of the sections it details. */
+  if (gs_summary_init(&p->sum, gs_file_display_name(path), 0) || !(p->dominators = json_array()) ||
       !(p->tree = json_array()))
     err = gs_file_fault_text(&fault, NULL, GS_ENOMEM, NULL);
-  else if (!(err = gs_gens_start_beside(path, &p->gens, &fault))) {
-    p->sum.top = 0;   /* the page lists every type of the sections it details */
+  else if (!(err = gs_gens_start_beside(path, &p->gens, &fault)))
     err = gs_dominators_each(path, RETAINERS_TOP, 1, pass_section, p, &fault);
-  }
   if (err == GS_EFORMAT && p->summary_refused) fault.diag = p->refused;
   return err ? gs_cli_fault(&fault) : GS_EXIT_OK;
 }

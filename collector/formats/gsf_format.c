@@ -2,7 +2,6 @@
 #include "gsf_format.h"
 
 #include <string.h>
-#include "gs_text.h"
 #include "gsf_gcdump.h"
 #include "gsf_hprof.h"
 #include "gsf_v8.h"
@@ -52,22 +51,23 @@ int gsf_format_holds_heap(gsf_format f) {
 
 /* Read as records, each would fail once a line, for reasons the screen
  * hides; it fails once instead, saying what it is. */
+#define MAGIC(bytes) (bytes), sizeof(bytes) - 1
 static const struct {
   const char *magic;
   size_t len;
   const char *what;
 } others[] = {
-  {"Nettrace", 8, "an EventPipe trace (.nettrace), not a .gcdump (dotnet-gcdump collect "
+  {MAGIC("Nettrace"), "an EventPipe trace (.nettrace), not a .gcdump (dotnet-gcdump collect "
    "writes a .NET heap as one)"},
-  {"\x14\0\0\0!FastSerialization.1", 24, "a PerfView file that is not a .gcdump"},
-  {"\x7f" "ELF", 4, "an ELF file (a core dump or a program), not a heap dump"},
-  {"MDMP", 4, "a Windows minidump, not a heap dump"},
-  {"\0\x12portable heap dump", 20, "an IBM portable heap dump (.phd), which gcsnap does not "
+  {MAGIC("\x14\0\0\0!FastSerialization.1"), "a PerfView file that is not a .gcdump"},
+  {MAGIC("\x7f" "ELF"), "an ELF file (a core dump or a program), not a heap dump"},
+  {MAGIC("MDMP"), "a Windows minidump, not a heap dump"},
+  {MAGIC("\0\x12portable heap dump"), "an IBM portable heap dump (.phd), which gcsnap does not "
    "read (an HPROF dump it does)"},
-  {"PK\x03\x04", 4, "a zip archive: extract the heap file from it first"},
-  {"\xfd" "7zXZ", 5, "xz-compressed: decompress it first (xz -d); gzip and zstd are read as "
+  {MAGIC("PK\x03\x04"), "a zip archive: extract the heap file from it first"},
+  {MAGIC("\xfd" "7zXZ"), "xz-compressed: decompress it first (xz -d); gzip and zstd are read as "
    "they are"},
-  {"BZh", 3, "bzip2-compressed: decompress it first (bunzip2); gzip and zstd are read as "
+  {MAGIC("BZh"), "bzip2-compressed: decompress it first (bunzip2); gzip and zstd are read as "
    "they are"},
 };
 
@@ -88,8 +88,7 @@ static int contains(const unsigned char *h, size_t n, const char *s) {
 
 /* JSON that is no V8 heap snapshot (gsf_v8_sniff took those). */
 static const char *json(const unsigned char *h, size_t n) {
-  size_t i = gs_utf8_bom(h, n);
-  while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n')) i++;
+  size_t i = gsf_v8_json_start(h, n);
   if (i == n || (h[i] != '{' && h[i] != '[')) return NULL;
   if (contains(h, n, "\"type\":\"Inspector\"") || contains(h, n, "\"type\":\"GCDebugging\""))
     return "a JavaScriptCore heap snapshot (Safari, Bun), which gcsnap does not read";
@@ -101,7 +100,8 @@ const char *gsf_not_read(const unsigned char *head, size_t n, gs_diag_code *code
   size_t i;
   *code = GS_D_BAD_HEAP_FILE;
   for (i = 0; i < sizeof others / sizeof others[0]; i++)
-    if (n >= others[i].len && memcmp(head, others[i].magic, others[i].len) == 0) return others[i].what;
+    if (n >= others[i].len && memcmp(head, others[i].magic, others[i].len) == 0)
+      return others[i].what;
   if (utf16(head, n)) {
     *code = GS_D_NOT_TEXT;
     return "UTF-16 text (as Windows PowerShell's > writes it), where records are UTF-8: convert "

@@ -29,12 +29,20 @@
  * GSF_NAME_MAX bytes, which take at most six times as many in JSON. */
 #define MAX_STRING BLOCK
 
+static size_t skip_blanks(const unsigned char *head, size_t i, size_t n) {
+  while (i < n && strchr(" \t\r\n", head[i]) && head[i]) i++;
+  return i;
+}
+
+size_t gsf_v8_json_start(const unsigned char *head, size_t n) {
+  return skip_blanks(head, gs_utf8_bom(head, n), n);
+}
+
 int gsf_v8_sniff(const unsigned char *head, size_t n) {
   static const char key[] = "\"snapshot\"";
-  size_t i = gs_utf8_bom(head, n);
-  while (i < n && strchr(" \t\r\n", head[i]) && head[i]) i++;
+  size_t i = gsf_v8_json_start(head, n);
   if (i >= n || head[i++] != '{') return 0;
-  while (i < n && strchr(" \t\r\n", head[i]) && head[i]) i++;
+  i = skip_blanks(head, i, n);
   return n - i >= sizeof key - 1 && memcmp(head + i, key, sizeof key - 1) == 0;
 }
 

@@ -11,6 +11,9 @@
 #include "gs_reader.h"
 #include "gs_writer.h"
 
+/* Where a JSON value in head (n bytes) begins: past a UTF-8 byte order
+ * mark and blanks. */
+size_t gsf_v8_json_start(const unsigned char *head, size_t n);
 /* Nonzero when head (n bytes) starts a V8 heap snapshot. */
 int gsf_v8_sniff(const unsigned char *head, size_t n);
 /* Reads a whole snapshot through in/in_ctx and writes it as records (one

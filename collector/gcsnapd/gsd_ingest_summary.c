@@ -11,10 +11,10 @@
 #include <string.h>
 #include <jansson.h>
 #include "gs_error.h"
+#include "gs_summary.h"
 #include "gsd_child.h"
 #include "gsd_ingest.h"
 
-#define SUMMARY_TOP 20        /* as "gcsnap summary" by default */
 /* A snapshot this small in work is summarized in this process: its graph
  * (about 24 bytes per object) is a few megabytes for a few milliseconds,
  * less than starting the child takes. The decision goes by the work, not
@@ -45,7 +45,7 @@ static json_t *summary_here(const char *path, char *err, size_t cap) {
   json_t *o = NULL;
   char why[300];
   job.path = path;
-  job.top = SUMMARY_TOP;
+  job.top = GS_SUMMARY_TOP;
   if (gsd_child_summary_fn(&job, &o, why, sizeof why) != GSD_CHILD_OK)
     snprintf(err, cap, "summary failed: %s", why);
   return o;
@@ -60,7 +60,7 @@ static json_t *summary_child(const char *path, int *rc, char *err, size_t cap) {
   int status;
   json_t *o = NULL;
   job.path = path;
-  job.top = SUMMARY_TOP;
+  job.top = GS_SUMMARY_TOP;
   if ((*rc = gsd_child_run(gsd_child_summary_fn, &job, MAX_SUMMARY, &out, &len, &status)) != GS_OK) {
     snprintf(err, cap, "cannot start the summary: %s", *rc == GS_ENOMEM ? "out of memory" : strerror(errno));
     free(out);

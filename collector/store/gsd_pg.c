@@ -142,7 +142,8 @@ PGresult *gsd_pg_query(gsd_store *s, const char *what, const char *sql, const gs
         : gsd_libpq.exec(s->pg->conn, sql);
   st = gsd_libpq.resultStatus(r);
   if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return r;
-  gsd_st_fail(s, "catalog: %s: %s", what, r ? gsd_libpq.resultErrorMessage(r) : gsd_libpq.errorMessage(s->pg->conn));
+  gsd_st_fail(s, "catalog: %s: %s", what,
+              r ? gsd_libpq.resultErrorMessage(r) : gsd_libpq.errorMessage(s->pg->conn));
   /* libpq's messages end with a newline; log lines do not. */
   s->error[strcspn(s->error, "\n")] = '\0';
   gsd_libpq.clear(r);
@@ -159,7 +160,8 @@ int gsd_pg_run(gsd_store *s, const char *what, const char *sql, const gsd_pg_arg
 }
 
 int64_t gsd_pg_i64(const PGresult *r, int row, int col) {
-  return gsd_libpq.getisnull(r, row, col) ? 0 : (int64_t)strtoll(gsd_libpq.getvalue(r, row, col), NULL, 10);
+  if (gsd_libpq.getisnull(r, row, col)) return 0;
+  return (int64_t)strtoll(gsd_libpq.getvalue(r, row, col), NULL, 10);
 }
 
 void *gsd_pg_array(PGresult *r, size_t size, int *rc) {
@@ -299,7 +301,8 @@ static int recover(gsd_store *s, const char *identity) {
   if (!(r = gsd_pg_query(s, "recover", "SELECT id, device_id FROM snapshots"
                          " WHERE status = 'receiving' AND collector = $1", &a)))
     return GS_EIO;
-  for (i = 0; i < gsd_libpq.ntuples(r); i++) gsd_st_unlink_inflight(s, gsd_libpq.getvalue(r, i, 1), gsd_pg_i64(r, i, 0));
+  for (i = 0; i < gsd_libpq.ntuples(r); i++)
+    gsd_st_unlink_inflight(s, gsd_libpq.getvalue(r, i, 1), gsd_pg_i64(r, i, 0));
   gsd_libpq.clear(r);
   return gsd_pg_run(s, "recover",
       "WITH f AS (UPDATE snapshots SET status = 'failed',"

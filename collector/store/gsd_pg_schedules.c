@@ -203,7 +203,8 @@ int gsd_pg_key_verifier(gsd_store *s, const char *device_id, uint8_t *verifier, 
                          &a)))
     return GS_EIO;
   if (gsd_libpq.ntuples(r) == 0) rc = GS_EOF;
-  else if (!(bin = gsd_libpq.unescapeBytea((const unsigned char *)gsd_libpq.getvalue(r, 0, 0), &n)) || n != len)
+  else if (!(bin = gsd_libpq.unescapeBytea((const unsigned char *)gsd_libpq.getvalue(r, 0, 0),
+                                           &n)) || n != len)
     rc = gsd_st_fail(s, "catalog: the key of device '%s' is damaged", device_id);
   else {
     memcpy(verifier, bin, len);
