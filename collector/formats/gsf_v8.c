@@ -400,7 +400,7 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   p->errcap = cap;
   p->f_type = p->f_name = p->f_id = p->f_size = p->f_edges = p->f_detached = -1;
   p->e_type = p->e_to = -1;
-  p->synthetic = p->native = p->weak = p->hidden = p->invisible = -1;
+  p->synthetic = p->native = p->weak = p->hidden = p->invisible = p->shortcut = -1;
   if (!(p->h = yajl_alloc(&callbacks, NULL, p))) {
     free(p);
     snprintf(err, cap, "out of memory");

@@ -73,7 +73,7 @@ typedef struct v8 {
   int named[MAX_NODE_TYPES];         /* type name = the node's name */
   char label[MAX_NODE_TYPES][32];    /* else this category */
   int synthetic, native;             /* node type numbers; -1: none */
-  int weak, hidden, invisible;       /* edge type numbers; -1: none */
+  int weak, hidden, invisible, shortcut; /* edge type numbers; -1: none */
   int dom;                           /* some native node has a DOM state */
   /* nodes */
   v8_node *nodes;

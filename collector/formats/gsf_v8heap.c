@@ -70,6 +70,7 @@ static int meta_string(v8 *p, json_ctx c, const char *s, size_t n) {
     if (gsf_v8_field_is(s, n, "weak")) p->weak = (int)p->netypes;
     if (gsf_v8_field_is(s, n, "hidden")) p->hidden = (int)p->netypes;
     if (gsf_v8_field_is(s, n, "invisible")) p->invisible = (int)p->netypes;
+    if (gsf_v8_field_is(s, n, "shortcut")) p->shortcut = (int)p->netypes;
     p->netypes++;
   }
   return 1;
@@ -252,6 +253,8 @@ static int edge_done(v8 *p, uint64_t t, uint64_t to) {
   to /= p->nf;
   p->eleft--;
   if ((int)t == p->weak) return weak_edge(p, node_id(p, to));
+  /* V8's links not to follow for sizes (but the root's to the globals). */
+  if ((int)t == p->shortcut && p->enode != 0) return 1;
   if (is_kept(p, p->enode)) {
     gsf_v8_edge *e;
     if (gs_array_reserve((void **)&p->kept, &p->kept_cap, p->nkept + 1, sizeof *p->kept))
@@ -433,45 +436,56 @@ static void kept_range(const v8 *p, size_t k, size_t *first, size_t *last) {
   gsf_v8_edges_of(p->kept, p->nkept, k, first, last);
 }
 
-/* The children of (GC roots) that are categories stand for their children,
- * rooted with the category's kind; other children are rooted themselves. */
-static int write_roots(v8 *p, size_t gc) {
-  size_t a, b, i, j, c0, c1;
-  kept_range(p, gc, &a, &b);
+/* A category (a synthetic node with no size of its own) stands for its
+ * children: each is rooted with the category's kind. */
+static int root_children(v8 *p, size_t c, unsigned char info) {
+  unsigned kind = info & 7, flags = info & INFO_WEAK ? GS_FLAG_WEAK : 0;
+  size_t a, b, i;
+  int rc = GS_OK;
+  p->types[c] |= DROPPED;
+  kept_range(p, c, &a, &b);
+  for (i = a; i < b && !rc; i++)
+    rc = gs_writer_root(p->w, node_id(p, p->kept[i].to), kind, flags,
+                        kind == GS_ROOT_STATIC ? p->nodes[c].name : 0);
+  return rc ? gsf_v8_failed(p, rc) : 1;
+}
+
+/* The children of node 0 (V8's root, no object), and of (GC roots) among
+ * them: an object is a root itself (internal), and so is a synthetic node
+ * with a size of its own (Node's "Node / Environment", which holds its
+ * native objects); another synthetic node is a category, (GC roots) the
+ * category of categories. */
+static int write_roots(v8 *p, size_t node, int top) {
+  size_t a, b, i;
+  kept_range(p, node, &a, &b);
   for (i = a; i < b; i++) {
     uint32_t c = p->kept[i].to;
-    int rc = GS_OK;
-    if (!is_synthetic(p, c)) {
+    unsigned char info;
+    int rc;
+    if (p->types[c] & DROPPED) continue;           /* a category named twice */
+    if (!is_synthetic(p, c) || node_size(p, c)) {
       rc = gs_writer_root(p->w, node_id(p, c), GS_ROOT_INTERNAL, 0, 0);
-    } else {
-      unsigned char info = info_of(p, p->nodes[c].name);
-      unsigned kind = info & 7, flags = info & INFO_WEAK ? GS_FLAG_WEAK : 0;
-      p->types[c] |= DROPPED;
-      kept_range(p, c, &c0, &c1);
-      for (j = c0; j < c1 && !rc; j++)
-        rc = gs_writer_root(p->w, node_id(p, p->kept[j].to), kind, flags,
-                            kind == GS_ROOT_STATIC ? p->nodes[c].name : 0);
+      if (rc) return gsf_v8_failed(p, rc);
+      continue;
     }
-    if (rc) return gsf_v8_failed(p, rc);
+    info = info_of(p, p->nodes[c].name);
+    if (top && (info & INFO_GC_ROOTS)) {
+      p->types[c] |= DROPPED;
+      if (!write_roots(p, c, 0)) return 0;
+    } else if (!root_children(p, c, info)) {
+      return 0;
+    }
   }
   return 1;
 }
 
-/* Node 0 is V8's root: it and its synthetic children ((GC roots) among
- * them) are no objects; the other kept nodes are. */
+/* The roots, then the kept nodes that are objects. */
 static int write_kept(v8 *p) {
-  size_t a, b, i, k, gc = NONE;
+  size_t a, b, i, k;
   if (p->nnodes && is_synthetic(p, 0)) {
     p->types[0] |= DROPPED;
-    kept_range(p, 0, &a, &b);
-    for (i = a; i < b; i++) {
-      uint32_t c = p->kept[i].to;
-      if (!is_synthetic(p, c)) continue;
-      if (gc == NONE && info_of(p, p->nodes[c].name) & INFO_GC_ROOTS) gc = c;
-      p->types[c] |= DROPPED;
-    }
+    if (!write_roots(p, 0, 1)) return 0;
   }
-  if (gc != NONE && !write_roots(p, gc)) return 0;
   for (k = 0; k < p->nnodes; k++) {
     if (!is_kept(p, k) || (p->types[k] & DROPPED)) continue;
     kept_range(p, k, &a, &b);

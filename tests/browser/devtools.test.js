@@ -55,11 +55,7 @@ h.run('browser_devtools', async (t) => {
   else t.skip('wpfapp.gclog (no shared fixtures; GS_SHARED_DIR)');
 
   const browser = await h.launch({ remoteDebugging: true, viewport: { width: 1400, height: 900 } });
-  const blank = browser.context.pages()[0] || await browser.context.newPage();
-  await blank.goto('about:blank');
-  const targets = await h.getJson(`http://127.0.0.1:${browser.port}/json/list`);
-  const target = targets.find((x) => x.type === 'page' && x.url === 'about:blank');
-  if (!t.ok(target, 'a page for DevTools to attach to', JSON.stringify(targets))) return;
+  const target = await h.devtoolsTarget(browser);
 
   for (const [name, dump] of cases) {
     const started = Date.now();
@@ -72,7 +68,7 @@ h.run('browser_devtools', async (t) => {
     const dom = h.gcsnapJson('dominators', '--json', dump).sections[0].top_objects.filter((o) => o.shallow > 0)
       .slice(0, TOP_OBJECTS);
     const wanted = dom.map((o) => [o.type, facts.devtoolsId(o.id)]);
-    const shown = await loadInDevTools(t, browser, target, name, snapshot, wanted);
+    const shown = await readDevTools(t, browser, target, name, snapshot, wanted);
     if (!shown) continue;
     t.note(`${name}: DevTools shows ${shown.rows.length} Summary rows, sidebar "${shown.subtitle}"; nodeCount ${shown.model.nodeCount}, ` +
       `totalSize ${shown.model.totalSize}, ${shown.model.rows.length} Summary rows of ${shown.model.objects} objects, ` +
@@ -174,32 +170,11 @@ function scanFirstSection(text) {
 
 // Opens DevTools on the Memory panel, loads the file through "Load profile",
 // selects the snapshot and returns what it shows.
-async function loadInDevTools(t, browser, target, name, file, wanted) {
-  const dt = await browser.context.newPage();
-  const errors = h.watch(dt);
-  const ws = `127.0.0.1:${browser.port}/devtools/page/${target.id}`;
-  await dt.goto(`devtools://devtools/bundled/devtools_app.html?ws=${ws}&panel=heap-profiler`);
-  await dt.locator('input[type=file]').first().setInputFiles(file, { timeout: 30000 });
-  const item = dt.locator('li.heap-snapshot-sidebar-tree-item', { has: dt.locator('.title', { hasText: new RegExp(`^${name}$`) }) });
+async function readDevTools(t, browser, target, name, file, wanted) {
+  const loaded = await h.loadInDevTools(t, browser, target, name, file);
+  if (!loaded) return null;
+  const { dt, item, errors } = loaded;
   const subtitle = item.locator('.subtitle');
-  // Loaded when the title shows the size; DevTools reports a snapshot it
-  // cannot read as an error on its page, so stop waiting at the first one.
-  const sized = subtitle.filter({ hasText: /^\(\s*[\d.,]+\s*(B|kB|MB|GB)\s*\)$/ });
-  let loaded = false;
-  for (const end = Date.now() + 60000; !loaded && !errors.length && Date.now() < end;) {
-    loaded = await sized.waitFor({ timeout: 250 }).then(() => true, () => false);
-  }
-  if (!t.ok(loaded, `${name}: DevTools loads the snapshot`, errors.join('\n'))) {
-    await h.screenshot(dt, `devtools-${name}-failed`);
-    return null;
-  }
-  await item.locator('.title').click();
-  const rowsShown = await dt.locator('tr.data-grid-data-grid-node td.object-column').first()
-    .waitFor({ timeout: 30000 }).then(() => true, () => false);
-  if (!t.ok(rowsShown, `${name}: DevTools shows the Summary of the snapshot`)) {
-    await h.screenshot(dt, `devtools-${name}-failed`);
-    return null;
-  }
   await h.screenshot(dt, `devtools-${name}-summary`);
   const shown = {
     subtitle: (await subtitle.textContent()).replace(/[\u00a0\u202f]/g, ' ').trim(),

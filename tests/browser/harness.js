@@ -182,6 +182,70 @@ async function until(page, fn, arg, timeout = 10000) {
   }
 }
 
+// ---- DevTools ------------------------------------------------------------------
+
+// The id of a blank page of a browser launched with {remoteDebugging: true},
+// for the DevTools frontend to attach to.
+async function devtoolsTarget(browser) {
+  const blank = browser.context.pages()[0] || await browser.context.newPage();
+  await blank.goto('about:blank');
+  const targets = await getJson(`http://127.0.0.1:${browser.port}/json/list`);
+  const target = targets.find((x) => x.type === 'page' && x.url === 'about:blank');
+  if (!target) throw new Error(`no blank page for DevTools to attach to: ${JSON.stringify(targets)}`);
+  return target.id;
+}
+
+// The DevTools frontend bundled with Chromium on its Memory panel, with the
+// snapshot file (titled name there) loaded through the panel's "Load
+// profile" input and its Summary shown: {dt, item, errors} (item: its
+// entry in the sidebar; errors: what its page reported), or null with a
+// failed check and a screenshot when it is not loaded within a minute.
+async function loadInDevTools(t, browser, target, name, file) {
+  const dt = await browser.context.newPage();
+  const errors = watch(dt);
+  const ws = `127.0.0.1:${browser.port}/devtools/page/${target}`;
+  await dt.goto(`devtools://devtools/bundled/devtools_app.html?ws=${ws}&panel=heap-profiler`);
+  await dt.locator('input[type=file]').first().setInputFiles(file, { timeout: 30000 });
+  const item = dt.locator('li.heap-snapshot-sidebar-tree-item', { has: dt.locator('.title', { hasText: new RegExp(`^${name}$`) }) });
+  // Loaded when the title shows the size; DevTools reports a snapshot it
+  // cannot read as an error on its page, so stop waiting at the first one.
+  const sized = item.locator('.subtitle').filter({ hasText: /^\(\s*[\d.,]+\s*(B|kB|MB|GB)\s*\)$/ });
+  let loaded = false;
+  for (const end = Date.now() + 60000; !loaded && !errors.length && Date.now() < end;) {
+    loaded = await sized.waitFor({ timeout: 250 }).then(() => true, () => false);
+  }
+  if (loaded) {
+    await item.locator('.title').click();
+    loaded = await dt.locator('tr.data-grid-data-grid-node td.object-column').first()
+      .waitFor({ timeout: 30000 }).then(() => true, () => false);
+  }
+  if (!t.ok(loaded, `${name}: DevTools loads the snapshot and shows its Summary`, errors.join('\n'))) {
+    await screenshot(dt, `devtools-${name}-failed`);
+    await dt.close();
+    return null;
+  }
+  return { dt, item, errors };
+}
+
+// Every object of the loaded snapshot titled name that DevTools' Summary
+// lists (those of size 0 it leaves out), from its own worker through the
+// panel's view: [[id, class, retained size, shallow size], ...].
+async function devtoolsObjects(dt, name) {
+  return dt.evaluate(async (title) => {
+    const profiler = await import('./panels/profiler/profiler.js');
+    const view = profiler.HeapProfilerPanel.HeapProfilerPanel.instance().visibleView;
+    if (!view || !view.profile || view.profile.title !== title) throw new Error('no view of the snapshot');
+    const proxy = view.profile.snapshotProxy;
+    const objects = [];
+    for (const [key, a] of Object.entries(await proxy.aggregatesWithFilter({}))) {
+      const nodes = proxy.createNodesProviderForClass(key, {});
+      for (const n of (await nodes.serializeItemsRange(0, a.count)).items) objects.push([n.id, a.name, n.retainedSize, n.selfSize]);
+      nodes.dispose();
+    }
+    return objects;
+  }, name);
+}
+
 // ---- the project's programs ---------------------------------------------------
 
 function tool(name) {
@@ -307,6 +371,7 @@ function parseCount(text) {
 module.exports = {
   BIN, OUT, SHARED, CHROMIUM, CHROMIUM_FLAGS,
   run, atExit, launch, blockNetwork, onlyOrigin, watch, screenshot, until,
+  devtoolsTarget, loadInDevTools, devtoolsObjects,
   tool, haveTool, gcsnap, gcsnapJson, mockDump, sharedFixture,
   freePort, sleep, getJson, waitFor, spawnLogged, startCollector, startAgent, parseCount,
 };

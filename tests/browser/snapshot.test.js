@@ -1,7 +1,8 @@
 'use strict';
-// snapshot.test.js - a heap snapshot Chromium itself takes of a page (the
-// DevTools protocol's HeapProfiler.takeHeapSnapshot, as the Memory panel
-// does), read by gcsnap. The page keeps N instances of a class in a Map,
+// snapshot.test.js - heap snapshots V8 itself writes, read by gcsnap and by
+// the DevTools of the Chromium under test. First one Chromium takes of a
+// page (the DevTools protocol's HeapProfiler.takeHeapSnapshot, as the Memory
+// panel does). The page keeps N instances of a class in a Map,
 // holds DETACHED <div> elements no longer in the document in an array, and
 // shows ATTACHED <span> elements. Checked:
 //   gcsnap validate                    the file is valid
@@ -15,12 +16,46 @@
 //                                      bytes as the file's nodes add up
 //   paths --type "Detached <div>"      every detached div is kept alive, and
 //                                      one group holds them all
+//   dominators --json --top 0          every object DevTools lists (those of
+//                                      size 0 it leaves out), loaded from the
+//                                      same file, is one gcsnap reaches, of the
+//                                      same shallow and retained size
+// Then a Node program's heap (v8.writeHeapSnapshot), of a Map of objects, a
+// WeakMap, WeakRefs, closures, typed arrays, a long chain and bound
+// functions. Checked: valid; every object DevTools lists is one gcsnap
+// reaches, and none is unreachable (Node's own objects hang from a node of
+// V8's root, "Node / Environment"); Node's objects ("Node / ..." classes)
+// retain what DevTools says. (Objects the global object reaches may retain
+// other sizes: DevTools leaves out, for them, the retainers the global does
+// not reach, such as V8's caches and string table; gcsnap counts every
+// strong reference. See collector/formats/README.md.)
 
 const h = require('./harness');
+const childProcess = require('child_process');
 const fs = require('fs');
 const path = require('path');
 
 const N = 3000, DETACHED = 700, ATTACHED = 300;
+
+const NODE_PROGRAM = `
+  class Leaf { constructor(i) { this.i = i; this.s = 'leaf ' + i; } }
+  const keep = new Map();
+  for (let i = 0; i < 5000; i++) keep.set('k' + i, new Leaf(i));
+  const weak = new WeakMap(), keys = [];
+  for (let i = 0; i < 1000; i++) { const k = { k: i }; keys.push(k); weak.set(k, new Leaf(-i)); }
+  const refs = [], held = [];
+  for (let i = 0; i < 500; i++) refs.push(new WeakRef(new Leaf(1e6 + i)));
+  for (let i = 0; i < 200; i++) { const l = new Leaf(2e6 + i); held.push(l); refs.push(new WeakRef(l)); }
+  const closures = [], bound = [];
+  for (let i = 0; i < 1000; i++) { const big = new Array(20).fill(i); closures.push(() => big.length + i); }
+  for (let i = 0; i < 50; i++) bound.push(Math.max.bind(null, i));
+  const buffers = [];
+  for (let i = 0; i < 100; i++) buffers.push(new Float64Array(1000));
+  const chain = { next: null };
+  for (let c = chain, i = 0; i < 10000; i++) c = c.next = { next: null, v: i };
+  globalThis.kept = { keep, weak, keys, refs, held, closures, bound, buffers, chain };
+  require('v8').writeHeapSnapshot(process.argv[2]);
+`;
 
 const PAGE = `<!doctype html><html><body><div id="shown"></div><script>
   class GcsnapLeaky { constructor(i) { this.i = i; this.label = 'leaky ' + i; } }
@@ -142,4 +177,50 @@ h.run('snapshot', async (t) => {
   t.equal([section.objects, section.reachable], [DETACHED, DETACHED], 'every detached div is kept alive');
   t.equal(section.groups[0].objects, DETACHED, 'one group of roots holds them all');
   await browser.close();
+
+  // DevTools needs the network the page's browser went without.
+  const devtools = await h.launch({ remoteDebugging: true, viewport: { width: 1400, height: 900 } });
+  const target = await h.devtoolsTarget(devtools);
+  const pageSide = await bothSides(t, devtools, target, 'page', file);
+  if (pageSide) {
+    const differ = pageSide.listed.filter(([id, , retained, shallow]) => pageSide.ours.has(id) &&
+      (pageSide.ours.get(id).retained !== retained || pageSide.ours.get(id).shallow !== shallow));
+    t.equal(differ.slice(0, 5).map(([id, type, retained, shallow]) => [id, type, retained, shallow, pageSide.ours.get(id)]), [],
+      `page: each of the ${pageSide.listed.length} objects has DevTools' shallow and retained size in dominators --json`);
+  }
+
+  const nodeFile = path.join(h.OUT, 'node.heapsnapshot');
+  const program = path.join(h.OUT, 'program.js');
+  fs.writeFileSync(program, NODE_PROGRAM);
+  childProcess.execFileSync(process.execPath, [program, nodeFile], { stdio: 'inherit' });
+  t.ok(/valid/.test(h.gcsnap('validate', nodeFile)), 'gcsnap validate: the Node heap is valid');
+  const nodeSide = await bothSides(t, devtools, target, 'node', nodeFile);
+  if (nodeSide) {
+    t.equal([nodeSide.section.unreachable_objects, nodeSide.section.unreachable_bytes], [0, 0],
+      'node: no object is unreachable, Node\'s own among them');
+    const own = nodeSide.listed.filter(([, type]) => type.startsWith('Node / '));
+    t.ok(own.length > 10, `node: DevTools lists Node's own objects (${own.length})`);
+    t.equal(own.filter(([id, , retained]) => !nodeSide.ours.has(id) || nodeSide.ours.get(id).retained !== retained), [],
+      'node: each of Node\'s own objects retains what DevTools says');
+    const differ = nodeSide.listed.filter(([id, , retained]) => nodeSide.ours.has(id) && nodeSide.ours.get(id).retained !== retained);
+    t.note(`node: ${differ.length} of ${nodeSide.listed.length} objects retain other sizes in DevTools, which leaves out ` +
+      'the retainers the global object does not reach');
+  }
+  await devtools.close();
 });
+
+// The snapshot file loaded in DevTools and analysed by gcsnap: {listed (the
+// objects DevTools lists), ours (gcsnap's reachable objects by ID), section
+// (dominators --json)}, once every listed object was found among gcsnap's;
+// null when DevTools could not load it.
+async function bothSides(t, browser, target, name, file) {
+  const loaded = await h.loadInDevTools(t, browser, target, name, file);
+  if (!loaded) return null;
+  const listed = await h.devtoolsObjects(loaded.dt, name);
+  await loaded.dt.close();
+  const section = h.gcsnapJson('dominators', '--json', '--top', '0', file).sections[0];
+  const ours = new Map(section.top_objects.map((o) => [parseInt(o.id, 16), o]));
+  t.equal(listed.filter(([id]) => !ours.has(id)).slice(0, 5), [],
+    `${name}: each of the ${listed.length} objects DevTools lists is one gcsnap reaches`);
+  return { listed, ours, section };
+}

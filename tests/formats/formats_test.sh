@@ -4,7 +4,8 @@
 #   formats_test.sh SUITE GCSNAP WORKDIR
 #
 #   bytes  hand-made HPROF (8- and 4-byte IDs, and as Android writes it) and
-#          V8 files: exact figures, also zstd-compressed; a .gcdump PerfView
+#          V8 files (as Chromium and Node write them): exact figures, also
+#          zstd-compressed; a .gcdump PerfView
 #          sampled is read with a warning (GS_TEST_GCDUMP writes it); every cut is
 #          reported truncated (exit 1); a bad sub-record names its byte; no
 #          byte flip crashes the tool; an array of 3.5 million elements
@@ -87,9 +88,9 @@ PY
 
 suite_bytes() {
   local f want
-  for f in s8.hprof:8 s4.hprof:4 a.hprof:android s.heapsnapshot:v8 c.heapsnapshot:chrome; do
+  for f in s8.hprof:8 s4.hprof:4 a.hprof:android s.heapsnapshot:v8 c.heapsnapshot:chrome n.heapsnapshot:node; do
     case ${f#*:} in
-    v8|chrome|android) want=$(python3 "$here/make_heaps.py" "${f#*:}" "${f%:*}") ;;
+    v8|chrome|node|android) want=$(python3 "$here/make_heaps.py" "${f#*:}" "${f%:*}") ;;
     *) want=$(python3 "$here/make_heaps.py" hprof "${f%:*}" "${f#*:}") ;;
     esac
     f=${f%:*}

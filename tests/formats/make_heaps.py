@@ -108,9 +108,14 @@ def hprof(idsize=8, extra=0, android=False):
     return b''.join(out), expect
 
 
-def v8(chrome=False):
+def v8(chrome=False, node=False):
     """(root) -> (GC roots) -> (Global handles) -> global -> Map -> 3 Widgets;
     (GC roots) -> (Stack roots) -> one Widget; a weak edge Map -> a string.
+    As Node writes it (node): the root also links the global by a shortcut
+    edge, holds the synthetic "Node / Environment" (a size of its own)
+    holding a native object, and the synthetic "C++ roots" (size 0)
+    holding an object; a Widget links another by a shortcut edge, which is
+    no reference.
     As Chromium writes it (chrome): with the field detachedness, and native
     nodes no root reaches: a detached <div> holding Text T1, Text T2 through
     a hidden edge, Text T4 and an object Holder that holds Text X; an
@@ -137,6 +142,14 @@ def v8(chrome=False):
              (2, 9, 5),                                               # global.k -> Map
              (1, 0, 6), (1, 1, 7), (1, 2, 8), (6, 8, 9),              # Map -> widgets, weak
              (2, 9, 6)]                                               # widget 15 -> widget 13
+    if node:
+        strings += ["Node / Environment", "Node / IsolateData", "C++ roots", "Pinned"]
+        nodes[0] = (9, 0, 1, 0, 4)
+        nodes[7] = (3, 6, 15, 24, 2)
+        nodes += [(9, 13, 41, 100, 1), (8, 14, 43, 60, 0), (9, 15, 45, 0, 1), (3, 16, 47, 8, 0)]
+        edges[1:1] = [(5, 4, 4), (1, 2, 10), (1, 3, 12)]              # root: global, Node's
+        edges += [(5, 4, 8),                                          # widget 15 -> 17: shortcut
+                  (3, 14, 11), (1, 0, 13)]                            # Environment, C++ roots
     if chrome:
         edges += [(1, 0, 13), (4, 1, 14), (2, 9, 17), (1, 2, 16),    # detached div
                   (1, 0, 15), (1, 1, 16),                             # attached div
@@ -159,6 +172,11 @@ def v8(chrome=False):
               "roots_by_flag": {"none": 2, "pinned": 0, "weak": 1, "interior": 0, "other": 0},
               "unreachable": 1,
               "types": {"Widget": 3, "global": 1, "Map": 1, "(string)": 1}}
+    if node:
+        expect.update(objects=9, bytes=328, references=6, roots=6)
+        expect["roots_by_kind"]["internal"] = 3
+        expect["roots_by_flag"]["none"] = 5
+        expect["types"].update({"Node / Environment": 1, "Node / IsolateData": 1, "Pinned": 1})
     if chrome:
         expect.update(objects=15, bytes=440, references=12, unreachable=10)
         expect["types"].update({"Detached <div>": 1, "<div>": 2, "Detached Text": 1, "Text": 4,
@@ -174,7 +192,7 @@ if __name__ == '__main__':
     elif kind == 'android':
         data, expect = hprof(4, 0, True)
     else:
-        data, expect = v8(kind == 'chrome')
+        data, expect = v8(kind == 'chrome', kind == 'node')
     with open(path, 'wb') as f:
         f.write(data)
     print(json.dumps(expect))
