@@ -42,6 +42,7 @@ typedef struct hp_class {
   uint32_t field0, nfields;  /* this class's instance field types in fields[] */
   uint32_t layout, nrefs;    /* the chain's reference offsets in refoffs[]; NONE: not yet */
   uint32_t bytes;            /* instance bytes of the whole chain */
+  uint32_t referent;         /* of those references, the one that holds weakly; NONE: none */
   int dumped;
 } hp_class;
 
@@ -69,6 +70,8 @@ typedef struct hprof {
   uint64_t *refs;
   size_t refs_cap;
   uint64_t class_type;       /* type of class objects */
+  uint64_t reference_class;  /* java.lang.ref.Reference, or 0 */
+  uint32_t referent_field;   /* its field "referent" among its own, or NONE */
   unsigned prim_used;        /* bit per basic type seen in a primitive array */
   int heap_dumps;
   int segments, segments_ended;  /* HEAP DUMP SEGMENTs, and HEAP DUMP END seen after them */
@@ -237,6 +240,7 @@ static int rec_load_class(hprof *hp, uint64_t at, uint32_t len) {
   c->name = name;
   s = string_of(hp, name, &n);
   if (s && n == 15 && memcmp(s, "java/lang/Class", 15) == 0) hp->class_type = id;
+  if (s && n == 23 && memcmp(s, "java/lang/ref/Reference", 23) == 0) hp->reference_class = id;
   return GS_OK;
 }
 
@@ -247,6 +251,7 @@ static int class_layout(hprof *hp, hp_class *c, uint64_t at) {
   uint64_t off = 0;
   size_t steps = 0, i;
   const hp_class *k;
+  c->referent = NONE;
   for (k = c; k; k = k->super ? class_find(hp, k->super) : NULL) {
     if (++steps > hp->nclasses)
       return gsf_in_fail(&hp->in, at, "the superclasses of class 0x%llx form a cycle",
@@ -260,6 +265,8 @@ static int class_layout(hprof *hp, hp_class *c, uint64_t at) {
         if (gs_array_reserve((void **)&hp->refoffs, &hp->refoffs_cap, hp->nrefoffs + 1,
                              sizeof *hp->refoffs))
           return oom(hp);
+        if (k->id == hp->reference_class && i == hp->referent_field)
+          c->referent = (uint32_t)(hp->nrefoffs - start);
         hp->refoffs[hp->nrefoffs++] = (uint32_t)off;
       }
       off += type_size(hp, t);
@@ -314,6 +321,12 @@ static int class_statics(hprof *hp, uint64_t at, uint64_t id, uint64_t *bytes) {
   return rc;
 }
 
+static int is_named(const hprof *hp, uint64_t name, const char *want) {
+  size_t n;
+  const char *s = string_of(hp, name, &n);
+  return s && n == strlen(want) && memcmp(s, want, n) == 0;
+}
+
 static int class_fields(hprof *hp, uint64_t at, hp_class *c) {
   uint32_t n, i, t;
   uint64_t name;
@@ -328,6 +341,7 @@ static int class_fields(hprof *hp, uint64_t at, hp_class *c) {
         (rc = gsf_in_u1(&hp->in, &t, "a class dump")))
       return rc;
     if (type_size(hp, t) == 0) return gsf_in_fail(&hp->in, at, "unknown basic type %u", t);
+    if (c->id == hp->reference_class && is_named(hp, name, "referent")) hp->referent_field = i;
     hp->fields[hp->nfields++] = (unsigned char)t;
   }
   return GS_OK;
@@ -361,12 +375,15 @@ static int sub_class(hprof *hp, uint64_t at) {
 
 /* ---- objects ---------------------------------------------------------- */
 
-static int instance_refs(hprof *hp, const hp_class *c, uint32_t nbytes, size_t *n) {
+/* The instance's references, but for the referent of a Reference, which
+ * goes to *weak (0: none). */
+static int instance_refs(hprof *hp, const hp_class *c, uint32_t nbytes, size_t *n, uint64_t *weak) {
   uint32_t pos = 0, i;
   int rc;
   if (gs_array_reserve((void **)&hp->refs, &hp->refs_cap, c->nrefs, sizeof *hp->refs))
     return oom(hp);
   *n = 0;
+  *weak = 0;
   for (i = 0; i < c->nrefs; i++) {
     uint32_t off = hp->refoffs[c->layout + i];
     uint64_t ref;
@@ -374,14 +391,18 @@ static int instance_refs(hprof *hp, const hp_class *c, uint32_t nbytes, size_t *
         (rc = read_id(hp, &ref, "an instance dump")))
       return rc;
     pos = off + hp->idsize;
-    if (ref) hp->refs[(*n)++] = ref;
+    if (i == c->referent) *weak = ref;
+    else if (ref) hp->refs[(*n)++] = ref;
   }
   return gsf_in_skip(hp->cur, nbytes - pos, "an instance dump");
 }
 
-/* An instance whose fields follow in hp->cur, with its class dumped. */
+/* An instance whose fields follow in hp->cur, with its class dumped. The
+ * referent of a Reference (weak, soft, phantom, or a finalizer's) keeps
+ * nothing alive: it gets a weak root, as V8's weak edges do. */
 static int instance(hprof *hp, uint64_t at, uint64_t id, uint64_t cid, uint32_t nbytes) {
   hp_class *c = class_find(hp, cid);
+  uint64_t weak;
   size_t n;
   int rc;
   if (!c || !c->dumped)
@@ -392,8 +413,10 @@ static int instance(hprof *hp, uint64_t at, uint64_t id, uint64_t cid, uint32_t 
     return gsf_in_fail(&hp->in, at, "instance 0x%llx has %lu bytes of fields; its class 0x%llx has %lu",
                        (unsigned long long)id, (unsigned long)nbytes,
                        (unsigned long long)cid, (unsigned long)c->bytes);
-  if ((rc = instance_refs(hp, c, nbytes, &n))) return rc;
-  return gs_writer_object(hp->w, id, cid, align8(2 * hp->idsize + (uint64_t)nbytes), hp->refs, n);
+  if ((rc = instance_refs(hp, c, nbytes, &n, &weak)) ||
+      (rc = gs_writer_object(hp->w, id, cid, align8(2 * hp->idsize + (uint64_t)nbytes), hp->refs, n)))
+    return rc;
+  return weak ? gs_writer_root(hp->w, weak, GS_ROOT_HANDLE, GS_FLAG_WEAK, 0) : GS_OK;
 }
 
 static int spill_put(hprof *hp, uint64_t v, unsigned n) {
@@ -665,6 +688,7 @@ int gsf_hprof_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size
   gsf_in_init(&hp->in, in, in_ctx, err, cap);
   hp->cur = &hp->in;
   hp->w = w;
+  hp->referent_field = NONE;
   if (gs_idmap_init(&hp->strmap, 1024) || gs_idmap_init(&hp->classmap, 1024)) rc = oom(hp);
   else rc = convert(hp);
   if (rc && !err[0]) snprintf(err, cap, "byte %llu: %s", (unsigned long long)gsf_in_offset(&hp->in),

@@ -14,8 +14,10 @@
 #          converted records (same figures, removed, a failed write named)
 #   v8     a real Node heap: N objects of a named class held by a Map
 #   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
-#          static field's class as container, the list's retained size; the
-#          same counted in a gzip-compressed dump (GC.heap_dump -gz=1)
+#          static field's class as container, the list's retained size
+#          though a WeakReference names each too; objects a SoftReference
+#          alone holds unreachable; the same counted in a gzip-compressed
+#          dump (GC.heap_dump -gz=1)
 #          Both real heaps: every object's retained size equals networkx's
 #          (tests/analysis/nx_check.py; without networkx the suite passes
 #          its other checks and exits 77)
@@ -337,14 +339,20 @@ suite_hprof() {
   local n=3000 pid
   command -v javac > /dev/null && command -v jcmd > /dev/null || skip "javac or jcmd is not installed"
   cat > Leak.java <<'JAVA'
+import java.lang.ref.SoftReference;
+import java.lang.ref.WeakReference;
 import java.util.ArrayList;
 public class Leak {
   static final ArrayList<Leak> KEEP = new ArrayList<>();
+  static final ArrayList<Object> REFS = new ArrayList<>();
+  static class Soft { byte[] data = new byte[1000]; }
   Leak next; long a, b;
   public static void main(String[] args) throws Exception {
     int n = Integer.parseInt(args[0]);
     for (int i = 0; i < n; i++) KEEP.add(new Leak());
     for (int i = 0; i < n; i++) KEEP.get(i).next = KEEP.get((i + 1) % n);   // one cycle
+    for (int i = 0; i < n; i++) REFS.add(new WeakReference<>(KEEP.get(i)));  // KEEP retains them
+    for (int i = 0; i < 100; i++) REFS.add(new SoftReference<>(new Soft()));  // held softly only
     System.out.println("ready");
     System.out.flush();
     Thread.sleep(120000);
@@ -352,7 +360,7 @@ public class Leak {
 }
 JAVA
   javac Leak.java || { fail "javac"; return; }
-  java -Xmx64m -XX:+UseSerialGC -cp . Leak $n > java.out &
+  java -Xmx64m -XX:+UseSerialGC -XX:SoftRefLRUPolicyMSPerMB=1000000 -cp . Leak $n > java.out &
   pid=$!
   for _ in $(seq 100); do grep -q ready java.out && break; sleep 0.1; done
   jcmd $pid GC.heap_dump "$PWD/java.hprof" > /dev/null || fail "jcmd GC.heap_dump"
@@ -371,6 +379,7 @@ PY
   one=$(python3 -c 'import json; print(json.load(open("paths.json"))["sections"][0]["groups"][0]["example_path"][-1]["id"])')
   "$gcsnap" paths --object "$one" --json java.hprof > one.json || fail "paths --object exit $?"
   "$gcsnap" dominators --top 0 --json java.hprof > dom.json || fail "dominators exit $?"
+  "$gcsnap" paths --type 'Leak$Soft' --json java.hprof > soft.json || fail "paths --type Leak\$Soft exit $?"
   python3 - $n "$list" <<'PY' || fail "the JVM heap"
 import json, sys
 n, lst = int(sys.argv[1]), sys.argv[2]
@@ -385,7 +394,10 @@ root = json.load(open("one.json"))["sections"][0]["paths"][0]["root"]
 assert root["kind"] == "static" and root["container"] == "Leak", root
 top = json.load(open("dom.json"))["sections"][0]["top_objects"]
 kept = [o["retained"] for o in top if o["id"] == lst]
-assert kept and kept[0] >= n * size, (kept, n, size)
+assert kept and kept[0] >= n * size, (kept, n, size)    # the weak references retain none
+soft = json.load(open("soft.json"))["sections"][0]
+assert soft["objects"] == 100 and soft["reachable"] == 0, soft
+assert d["roots_by_flag"]["weak"] >= n + 100, d["roots_by_flag"]
 PY
   check_networkx java.hprof
 }
