@@ -400,7 +400,7 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   p->errcap = cap;
   p->f_type = p->f_name = p->f_id = p->f_size = p->f_edges = p->f_detached = -1;
   p->e_type = p->e_to = -1;
-  p->synthetic = p->native = p->weak = p->hidden = p->invisible = p->shortcut = -1;
+  p->synthetic = p->native = p->weak = p->hidden = p->invisible = p->shortcut = p->internal = -1;
   if (!(p->h = yajl_alloc(&callbacks, NULL, p))) {
     free(p);
     snprintf(err, cap, "out of memory");
@@ -414,6 +414,8 @@ int gsf_v8_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t 
   free(p->refs);
   free(p->later);
   free(p->kept);
+  free(p->weak_to);
+  free(p->weak_list);
   free(p->want);
   free(p->info);
   free(p);

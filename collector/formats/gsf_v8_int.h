@@ -73,7 +73,7 @@ typedef struct v8 {
   int named[MAX_NODE_TYPES];         /* type name = the node's name */
   char label[MAX_NODE_TYPES][32];    /* else this category */
   int synthetic, native;             /* node type numbers; -1: none */
-  int weak, hidden, invisible, shortcut; /* edge type numbers; -1: none */
+  int weak, hidden, invisible, shortcut, internal; /* edge type numbers; -1: none */
   int dom;                           /* some native node has a DOM state */
   /* nodes */
   v8_node *nodes;
@@ -97,6 +97,9 @@ typedef struct v8 {
   size_t nlater, later_cap;
   gsf_v8_edge *kept;                 /* edges of the nodes written last */
   size_t nkept, kept_cap;
+  uint8_t *weak_to;                  /* a bit per node the owner links weakly */
+  uint32_t *weak_list;               /* those nodes, to clear the bits */
+  size_t nweak, weak_cap;
   /* strings */
   uint32_t *want;                    /* string indices used as type names: as
                                       * the nodes come, then sorted, each once */

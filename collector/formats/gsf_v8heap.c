@@ -71,6 +71,7 @@ static int meta_string(v8 *p, json_ctx c, const char *s, size_t n) {
     if (gsf_v8_field_is(s, n, "hidden")) p->hidden = (int)p->netypes;
     if (gsf_v8_field_is(s, n, "invisible")) p->invisible = (int)p->netypes;
     if (gsf_v8_field_is(s, n, "shortcut")) p->shortcut = (int)p->netypes;
+    if (gsf_v8_field_is(s, n, "internal")) p->internal = (int)p->netypes;
     p->netypes++;
   }
   return 1;
@@ -230,11 +231,36 @@ static int weak_edge(v8 *p, uint64_t id) {
   return 1;
 }
 
+/* A WeakMap's table links each value weakly and again by an internal edge,
+ * which its key has too: the value lives as long as its key, so the
+ * table's internal edge is no reference (DevTools leaves it out as well).
+ * The owner's weak targets are marked, a bit per node, until the next. */
+static int mark_weak(v8 *p, uint64_t to) {
+  if (!p->weak_to && !(p->weak_to = calloc(p->nnodes / 8 + 1, 1))) return 0;
+  if (gs_array_reserve((void **)&p->weak_list, &p->weak_cap, p->nweak + 1, sizeof *p->weak_list))
+    return 0;
+  p->weak_to[to / 8] |= (uint8_t)(1u << (to % 8));
+  p->weak_list[p->nweak++] = (uint32_t)to;
+  return 1;
+}
+
+static int weak_too(const v8 *p, uint64_t to) {
+  return p->weak_to && (p->weak_to[to / 8] >> (to % 8) & 1);
+}
+
+static void forget_weak(v8 *p) {
+  while (p->nweak) {
+    uint32_t to = p->weak_list[--p->nweak];
+    p->weak_to[to / 8] &= (uint8_t)~(1u << (to % 8));
+  }
+}
+
 /* Moves to the node that owns the next edge, writing the nodes passed;
  * kept nodes wait for the end. */
 static int next_owner(v8 *p) {
   while (p->eleft == 0) {
     if (p->enode != NONE && !is_kept(p, p->enode) && !put_owner(p)) return 0;
+    forget_weak(p);
     p->enode = p->enode == NONE ? 0 : p->enode + 1;
     p->nrefs = 0;
     if (p->enode >= p->nnodes) return 2;
@@ -252,9 +278,13 @@ static int edge_done(v8 *p, uint64_t t, uint64_t to) {
     return gsf_v8_bad(p, "edge to_node %llu is not the index of a node", (unsigned long long)to);
   to /= p->nf;
   p->eleft--;
-  if ((int)t == p->weak) return weak_edge(p, node_id(p, to));
+  if ((int)t == p->weak) {
+    if (!mark_weak(p, to)) return gsf_v8_failed(p, GS_ENOMEM);
+    return weak_edge(p, node_id(p, to));
+  }
   /* V8's links not to follow for sizes (but the root's to the globals). */
   if ((int)t == p->shortcut && p->enode != 0) return 1;
+  if ((int)t == p->internal && weak_too(p, to)) return 1;
   if (is_kept(p, p->enode)) {
     gsf_v8_edge *e;
     if (gs_array_reserve((void **)&p->kept, &p->kept_cap, p->nkept + 1, sizeof *p->kept))

@@ -115,7 +115,9 @@ def v8(chrome=False, node=False):
     edge, holds the synthetic "Node / Environment" (a size of its own)
     holding a native object, and the synthetic "C++ roots" (size 0)
     holding an object; a Widget links another by a shortcut edge, which is
-    no reference.
+    no reference; the global holds a WeakMap's table and a key of it: the
+    table links the key and the value weakly, and the value again by an
+    internal edge, which is no reference, as the key's is.
     As Chromium writes it (chrome): with the field detachedness, and native
     nodes no root reaches: a detached <div> holding Text T1, Text T2 through
     a hidden edge, Text T4 and an object Holder that holds Text X; an
@@ -143,13 +145,20 @@ def v8(chrome=False, node=False):
              (1, 0, 6), (1, 1, 7), (1, 2, 8), (6, 8, 9),              # Map -> widgets, weak
              (2, 9, 6)]                                               # widget 15 -> widget 13
     if node:
-        strings += ["Node / Environment", "Node / IsolateData", "C++ roots", "Pinned"]
+        strings += ["Node / Environment", "Node / IsolateData", "C++ roots", "Pinned", "Key", "Val"]
         nodes[0] = (9, 0, 1, 0, 4)
+        nodes[4] = (3, 4, 9, 40, 3)
         nodes[7] = (3, 6, 15, 24, 2)
-        nodes += [(9, 13, 41, 100, 1), (8, 14, 43, 60, 0), (9, 15, 45, 0, 1), (3, 16, 47, 8, 0)]
+        nodes += [(9, 13, 41, 100, 1), (8, 14, 43, 60, 0), (9, 15, 45, 0, 1), (3, 16, 47, 8, 0),
+                  (1, 0, 49, 32, 3), (3, 17, 51, 16, 1), (3, 18, 53, 24, 0)]
         edges[1:1] = [(5, 4, 4), (1, 2, 10), (1, 3, 12)]              # root: global, Node's
-        edges += [(5, 4, 8),                                          # widget 15 -> 17: shortcut
-                  (3, 14, 11), (1, 0, 13)]                            # Environment, C++ roots
+        at = edges.index((2, 9, 5)) + 1
+        edges[at:at] = [(2, 9, 14), (2, 9, 15)]                       # global -> table, key
+        at = edges.index((2, 9, 6)) + 1
+        edges[at:at] = [(5, 4, 8)]                                    # widget 15 -> 17: shortcut
+        edges += [(3, 14, 11), (1, 0, 13),                            # Environment, C++ roots
+                  (6, 1, 15), (6, 2, 16), (3, 0, 16),                 # table: key, value
+                  (3, 0, 16)]                                         # key -> value
     if chrome:
         edges += [(1, 0, 13), (4, 1, 14), (2, 9, 17), (1, 2, 16),    # detached div
                   (1, 0, 15), (1, 1, 16),                             # attached div
@@ -173,10 +182,11 @@ def v8(chrome=False, node=False):
               "unreachable": 1,
               "types": {"Widget": 3, "global": 1, "Map": 1, "(string)": 1}}
     if node:
-        expect.update(objects=9, bytes=328, references=6, roots=6)
-        expect["roots_by_kind"]["internal"] = 3
-        expect["roots_by_flag"]["none"] = 5
-        expect["types"].update({"Node / Environment": 1, "Node / IsolateData": 1, "Pinned": 1})
+        expect.update(objects=12, bytes=400, references=9, roots=8)
+        expect["roots_by_kind"].update(internal=3, handle=4)
+        expect["roots_by_flag"].update(none=5, weak=3)
+        expect["types"].update({"Node / Environment": 1, "Node / IsolateData": 1, "Pinned": 1,
+                                "(array)": 1, "Key": 1, "Val": 1})
     if chrome:
         expect.update(objects=15, bytes=440, references=12, unreachable=10)
         expect["types"].update({"Detached <div>": 1, "<div>": 2, "Detached Text": 1, "Text": 4,
