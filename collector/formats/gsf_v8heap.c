@@ -24,6 +24,7 @@
 #define INFO_WEAK 0x08
 #define INFO_GC_ROOTS 0x10
 #define INFO_DETACHED 0x20  /* a detached node has this name */
+#define INFO_NO_ROOT 0x40   /* a category of objects no root holds */
 
 /* ---- meta -------------------------------------------------------------- */
 
@@ -406,6 +407,7 @@ int gsf_v8_strings_start(v8 *p) {
 static unsigned char root_info(const char *s) {
   static const struct { const char *part; unsigned char kind; } names[] = {
     {"(GC roots)", GS_ROOT_INTERNAL | INFO_GC_ROOTS}, {"Weak", GS_ROOT_INTERNAL | INFO_WEAK},
+    {"(unreachable objects)", GS_ROOT_INTERNAL | INFO_NO_ROOT},
     {"(local roots)", GS_ROOT_LOCAL}, {"Stack roots", GS_ROOT_LOCAL}, {"Handle scope", GS_ROOT_LOCAL},
     {"(finalizer roots)", GS_ROOT_FINALIZER}, {"(static roots)", GS_ROOT_STATIC},
     {"(handle roots)", GS_ROOT_HANDLE}, {"Global handles", GS_ROOT_HANDLE},
@@ -484,7 +486,8 @@ static int root_children(v8 *p, size_t c, unsigned char info) {
  * them: an object is a root itself (internal), and so is a synthetic node
  * with a size of its own (Node's "Node / Environment", which holds its
  * native objects); another synthetic node is a category, (GC roots) the
- * category of categories. */
+ * category of categories, and "(unreachable objects)" (which gcsnap export
+ * writes) one whose objects no root holds. */
 static int write_roots(v8 *p, size_t node, int top) {
   size_t a, b, i;
   kept_range(p, node, &a, &b);
@@ -499,7 +502,9 @@ static int write_roots(v8 *p, size_t node, int top) {
       continue;
     }
     info = info_of(p, p->nodes[c].name);
-    if (top && (info & INFO_GC_ROOTS)) {
+    if (info & INFO_NO_ROOT) {
+      p->types[c] |= DROPPED;
+    } else if (top && (info & INFO_GC_ROOTS)) {
       p->types[c] |= DROPPED;
       if (!write_roots(p, c, 0)) return 0;
     } else if (!root_children(p, c, info)) {

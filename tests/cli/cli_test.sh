@@ -347,6 +347,14 @@ nf, nodes = len(d["snapshot"]["meta"]["node_fields"]), d["nodes"]
 objs = [nodes[i:i + nf] for i in range(0, len(nodes), nf) if d["snapshot"]["meta"]["node_types"][0][nodes[i]] == "object"]
 assert sorted(o[3] for o in objs) == sorted(7 ** (i % 19) for i in range(1, 30001)), "sizes"
 assert sorted(o[4] for o in objs) == sorted(i % 5 for i in range(1, 30001)), "edge counts"'
+  # Read back, the export holds what the dump does: an object no root
+  # holds stays unreachable.
+  printf 'a 2 u 0\nt 1 A\no 10 1 20 18\no 18 1 30\no 20 1 40 10\nr 10 1 0\nc u 0\n' > u.gclog
+  run "$gcsnap" export --format heapsnapshot -o u.heapsnapshot u.gclog
+  expect_rc 0 "export of a dump with an unreachable object"
+  run "$gcsnap" dominators u.heapsnapshot
+  expect_regex out.txt '^  Unreachable objects  1 \(64 bytes' "the export read back: the unreachable object"
+  expect_regex out.txt '^  Reachable objects    2 \(80 bytes\)' "the export read back: the reachable ones"
   run "$gcsnap" export --format csv -o d.csv diamond.gclog
   expect_rc 0 "export as CSV"
   expect_line d.csv 'type,count,bytes' "CSV header"
