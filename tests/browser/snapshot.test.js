@@ -211,13 +211,14 @@ h.run('snapshot', async (t) => {
 
 // The snapshot file loaded in DevTools and analysed by gcsnap: {listed (the
 // objects DevTools lists), ours (gcsnap's reachable objects by ID), section
-// (dominators --json)}, once every listed object was found among gcsnap's;
-// null when DevTools could not load it.
+// (dominators --json)}, checked to list thousands of objects, each among
+// gcsnap's; null when DevTools could not load it.
 async function bothSides(t, browser, target, name, file) {
   const loaded = await h.loadInDevTools(t, browser, target, name, file);
   if (!loaded) return null;
   const listed = await h.devtoolsObjects(loaded.dt, name);
   await loaded.dt.close();
+  t.ok(listed.length > 10000, `${name}: DevTools lists the snapshot's objects (${listed.length})`);
   const section = h.gcsnapJson('dominators', '--json', '--top', '0', file).sections[0];
   const ours = new Map(section.top_objects.map((o) => [parseInt(o.id, 16), o]));
   t.equal(listed.filter(([id]) => !ours.has(id)).slice(0, 5), [],
