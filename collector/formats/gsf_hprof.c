@@ -168,7 +168,9 @@ static const char *string_of(const hprof *hp, uint64_t id, size_t *len) {
   return hp->arena + hp->strs[slot->value].off;
 }
 
-/* Java's internal names as Java writes them: java.lang.String, int[][]. */
+/* Java's internal names as Java writes them: java.lang.String, int[][],
+ * and a hidden class (a lambda's) App$$Lambda$1/0x7f00 (the JVM writes
+ * "+" there, which no Java name holds otherwise). */
 static size_t java_name(char *out, size_t cap, const char *s, size_t n) {
   static const char codes[] = "ZCFDBSIJ";
   static const char *const prims[] = {"boolean", "char", "float", "double",
@@ -187,8 +189,10 @@ static size_t java_name(char *out, size_t cap, const char *s, size_t n) {
     n -= 2;
   }
   len = gsf_text_clean(tmp, sizeof tmp, s, n);
-  for (i = 0; i < len; i++)
+  for (i = 0; i < len; i++) {
     if (tmp[i] == '/') tmp[i] = '.';
+    else if (tmp[i] == '+') tmp[i] = '/';
+  }
   for (i = 0; i < dims && len + 2 < sizeof tmp; i++) {
     tmp[len++] = '[';
     tmp[len++] = ']';

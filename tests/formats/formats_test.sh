@@ -16,8 +16,8 @@
 #   hprof  a real JVM heap (javac, jcmd GC.heap_dump): N instances, the
 #          static field's class as container, the list's retained size
 #          though a WeakReference names each too; objects a SoftReference
-#          alone holds unreachable; the same counted in a gzip-compressed
-#          dump (GC.heap_dump -gz=1)
+#          alone holds unreachable; a lambda's class named as Java names it;
+#          the same counted in a gzip-compressed dump (GC.heap_dump -gz=1)
 #          Both real heaps: every object's retained size equals networkx's
 #          (tests/analysis/nx_check.py; without networkx the suite passes
 #          its other checks and exits 77)
@@ -346,6 +346,7 @@ public class Leak {
   static final ArrayList<Leak> KEEP = new ArrayList<>();
   static final ArrayList<Object> REFS = new ArrayList<>();
   static class Soft { byte[] data = new byte[1000]; }
+  static final Runnable TASK = () -> { };
   Leak next; long a, b;
   public static void main(String[] args) throws Exception {
     int n = Integer.parseInt(args[0]);
@@ -381,7 +382,7 @@ PY
   "$gcsnap" dominators --top 0 --json java.hprof > dom.json || fail "dominators exit $?"
   "$gcsnap" paths --type 'Leak$Soft' --json java.hprof > soft.json || fail "paths --type Leak\$Soft exit $?"
   python3 - $n "$list" <<'PY' || fail "the JVM heap"
-import json, sys
+import json, re, sys
 n, lst = int(sys.argv[1]), sys.argv[2]
 d = json.load(open("sum.json"))
 leak = [t for t in d["by_type"] if t["type"] == "Leak"]
@@ -398,6 +399,8 @@ assert kept and kept[0] >= n * size, (kept, n, size)    # the weak references re
 soft = json.load(open("soft.json"))["sections"][0]
 assert soft["objects"] == 100 and soft["reachable"] == 0, soft
 assert d["roots_by_flag"]["weak"] >= n + 100, d["roots_by_flag"]
+lam = [t for t in d["by_type"] if t["type"].startswith("Leak$$Lambda")]
+assert lam and all(re.fullmatch(r"Leak\$\$Lambda\$?\d*/0x[0-9a-f]+", t["type"]) for t in lam), lam
 PY
   check_networkx java.hprof
 }
