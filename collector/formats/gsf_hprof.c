@@ -168,39 +168,6 @@ static const char *string_of(const hprof *hp, uint64_t id, size_t *len) {
   return hp->arena + hp->strs[slot->value].off;
 }
 
-/* Java's internal names as Java writes them: java.lang.String, int[][],
- * and a hidden class (a lambda's) App$$Lambda$1/0x7f00 (the JVM writes
- * "+" there, which no Java name holds otherwise). */
-static size_t java_name(char *out, size_t cap, const char *s, size_t n) {
-  static const char codes[] = "ZCFDBSIJ";
-  static const char *const prims[] = {"boolean", "char", "float", "double",
-                                      "byte", "short", "int", "long"};
-  char tmp[GSF_NAME_MAX];
-  size_t dims = 0, len, i;
-  const char *code;
-  while (dims < n && s[dims] == '[') dims++;
-  s += dims;
-  n -= dims;
-  if (dims && n == 1 && s[0] && (code = strchr(codes, s[0])) != NULL) {
-    s = prims[code - codes];
-    n = strlen(s);
-  } else if (dims && n >= 2 && s[0] == 'L' && s[n - 1] == ';') {
-    s++;
-    n -= 2;
-  }
-  len = gsf_text_clean(tmp, sizeof tmp, s, n);
-  for (i = 0; i < len; i++) {
-    if (tmp[i] == '/') tmp[i] = '.';
-    else if (tmp[i] == '+') tmp[i] = '/';
-  }
-  for (i = 0; i < dims && len + 2 < sizeof tmp; i++) {
-    tmp[len++] = '[';
-    tmp[len++] = ']';
-  }
-  tmp[len] = '\0';
-  return (size_t)snprintf(out, cap, "%s", tmp) < cap ? len : cap - 1;
-}
-
 /* ---- classes ---------------------------------------------------------- */
 
 static hp_class *class_find(const hprof *hp, uint64_t id) {
@@ -655,7 +622,7 @@ static int write_types(hprof *hp) {
     const hp_class *c = &hp->classes[i];
     const char *s = string_of(hp, c->name, &n);
     if (!c->dumped) continue;
-    len = s && n ? java_name(name, sizeof name, s, n) : 0;
+    len = s && n ? gsf_text_java_name(name, sizeof name, s, n) : 0;
     if (!len) len = (size_t)snprintf(name, sizeof name, "class@0x%llx", (unsigned long long)c->id);
     rc = gs_writer_type(hp->w, c->id, name, len);
   }

@@ -1,4 +1,7 @@
-/* gsf_text.c - cleaning of foreign names, with the library's UTF-8 rule. */
+/* gsf_text.c - cleaning of foreign names, with the library's UTF-8 rule, and
+ * Java's internal names as Java writes them. */
+#include <stdio.h>
+#include <string.h>
 #include "gs_text.h"
 #include "gsf_text.h"
 
@@ -20,4 +23,37 @@ size_t gsf_text_clean(char *out, size_t cap, const char *s, size_t n) {
   }
   out[o] = '\0';
   return o;
+}
+
+/* Java's internal names as Java writes them: java.lang.String, int[][],
+ * and a hidden class (a lambda's) App$$Lambda$1/0x7f00 (the JVM writes
+ * "+" there, which no Java name holds otherwise). */
+size_t gsf_text_java_name(char *out, size_t cap, const char *s, size_t n) {
+  static const char codes[] = "ZCFDBSIJ";
+  static const char *const prims[] = {"boolean", "char", "float", "double",
+                                      "byte", "short", "int", "long"};
+  char tmp[GSF_NAME_MAX];
+  size_t dims = 0, len, i;
+  const char *code;
+  while (dims < n && s[dims] == '[') dims++;
+  s += dims;
+  n -= dims;
+  if (dims && n == 1 && s[0] && (code = strchr(codes, s[0])) != NULL) {
+    s = prims[code - codes];
+    n = strlen(s);
+  } else if (dims && n >= 2 && s[0] == 'L' && s[n - 1] == ';') {
+    s++;
+    n -= 2;
+  }
+  len = gsf_text_clean(tmp, sizeof tmp, s, n);
+  for (i = 0; i < len; i++) {
+    if (tmp[i] == '/') tmp[i] = '.';
+    else if (tmp[i] == '+') tmp[i] = '/';
+  }
+  for (i = 0; i < dims && len + 2 < sizeof tmp; i++) {
+    tmp[len++] = '[';
+    tmp[len++] = ']';
+  }
+  tmp[len] = '\0';
+  return (size_t)snprintf(out, cap, "%s", tmp) < cap ? len : cap - 1;
 }

@@ -18,4 +18,9 @@
  * name that was empty or blank, which the caller must replace. */
 size_t gsf_text_clean(char *out, size_t cap, const char *s, size_t n);
 
+/* A Java internal name (HPROF's) as Java writes it, cleaned as above:
+ * java/lang/String is java.lang.String, [[I is int[][], a hidden class's
+ * App$$Lambda$1+0x7f00 is App$$Lambda$1/0x7f00. */
+size_t gsf_text_java_name(char *out, size_t cap, const char *s, size_t n);
+
 #endif
