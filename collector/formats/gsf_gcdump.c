@@ -93,6 +93,13 @@ static int blank(const char *s, size_t n) {
   return n == 0;
 }
 
+/* PerfView names its pseudo-nodes in brackets ("[.NET Roots]", "[static
+ * var App.cache]", "[JS Roots]"); a JavaScript heap's objects may start
+ * with one too ("[] (Type  JSArray)", an array element), but never end so. */
+static int pseudo_name(const char *s, size_t n) {
+  return n >= 2 && s[0] == '[' && s[n - 1] == ']';
+}
+
 static int read_types(gd *g) {
   uint32_t i;
   int is_null, rc;
@@ -115,7 +122,7 @@ static int read_types(gd *g) {
       g->s.arena_len = t->name_off;
       t->name_len = 0;
     }
-    t->pseudo = t->name_len > 0 && g->s.arena[t->name_off] == '[';
+    t->pseudo = pseudo_name(g->s.arena + t->name_off, t->name_len);
     if ((rc = gsf_fs_i32(&g->s, &t->size, "a type")) < 0) return rc;
     mark = g->s.arena_len;   /* the module name is not kept */
     if ((rc = gsf_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;

@@ -157,6 +157,39 @@ static void test_root_categories(void **state) {
   free(f.data);
 }
 
+/* PerfView's JavaScript heaps (Internet Explorer, Edge): the objects'
+ * names may start with a bracket, as pseudo-nodes' do, but do not end
+ * with one. */
+static void test_js_heap(void **state) {
+  static const char *const types[] = {
+    "UNDEFINED", "[JS Roots]", "(Type  JSGlobal)", "[] (Type  JSArray)",
+    "[object Window] (Type  JSObject)"};
+  static const int32_t sizes[] = {0, 0, 256, 32, 64};
+  static const gcdb_node nodes[] = {
+    {1, -1, 2, {1, 3}},              /* 0 [JS Roots] */
+    {2, -1, 1, {2}},                 /* 1 the global object */
+    {3, -1, 1, {3}},                 /* 2 an array element of it */
+    {4, -1, 0, {0}}};                /* 3 the window */
+  static const gcdb_graph graph = {types, sizes, 5, nodes, 4};
+  static const char want[] =
+    "a 2 TestApp 0\n"
+    "t 2 (Type  JSGlobal)\n" "o 1 2 100 2\n"
+    "t 3 [] (Type  JSArray)\n" "o 2 3 20 3\n"
+    "t 4 [object Window] (Type  JSObject)\n" "o 3 4 40\n"
+    "r 1 0 0\n" "r 3 0 0\n"
+    "c TestApp 0\n";
+  gcdb_file f;
+  gsu_buf out = {0};
+  char err[256];
+  (void)state;
+  gcdb_build(&f, &graph);
+  gsu_assert_ok(convert(f.data, f.len, 0, &out, err, sizeof err));
+  gsu_buf_append(&out, "", 1);
+  assert_string_equal(out.data, want);
+  gsu_buf_free(&out);
+  free(f.data);
+}
+
 static void test_sniff(void **state) {
   static const unsigned char nettrace[] =
       "\x14\0\0\0!FastSerialization.1\x04\x04\x01\x04\0\0\0\x04\0\0\0\x05\0\0\0Trace\x06";
@@ -403,6 +436,7 @@ int main(int argc, char **argv) {
     cmocka_unit_test(test_sample_records),
     cmocka_unit_test(test_sampled),
     cmocka_unit_test(test_root_categories),
+    cmocka_unit_test(test_js_heap),
     cmocka_unit_test(test_sniff),
     cmocka_unit_test(test_truncations),
     cmocka_unit_test(test_corrupt_counts),
