@@ -2,7 +2,7 @@
  *
  * Every reader has the same shape: a sniff of the first bytes, and a
  * conversion of the whole input (a gs_read_fn of raw, already decompressed
- * bytes) into records of one section, written through a gs_writer. */
+ * bytes) into records of a section a heap, written through a gs_writer. */
 #ifndef GSF_FORMAT_H
 #define GSF_FORMAT_H
 

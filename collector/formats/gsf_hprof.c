@@ -75,6 +75,7 @@ typedef struct hprof {
   unsigned prim_used;        /* bit per basic type seen in a primitive array */
   int heap_dumps;
   int segments, segments_ended;  /* HEAP DUMP SEGMENTs, and HEAP DUMP END seen after them */
+  int dump_closed;           /* the last dump is whole: a HEAP DUMP, or segments and their END */
 } hprof;
 
 /* The root sub-records: tag, RPM kind, and what follows the object ID.
@@ -594,24 +595,6 @@ static int header(hprof *hp) {
   return GS_OK;
 }
 
-static int record(hprof *hp) {
-  uint64_t at = gsf_in_offset(&hp->in);
-  uint32_t tag, time, len;
-  int rc;
-  if ((rc = gsf_in_u1(&hp->in, &tag, "a record header")) ||
-      (rc = gsf_in_u4(&hp->in, &time, "a record header")) ||
-      (rc = gsf_in_u4(&hp->in, &len, "a record header")))
-    return rc;
-  switch (tag) {
-  case TAG_STRING: return rec_string(hp, at, len);
-  case TAG_LOAD_CLASS: return rec_load_class(hp, at, len);
-  case TAG_HEAP_DUMP_SEGMENT: hp->segments++; hp->segments_ended = 0; return heap_dump(hp, len);
-  case TAG_HEAP_DUMP: return heap_dump(hp, len);
-  case TAG_HEAP_DUMP_END: hp->segments_ended = 1; return gsf_in_skip(&hp->in, len, "a record");
-  default: return gsf_in_skip(&hp->in, len, "a record");
-  }
-}
-
 /* Type records for every dumped class and primitive array type. */
 static int write_types(hprof *hp) {
   char name[GSF_NAME_MAX];
@@ -633,6 +616,63 @@ static int write_types(hprof *hp) {
   return rc;
 }
 
+/* Closes a dump's section: its deferred instances, then its types. */
+static int end_section(hprof *hp) {
+  int rc;
+  if ((rc = replay_deferred(hp)) || (rc = write_types(hp))) return rc;
+  return gs_writer_end(hp->w, "hprof", 5, 0);
+}
+
+/* A file may hold several dumps (the JDK's hprof agent writes one each time
+ * it is asked): each is a section of its own, which dumps its classes again,
+ * so the next is read as if it were the first but for the names. */
+static int next_section(hprof *hp) {
+  size_t i;
+  int rc;
+  if ((rc = end_section(hp))) return rc;
+  for (i = 0; i < hp->nclasses; i++) {
+    hp->classes[i].dumped = 0;
+    hp->classes[i].layout = NONE;
+  }
+  hp->nfields = hp->nrefoffs = 0;
+  hp->prim_used = 0;
+  hp->deferred = 0;
+  if (hp->spill) fclose(hp->spill);
+  hp->spill = NULL;
+  return gs_writer_section(hp->w, 2, "hprof", 5, 0);
+}
+
+/* A HEAP DUMP, or the first segment of a dump: a new section after another dump. */
+static int dump_begins(hprof *hp, int segment) {
+  int rc = hp->heap_dumps && hp->dump_closed ? next_section(hp) : GS_OK;
+  hp->dump_closed = !segment;
+  if (segment) {
+    hp->segments++;
+    hp->segments_ended = 0;
+  }
+  return rc;
+}
+
+static int record(hprof *hp) {
+  uint64_t at = gsf_in_offset(&hp->in);
+  uint32_t tag, time, len;
+  int rc;
+  if ((rc = gsf_in_u1(&hp->in, &tag, "a record header")) ||
+      (rc = gsf_in_u4(&hp->in, &time, "a record header")) ||
+      (rc = gsf_in_u4(&hp->in, &len, "a record header")))
+    return rc;
+  switch (tag) {
+  case TAG_STRING: return rec_string(hp, at, len);
+  case TAG_LOAD_CLASS: return rec_load_class(hp, at, len);
+  case TAG_HEAP_DUMP_SEGMENT: return (rc = dump_begins(hp, 1)) ? rc : heap_dump(hp, len);
+  case TAG_HEAP_DUMP: return (rc = dump_begins(hp, 0)) ? rc : heap_dump(hp, len);
+  case TAG_HEAP_DUMP_END:
+    hp->segments_ended = hp->dump_closed = 1;
+    return gsf_in_skip(&hp->in, len, "a record");
+  default: return gsf_in_skip(&hp->in, len, "a record");
+  }
+}
+
 static int convert(hprof *hp) {
   int rc, at_end;
   if ((rc = header(hp)) || (rc = gs_writer_section(hp->w, 2, "hprof", 5, 0))) return rc;
@@ -641,15 +681,13 @@ static int convert(hprof *hp) {
     if (at_end) break;
     if ((rc = record(hp))) return rc;
   }
-  if ((rc = replay_deferred(hp))) return rc;
   if (!hp->heap_dumps || (hp->segments && !hp->segments_ended)) {
     snprintf(hp->in.err, hp->in.errcap, "the file ends at byte %llu without %s (truncated file?)",
              (unsigned long long)gsf_in_offset(&hp->in),
              hp->heap_dumps ? "the HEAP DUMP END record" : "a heap dump");
     return GS_EFORMAT;
   }
-  if ((rc = write_types(hp))) return rc;
-  return gs_writer_end(hp->w, "hprof", 5, 0);
+  return end_section(hp);
 }
 
 int gsf_hprof_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t cap) {

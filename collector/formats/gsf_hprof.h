@@ -14,8 +14,8 @@
 
 /* Nonzero when head (n bytes) starts an HPROF file. */
 int gsf_hprof_sniff(const unsigned char *head, size_t n);
-/* Reads a whole HPROF file through in/in_ctx and writes it as records (one
- * section) through w. Returns 0, or a negative GS_E* code (gs_error.h) with
+/* Reads a whole HPROF file through in/in_ctx and writes it as records (a
+ * section for each heap dump it holds) through w. Returns 0, or a negative GS_E* code (gs_error.h) with
  * a message naming the byte offset in err. */
 int gsf_hprof_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size_t cap);
 

@@ -90,9 +90,10 @@ PY
 
 suite_bytes() {
   local f want
-  for f in s8.hprof:8 s4.hprof:4 a.hprof:android s.heapsnapshot:v8 c.heapsnapshot:chrome n.heapsnapshot:node; do
+  for f in s8.hprof:8 s4.hprof:4 a.hprof:android m.hprof:hprof2 s.heapsnapshot:v8 c.heapsnapshot:chrome \
+           n.heapsnapshot:node; do
     case ${f#*:} in
-    v8|chrome|node|android) want=$(python3 "$here/make_heaps.py" "${f#*:}" "${f%:*}") ;;
+    v8|chrome|node|android|hprof2) want=$(python3 "$here/make_heaps.py" "${f#*:}" "${f%:*}") ;;
     *) want=$(python3 "$here/make_heaps.py" hprof "${f%:*}" "${f#*:}") ;;
     esac
     f=${f%:*}
@@ -103,6 +104,11 @@ suite_bytes() {
     check_summary "$f.gclog" "$want"
     check_flips "$f"
   done
+  # Each dump of a file that holds two is a section of its own.
+  "$gcsnap" summary --json m.hprof | python3 -c 'import json, sys
+s = json.load(sys.stdin)["sections"]
+sys.exit(not (len(s) == 2 and all(x["objects"] == 10 and x["unreachable"] == 3 for x in s)))' ||
+    fail "m.hprof: its two dumps are not two sections of 10 objects each"
   check_cuts s8.hprof 31 5
   check_cuts s4.hprof 32 11
   check_cuts a.hprof 32 7

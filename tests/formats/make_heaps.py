@@ -5,6 +5,7 @@
                                      IDs), its array EXTRA elements longer
   make_heaps.py android OUT          the same as Android writes it (1.0.3, 4-byte
                                      IDs, its own sub-records added)
+  make_heaps.py hprof2 OUT           two dumps of that heap in one file
   make_heaps.py v8 OUT               a V8 heap snapshot
   make_heaps.py chrome OUT           the same as Chromium writes it
 
@@ -15,12 +16,14 @@ import struct
 import sys
 
 
-def hprof(idsize=8, extra=0, android=False):
+def hprof(idsize=8, extra=0, android=False, dumps=1):
     """java.lang.Object <- Node (fields: next:Object, v:int); Holder with a
     static Node[] field; a cycle of two Nodes in the array (and extra more
     elements naming the first); an int[]; one root of each kind. Android's
     adds a heap's name, a char[] without its values, rooted as an interned
-    string, each of its other roots, and an object named unreachable."""
+    string, each of its other roots, and an object named unreachable. With
+    dumps=2 the same heap is dumped twice, as the JDK's hprof agent does: a
+    HEAP DUMP record, then the segments."""
     fid = (lambda v: struct.pack('>I', v)) if idsize == 4 else (lambda v: struct.pack('>Q', v))
     version = b'1.0.3' if android else b'1.0.2'
     out = [b'JAVA PROFILE ' + version + b'\0', struct.pack('>IQ', idsize, 0)]
@@ -84,6 +87,8 @@ def hprof(idsize=8, extra=0, android=False):
             b'\x8e' + fid(0x2200) + struct.pack('>II', 1, 0),        # JNI monitor
             b'\x90' + fid(0x2100),                                   # unreachable: no root
         ]
+    if dumps == 2:
+        rec(0x0c, b''.join(parts))
     rec(0x1c, b''.join(parts[:6]))      # two segments, split between records
     rec(0x1c, b''.join(parts[6:]))
     rec(0x2c, b'')
@@ -105,6 +110,12 @@ def hprof(idsize=8, extra=0, android=False):
         for kind, n in (("internal", 4), ("finalizer", 1), ("runtime", 1)):
             expect["roots_by_kind"][kind] += n
         expect["types"]["char[]"] = 1
+    if dumps == 2:
+        for k in ("objects", "bytes", "references", "roots", "unreachable"):
+            expect[k] *= 2
+        for d in (expect["roots_by_kind"], expect["types"]):
+            for k in d:
+                d[k] *= 2
     return b''.join(out), expect
 
 
@@ -201,6 +212,8 @@ if __name__ == '__main__':
         data, expect = hprof(*args)
     elif kind == 'android':
         data, expect = hprof(4, 0, True)
+    elif kind == 'hprof2':
+        data, expect = hprof(8, 0, False, 2)
     else:
         data, expect = v8(kind == 'chrome', kind == 'node')
     with open(path, 'wb') as f:
