@@ -6,6 +6,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  fuzz_formats_run(gsf_hprof_convert, data, size);
+  fuzz_formats_run(gsf_hprof_convert, data, size, UINT64_MAX);  /* a section a heap dump */
   return 0;
 }

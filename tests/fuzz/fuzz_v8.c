@@ -7,6 +7,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  fuzz_formats_run(gsf_v8_convert, data, size);
+  fuzz_formats_run(gsf_v8_convert, data, size, 1);
   return 0;
 }
