@@ -73,8 +73,7 @@ typedef struct hprof {
   uint64_t reference_class;  /* java.lang.ref.Reference, or 0 */
   uint32_t referent_field;   /* its field "referent" among its own, or NONE */
   unsigned prim_used;        /* bit per basic type seen in a primitive array */
-  int heap_dumps;
-  int segments, segments_ended;  /* HEAP DUMP SEGMENTs, and HEAP DUMP END seen after them */
+  int heap_dumps;            /* HEAP DUMP and HEAP DUMP SEGMENT records */
   int dump_closed;           /* the last dump is whole: a HEAP DUMP, or segments and their END */
 } hprof;
 
@@ -642,15 +641,13 @@ static int next_section(hprof *hp) {
   return gs_writer_section(hp->w, 2, "hprof", 5, 0);
 }
 
-/* A HEAP DUMP, or the first segment of a dump: a new section after another dump. */
-static int dump_begins(hprof *hp, int segment) {
-  int rc = hp->heap_dumps && hp->dump_closed ? next_section(hp) : GS_OK;
-  hp->dump_closed = !segment;
-  if (segment) {
-    hp->segments++;
-    hp->segments_ended = 0;
-  }
-  return rc;
+/* A HEAP DUMP (whole) or a HEAP DUMP SEGMENT: after a whole dump, the
+ * first of the next one. */
+static int dump_record(hprof *hp, uint32_t len, int whole) {
+  int rc;
+  if (hp->heap_dumps && hp->dump_closed && (rc = next_section(hp))) return rc;
+  hp->dump_closed = whole;
+  return heap_dump(hp, len);
 }
 
 static int record(hprof *hp) {
@@ -664,10 +661,10 @@ static int record(hprof *hp) {
   switch (tag) {
   case TAG_STRING: return rec_string(hp, at, len);
   case TAG_LOAD_CLASS: return rec_load_class(hp, at, len);
-  case TAG_HEAP_DUMP_SEGMENT: return (rc = dump_begins(hp, 1)) ? rc : heap_dump(hp, len);
-  case TAG_HEAP_DUMP: return (rc = dump_begins(hp, 0)) ? rc : heap_dump(hp, len);
+  case TAG_HEAP_DUMP_SEGMENT: return dump_record(hp, len, 0);
+  case TAG_HEAP_DUMP: return dump_record(hp, len, 1);
   case TAG_HEAP_DUMP_END:
-    hp->segments_ended = hp->dump_closed = 1;
+    hp->dump_closed = 1;
     return gsf_in_skip(&hp->in, len, "a record");
   default: return gsf_in_skip(&hp->in, len, "a record");
   }
@@ -681,7 +678,7 @@ static int convert(hprof *hp) {
     if (at_end) break;
     if ((rc = record(hp))) return rc;
   }
-  if (!hp->heap_dumps || (hp->segments && !hp->segments_ended)) {
+  if (!hp->heap_dumps || !hp->dump_closed) {
     snprintf(hp->in.err, hp->in.errcap, "the file ends at byte %llu without %s (truncated file?)",
              (unsigned long long)gsf_in_offset(&hp->in),
              hp->heap_dumps ? "the HEAP DUMP END record" : "a heap dump");
