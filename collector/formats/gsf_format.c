@@ -86,12 +86,28 @@ static int contains(const unsigned char *h, size_t n, const char *s) {
   return 0;
 }
 
+/* Whether the object at h[i] starts with a member a V8 heap snapshot has
+ * after its "snapshot": one rewritten with its keys sorted, say. */
+static int v8_member_first(const unsigned char *h, size_t i, size_t n) {
+  static const char *const keys[] = {"\"nodes\"", "\"edges\"", "\"strings\"", "\"locations\"",
+                                     "\"samples\"", "\"trace_function_infos\"", "\"trace_tree\""};
+  size_t k;
+  if (h[i++] != '{') return 0;
+  while (i < n && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n')) i++;
+  for (k = 0; k < sizeof keys / sizeof keys[0]; k++)
+    if (n - i >= strlen(keys[k]) && memcmp(h + i, keys[k], strlen(keys[k])) == 0) return 1;
+  return 0;
+}
+
 /* JSON that is no V8 heap snapshot (gsf_v8_sniff took those). */
 static const char *json(const unsigned char *h, size_t n) {
   size_t i = gsf_v8_json_start(h, n);
   if (i == n || (h[i] != '{' && h[i] != '[')) return NULL;
   if (contains(h, n, "\"type\":\"Inspector\"") || contains(h, n, "\"type\":\"GCDebugging\""))
     return "a JavaScriptCore heap snapshot (Safari, Bun), which gcsnap does not read";
+  if (v8_member_first(h, i, n))
+    return "a V8 heap snapshot whose members are out of V8's order, which gcsnap reads as "
+           "DevTools does: reorder it first (jq '{snapshot, nodes, edges, strings}')";
   return "JSON, but not a V8 heap snapshot (whose first member is \"snapshot\"): a heap or "
          "CPU profile (.heapprofile, .cpuprofile) or a trace holds no object graph";
 }

@@ -812,12 +812,13 @@ validate_not_dumps() {
   local f
   printf '{"head":{"callFrame":{"functionName":"(root)"},"selfSize":0},"samples":[]}\n' >x.heapprofile
   printf '{"version":2,"type":"Inspector","nodes":[],"nodeClassNames":[]}\n' >jsc.json
+  printf '{ "edges":[],"nodes":[],"snapshot":{"meta":{}},"strings":[]}\n' >sorted.heapsnapshot
   printf '\x7fELF\x02\x01\x01\x00' >core.1234
   printf 'Nettrace\x14\x00\x00\x00!FastSerialization.1' >t.nettrace
   gzip -c small.gclog >s.gz
   printf 'PK\x03\x04\x14\x00' >s.zip
   set -- "x.heapprofile:JSON, but not a V8 heap snapshot" "jsc.json:a JavaScriptCore heap snapshot" \
-    "core.1234:an ELF file" "t.nettrace:an EventPipe trace" "s.zip:a zip archive"
+    "sorted.heapsnapshot:a V8 heap snapshot whose members are out of V8's order" "core.1234:an ELF file" "t.nettrace:an EventPipe trace" "s.zip:a zip archive"
   if command -v xz >/dev/null 2>&1; then xz -c small.gclog >s.xz; set -- "$@" "s.xz:xz-compressed"; fi
   for f in "$@"; do
     run "$gcsnap" validate "${f%%:*}"
@@ -829,7 +830,7 @@ validate_not_dumps() {
   expect_count err.txt "^x\.heapprofile: error \[bad-heap-file\]: JSON, but not" 1 "summary says the same"
   run "$gcsnap" validate s.gz
   expect_rc 0 "gzip is still read as it is"
-  rm -f x.heapprofile jsc.json core.1234 t.nettrace s.gz s.zip s.xz
+  rm -f x.heapprofile jsc.json sorted.heapsnapshot core.1234 t.nettrace s.gz s.zip s.xz
 }
 
 # A dump saved as UTF-16 (Windows PowerShell's >) is refused in one error
