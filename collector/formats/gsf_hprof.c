@@ -63,6 +63,8 @@ typedef struct hprof {
   gs_idmap classmap;         /* class ID -> index in classes */
   hp_class *classes;
   size_t nclasses, classes_cap;
+  uint32_t *dumped;          /* indices in classes of this dump's class dumps */
+  size_t ndumped, dumped_cap;
   unsigned char *fields;
   size_t nfields, fields_cap;
   uint32_t *refoffs;
@@ -332,6 +334,9 @@ static int sub_class(hprof *hp, uint64_t at) {
     return rc;
   if (c->dumped)
     return gsf_in_fail(&hp->in, at, "class 0x%llx is dumped twice", (unsigned long long)id);
+  if (gs_array_reserve((void **)&hp->dumped, &hp->dumped_cap, hp->ndumped + 1, sizeof *hp->dumped))
+    return oom(hp);
+  hp->dumped[hp->ndumped++] = (uint32_t)(c - hp->classes);
   c->dumped = 1;
   c->super = super;
   c->loader = loader;
@@ -594,16 +599,22 @@ static int header(hprof *hp) {
   return GS_OK;
 }
 
-/* Type records for every dumped class and primitive array type. */
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Type records for every class the dump dumped, in the order their names
+ * came, and for every primitive array type. */
 static int write_types(hprof *hp) {
   char name[GSF_NAME_MAX];
   size_t i, n, len;
   unsigned t;
   int rc = GS_OK;
-  for (i = 0; i < hp->nclasses && !rc; i++) {
-    const hp_class *c = &hp->classes[i];
+  qsort(hp->dumped, hp->ndumped, sizeof *hp->dumped, cmp_u32);
+  for (i = 0; i < hp->ndumped && !rc; i++) {
+    const hp_class *c = &hp->classes[hp->dumped[i]];
     const char *s = string_of(hp, c->name, &n);
-    if (!c->dumped) continue;
     len = s && n ? gsf_text_java_name(name, sizeof name, s, n) : 0;
     if (!len) len = (size_t)snprintf(name, sizeof name, "class@0x%llx", (unsigned long long)c->id);
     rc = gs_writer_type(hp->w, c->id, name, len);
@@ -629,11 +640,11 @@ static int next_section(hprof *hp) {
   size_t i;
   int rc;
   if ((rc = end_section(hp))) return rc;
-  for (i = 0; i < hp->nclasses; i++) {
-    hp->classes[i].dumped = 0;
-    hp->classes[i].layout = NONE;
+  for (i = 0; i < hp->ndumped; i++) {
+    hp->classes[hp->dumped[i]].dumped = 0;
+    hp->classes[hp->dumped[i]].layout = NONE;
   }
-  hp->nfields = hp->nrefoffs = 0;
+  hp->nfields = hp->nrefoffs = hp->ndumped = 0;
   hp->prim_used = 0;
   hp->deferred = 0;
   if (hp->spill) fclose(hp->spill);
@@ -704,6 +715,7 @@ int gsf_hprof_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, size
   free(hp->strs);
   free(hp->arena);
   free(hp->classes);
+  free(hp->dumped);
   free(hp->fields);
   free(hp->refoffs);
   free(hp->refs);

@@ -109,6 +109,17 @@ suite_bytes() {
 s = json.load(sys.stdin)["sections"]
 sys.exit(not (len(s) == 2 and all(x["objects"] == 10 and x["unreachable"] == 3 for x in s)))' ||
     fail "m.hprof: its two dumps are not two sections of 10 objects each"
+  # Many empty dumps after many classes: a section each, each at the cost of
+  # what it holds (not of every class the file named).
+  python3 -c 'import struct, sys
+rec = lambda tag, body: struct.pack(">BII", tag, 0, len(body)) + body
+out = [b"JAVA PROFILE 1.0.2\0", struct.pack(">IQ", 8, 0), rec(1, struct.pack(">Q", 1) + b"C")]
+out += [rec(2, struct.pack(">IQIQ", i, 0x1000 + 16 * i, 0, 1)) for i in range(20000)]
+out += [rec(0x0c, b"")] * 50000
+sys.stdout.buffer.write(b"".join(out))' > many.hprof
+  "$gcsnap" summary many.hprof | grep -qx "File: many.hprof (50000 sections)" ||
+    fail "many.hprof: not 50000 sections"
+  rm -f many.hprof
   check_cuts s8.hprof 31 5
   check_cuts s4.hprof 32 11
   check_cuts a.hprof 32 7
