@@ -95,9 +95,11 @@ static int blank(const char *s, size_t n) {
 
 /* PerfView names its pseudo-nodes in brackets ("[.NET Roots]", "[static
  * var App.cache]", "[JS Roots]"); a JavaScript heap's objects may start
- * with one too ("[] (Type  JSArray)", an array element), but never end so. */
+ * with one too ("[] (Type  JSArray)", an array element), but never end so.
+ * An object a COM object stands behind is named "[RCW TYPE]" (dotnet-gcdump)
+ * or "[RCW MODULE!TYPE RefCnt: N]" (PerfView): an object on the GC heap. */
 static int pseudo_name(const char *s, size_t n) {
-  return n >= 2 && s[0] == '[' && s[n - 1] == ']';
+  return n >= 2 && s[0] == '[' && s[n - 1] == ']' && !(n > 5 && memcmp(s, "[RCW ", 5) == 0);
 }
 
 static int read_types(gd *g) {
@@ -318,7 +320,7 @@ static int write_object(gd *g, uint32_t i) {
 /* ---- roots ------------------------------------------------------------------
  * A class is a root kind (bits 0-2) and flags (bits 3-5). The pseudo-nodes
  * under the root node name why their children are live; a pseudo-node whose
- * name says nothing (an RCW, "[other roots]") passes on its parent's class. */
+ * name says nothing ("[other roots]") passes on its parent's class. */
 #define CLASS(kind, flags) ((unsigned)(kind) | (unsigned)(flags) << 3)
 
 static int has(const char *s, size_t n, const char *word) {
@@ -344,7 +346,6 @@ static unsigned class_of_name(const char *s, size_t n) {
   unsigned pinned = has(s, n, "pinned") ? GS_FLAG_PINNED : 0;
   if (starts(s, n, "[static var") || starts(s, n, "[thread static var"))
     return CLASS(GS_ROOT_STATIC, 0);
-  if (starts(s, n, "[rcw")) return INHERIT;
   if (starts(s, n, "[ccw") || has(s, n, "com/winrt") || has(s, n, "refcounted"))
     return CLASS(GS_ROOT_INTERNAL, 0);
   if (has(s, n, "finaliz")) return CLASS(GS_ROOT_FINALIZER, 0);

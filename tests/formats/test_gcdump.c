@@ -104,9 +104,10 @@ static void test_sampled(void **state) {
 }
 
 /* The category names of dotnet-gcdump and of newer PerfView files, nested
- * under "[GC Heaps]" and "[other roots]"; names of RCWs and static
- * variables that hold words of other categories; a pseudo-node reached
- * twice. */
+ * under "[GC Heaps]" and "[other roots]"; names of static variables that
+ * hold words of other categories; a pseudo-node reached twice. An object a
+ * COM object stands behind (an RCW), named in brackets as well, is an
+ * object: in a local variable, with a reference of its own. */
 static void test_root_categories(void **state) {
   static const char *const types[] = {
     "UNDEFINED", "[GC Heaps]", "[.NET Roots]", "[other roots]", "[StrongHandle]",
@@ -114,7 +115,7 @@ static void test_root_categories(void **state) {
     "[Pinned local vars]", "[local vars]", "[RCW Some.Finalizer.Handle RefCnt: 1]",
     "[AsyncPinnedHandle]", "[SizedRefHandle]", "[RefCountedHandle]", "Worker", "[JS Roots]",
     "[static var Pinned.handles]"};
-  static const int32_t sizes[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 32, 0, 0};
+  static const int32_t sizes[] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1024, 0, 0, 0, 32, 0, 0};
   static const gcdb_node nodes[] = {
     {1, -1, 2, {1, 14}},             /* 0 [GC Heaps] */
     {2, -1, 4, {2, 7, 9, 10}},       /* 1 [.NET Roots] */
@@ -127,7 +128,7 @@ static void test_root_categories(void **state) {
     {7, -1, 1, {22}},                /* 8 [static var Worker.current] */
     {8, -1, 1, {21}},                /* 9 [Pinned local vars] */
     {9, -1, 2, {11, 20}},            /* 10 [local vars] */
-    {10, -1, 1, {23}},               /* 11 [RCW ...] */
+    {10, -1, 1, {23}},               /* 11 an RCW */
     {-1, -1, 0, {0}}, {-1, -1, 0, {0}},
     {15, -1, 2, {23, 1}},            /* 14 [JS Roots] */
     {-1, -1, 0, {0}}, {-1, -1, 0, {0}},
@@ -138,9 +139,10 @@ static void test_root_categories(void **state) {
   static const gcdb_graph graph = {types, sizes, 17, nodes, 24};
   static const char want[] =
     "a 2 TestApp 0\n"
+    "t a [RCW Some.Finalizer.Handle RefCnt: 1]\n" "o b a 400 17\n"
     "t e Worker\n"
     "o 14 e 20 15\n" "o 15 e 20 16\n" "o 16 e 20\n" "o 17 e 20 14\n"
-    "r 14 1 0\n" "r 17 1 0\n" "r 15 1 1\n"        /* local vars, RCW, pinned locals */
+    "r b 1 0\n" "r 14 1 0\n" "r 15 1 1\n"         /* local vars, pinned locals */
     "r 14 4 0 e\n" "r 16 4 0 e\n"                   /* thread statics */
     "r 15 0 0\n" "r 14 3 0\n" "r 16 3 1\n" "r 15 3 1\n" "r 14 3 0\n"   /* other roots */
     "r 17 0 0\n"                                     /* [JS Roots] */

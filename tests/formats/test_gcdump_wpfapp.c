@@ -2,7 +2,9 @@
  * wpfapp.gcdump) read by the .gcdump reader: the records must be those of
  * wpfapp.gclog, which was made from it (fixtures/README.md), line for line
  * but the section name, which the reader takes from the file's process
- * name. Cut copies are refused as truncated and write nothing.
+ * name, and the six objects a COM object stands behind (RCWs, named
+ * "[RCW ...]"), which wpfapp.gclog leaves out with the roots that hold
+ * them. Cut copies are refused as truncated and write nothing.
  *
  * The files live outside the repository. Without them the test exits with
  * 77, which ctest reports as skipped. */
@@ -56,17 +58,98 @@ static const char *body(const char *s, size_t len, size_t *n) {
   return a + 1;
 }
 
+#define MAX_RCWS 16
+
+typedef struct rcws {
+  uint64_t types[MAX_RCWS], objects[MAX_RCWS];
+  unsigned ntypes, nobjects, nroots, nrefs;
+} rcws;
+
+static int listed(const uint64_t *ids, unsigned n, uint64_t id) {
+  while (n--)
+    if (ids[n] == id) return 1;
+  return 0;
+}
+
+/* The RCWs' types and objects among the records of s (n bytes). */
+static void find_rcws(const char *s, const char *e, rcws *r) {
+  memset(r, 0, sizeof *r);
+  for (; s < e; s = (const char *)memchr(s, '\n', (size_t)(e - s)) + 1) {
+    char *end;
+    uint64_t id = strtoull(s + 2, &end, 16);
+    if (*s == 't' && strncmp(end, " [RCW ", 6) == 0) {
+      assert_true(r->ntypes < MAX_RCWS);
+      r->types[r->ntypes++] = id;
+    } else if (*s == 'o' && listed(r->types, r->ntypes, strtoull(end, NULL, 16))) {
+      assert_true(r->nobjects < MAX_RCWS);
+      r->objects[r->nobjects++] = id;
+    }
+  }
+}
+
+/* The object line from s to nl without its references to RCWs, into out. */
+static size_t copy_object(const char *s, const char *nl, rcws *r, char *out) {
+  size_t len = 0;
+  unsigned field = 0;
+  while (s < nl) {
+    const char *sp = memchr(s, ' ', (size_t)(nl - s)), *end = sp ? sp : nl;
+    if (field++ >= 4 && listed(r->objects, r->nobjects, strtoull(s, NULL, 16))) {
+      r->nrefs++;
+    } else {
+      if (len) out[len++] = ' ';
+      memcpy(out + len, s, (size_t)(end - s));
+      len += (size_t)(end - s);
+    }
+    s = end + 1;
+  }
+  out[len++] = '\n';
+  return len;
+}
+
+/* The records of s (n bytes) without the RCWs: their types, objects, roots
+ * and the references to them, into out. */
+static size_t without_rcws(const char *s, size_t n, char *out, rcws *r) {
+  const char *e = s + n;
+  size_t len = 0;
+  find_rcws(s, e, r);
+  while (s < e) {
+    const char *nl = memchr(s, '\n', (size_t)(e - s));
+    char *end;
+    uint64_t id = strtoull(s + 2, &end, 16);
+    assert_non_null(nl);
+    if (*s == 'r' && listed(r->objects, r->nobjects, id)) {
+      r->nroots++;
+    } else if (*s == 'o' && !listed(r->objects, r->nobjects, id)) {
+      len += copy_object(s, nl, r, out + len);
+    } else if (*s != 'o' && !(*s == 't' && listed(r->types, r->ntypes, id))) {
+      memcpy(out + len, s, (size_t)(nl + 1 - s));
+      len += (size_t)(nl + 1 - s);
+    }
+    s = nl + 1;
+  }
+  return len;
+}
+
 static void test_same_records(void **state) {
   gsu_buf out = {0};
-  char err[256];
+  char err[256], *kept;
   const char *got, *want;
   size_t got_n, want_n;
+  rcws r;
   (void)state;
   gsu_assert_ok(convert(dump_len, &out, err, sizeof err));
   got = body(out.data, out.len, &got_n);
   want = body(log_text, log_len, &want_n);
+  kept = malloc(got_n + 1);
+  assert_non_null(kept);
+  got_n = without_rcws(got, got_n, kept, &r);
+  assert_int_equal(r.ntypes, 2);    /* System.__ComObject, by reference count */
+  assert_int_equal(r.nobjects, 6);
+  assert_int_equal(r.nroots, 4);    /* three static variables, one local */
+  assert_int_equal(r.nrefs, 6);
   assert_int_equal(got_n, want_n);
-  assert_memory_equal(got, want, want_n);
+  assert_memory_equal(kept, want, want_n);
+  free(kept);
   assert_int_equal(strncmp(out.data, "a 2 WpfApplication2 0\n", 22), 0);
   assert_int_equal(strncmp(out.data + out.len - 20, "c WpfApplication2 0\n", 20), 0);
   gsu_buf_free(&out);
