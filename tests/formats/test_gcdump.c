@@ -103,6 +103,19 @@ static void test_sampled(void **state) {
   }
 }
 
+/* The graph built as a file converts into exactly want. */
+static void assert_records(const gcdb_graph *graph, const char *want) {
+  gcdb_file f;
+  gsu_buf out = {0};
+  char err[256];
+  gcdb_build(&f, graph);
+  gsu_assert_ok(convert(f.data, f.len, 0, &out, err, sizeof err));
+  gsu_buf_append(&out, "", 1);
+  assert_string_equal(out.data, want);
+  gsu_buf_free(&out);
+  free(f.data);
+}
+
 /* The category names of dotnet-gcdump and of newer PerfView files, nested
  * under "[GC Heaps]" and "[other roots]"; names of static variables that
  * hold words of other categories; a pseudo-node reached twice. An object a
@@ -147,16 +160,8 @@ static void test_root_categories(void **state) {
     "r 15 0 0\n" "r 14 3 0\n" "r 16 3 1\n" "r 15 3 1\n" "r 14 3 0\n"   /* other roots */
     "r 17 0 0\n"                                     /* [JS Roots] */
     "c TestApp 0\n";
-  gcdb_file f;
-  gsu_buf out = {0};
-  char err[256];
   (void)state;
-  gcdb_build(&f, &graph);
-  gsu_assert_ok(convert(f.data, f.len, 0, &out, err, sizeof err));
-  gsu_buf_append(&out, "", 1);
-  assert_string_equal(out.data, want);
-  gsu_buf_free(&out);
-  free(f.data);
+  assert_records(&graph, want);
 }
 
 /* PerfView's JavaScript heaps (Internet Explorer, Edge): the objects'
@@ -180,16 +185,8 @@ static void test_js_heap(void **state) {
     "t 4 [object Window] (Type  JSObject)\n" "o 3 4 40\n"
     "r 1 0 0\n" "r 3 0 0\n"
     "c TestApp 0\n";
-  gcdb_file f;
-  gsu_buf out = {0};
-  char err[256];
   (void)state;
-  gcdb_build(&f, &graph);
-  gsu_assert_ok(convert(f.data, f.len, 0, &out, err, sizeof err));
-  gsu_buf_append(&out, "", 1);
-  assert_string_equal(out.data, want);
-  gsu_buf_free(&out);
-  free(f.data);
+  assert_records(&graph, want);
 }
 
 static void test_sniff(void **state) {

@@ -71,7 +71,7 @@ static int listed(const uint64_t *ids, unsigned n, uint64_t id) {
   return 0;
 }
 
-/* The RCWs' types and objects among the records of s (n bytes). */
+/* The RCWs' types and objects among the records from s to e. */
 static void find_rcws(const char *s, const char *e, rcws *r) {
   memset(r, 0, sizeof *r);
   for (; s < e; s = (const char *)memchr(s, '\n', (size_t)(e - s)) + 1) {
