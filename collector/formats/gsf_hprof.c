@@ -611,7 +611,7 @@ static int write_types(hprof *hp) {
   size_t i, n, len;
   unsigned t;
   int rc = GS_OK;
-  qsort(hp->dumped, hp->ndumped, sizeof *hp->dumped, cmp_u32);
+  if (hp->ndumped) qsort(hp->dumped, hp->ndumped, sizeof *hp->dumped, cmp_u32);
   for (i = 0; i < hp->ndumped && !rc; i++) {
     const hp_class *c = &hp->classes[hp->dumped[i]];
     const char *s = string_of(hp, c->name, &n);
