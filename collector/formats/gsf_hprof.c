@@ -32,10 +32,6 @@ int gsf_hprof_sniff(const unsigned char *head, size_t n) {
   return n >= MAGIC_LEN && memcmp(head, MAGIC, MAGIC_LEN) == 0;
 }
 
-int gsf_hprof_read_id(hprof *hp, uint64_t *v, const char *what) {
-  return gsf_in_uint(hp->cur, hp->idsize, v, what);
-}
-
 int gsf_hprof_oom(hprof *hp) {
   snprintf(hp->in.err, hp->in.errcap, "out of memory at byte %llu",
            (unsigned long long)gsf_in_offset(&hp->in));
@@ -81,11 +77,6 @@ const char *gsf_hprof_string_of(const hprof *hp, uint64_t id, size_t *len) {
 }
 
 /* ---- classes ---------------------------------------------------------- */
-
-hp_class *gsf_hprof_class_find(const hprof *hp, uint64_t id) {
-  const gs_idmap_slot *slot = gs_idmap_find(&hp->classmap, id);
-  return slot ? &hp->classes[slot->value] : NULL;
-}
 
 int gsf_hprof_class_get(hprof *hp, uint64_t id, hp_class **out) {
   gs_idmap_slot *slot;

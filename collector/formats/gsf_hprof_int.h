@@ -64,11 +64,19 @@ typedef struct hprof {
   int dump_closed;           /* the last dump is whole: a HEAP DUMP, or segments and their END */
 } hprof;
 
+/* Read for every field and every instance: inline on both sides. */
+static inline int gsf_hprof_read_id(hprof *hp, uint64_t *v, const char *what) {
+  return gsf_in_uint(hp->cur, hp->idsize, v, what);
+}
+
+static inline hp_class *gsf_hprof_class_find(const hprof *hp, uint64_t id) {
+  const gs_idmap_slot *slot = gs_idmap_find(&hp->classmap, id);
+  return slot ? &hp->classes[slot->value] : NULL;
+}
+
 /* gsf_hprof.c */
-int gsf_hprof_read_id(hprof *hp, uint64_t *v, const char *what);
 int gsf_hprof_oom(hprof *hp);
 const char *gsf_hprof_string_of(const hprof *hp, uint64_t id, size_t *len);
-hp_class *gsf_hprof_class_find(const hprof *hp, uint64_t id);
 int gsf_hprof_class_get(hprof *hp, uint64_t id, hp_class **out);
 
 /* gsf_hprof_heap.c */
