@@ -36,6 +36,9 @@ void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d) {
   else
     fprintf(out, "%s: %s [%s]: %s\n", file, severity, gs_diag_name(d->code),
             d->message);
+  if (d->code == GS_D_TOO_MANY_REFS)
+    fprintf(out, "%s: note: 'gcsnap --max-refs N COMMAND ...' reads objects of up to N references\n",
+            file);
 }
 
 int gs_cli_finish(int code) {

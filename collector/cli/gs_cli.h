@@ -54,7 +54,8 @@ void gs_cli_error(const char *fmt, ...)
   __attribute__((format(printf, 1, 2)))
 #endif
   ;
-/* "FILE:LINE: error [CODE]: message", or "FILE: ..." when line is 0. */
+/* "FILE:LINE: error [CODE]: message", or "FILE: ..." when line is 0; an
+ * object above the limit of references adds how to raise it. */
 void gs_cli_print_diag(FILE *out, const char *file, const gs_diag *d);
 /* Prints d, the problem a command stopped at, and how to list every one:
  * "gcsnap: [LEAD; ]run 'gcsnap validate FILE' ...", or LEAD alone when d is

@@ -47,35 +47,10 @@ static int read_token(const char *path, char *token, size_t cap) {
   return GS_EXIT_OK;
 }
 
-/* The value of a global option at argv[*i] ("--name VALUE" or
- * "--name=VALUE"), or NULL when argv[*i] is not that option; *missing is
- * set when its value is. */
-static const char *global_value(int argc, char **argv, int *i, const char *name, int *missing) {
-  size_t n = strlen(name);
-  if (!argv[*i] || strncmp(argv[*i], name, n) != 0) return NULL;
-  if (argv[*i][n] == '=') return argv[*i] + n + 1;
-  if (argv[*i][n] != '\0') return NULL;
-  if (*i + 1 >= argc) { *missing = 1; return NULL; }
-  return argv[++*i];
-}
-
-int gs_client_global_options(int *argc, char **argv) {
+int gs_client_set_auth(const char *token_file, const char *cacert) {
   static char token[GS_TOKEN_MAX + 2];
-  const char *token_file = NULL, *cacert = NULL, *env, *v;
-  int i, out = 1, missing = 0, code;
-  for (i = 1; i < *argc; i++) {
-    if (strcmp(argv[i], "--") == 0) break;
-    if ((v = global_value(*argc, argv, &i, "--token-file", &missing))) token_file = v;
-    else if ((v = global_value(*argc, argv, &i, "--cacert", &missing))) cacert = v;
-    else if (!missing) argv[out++] = argv[i];
-    if (missing) {
-      fprintf(stderr, "gcsnap: option '%s' needs a value\n", argv[i]);
-      return GS_EXIT_USAGE;
-    }
-  }
-  while (i < *argc) argv[out++] = argv[i++];
-  argv[out] = NULL;
-  *argc = out;
+  const char *env;
+  int code;
   if (token_file) {
     if ((code = read_token(token_file, token, sizeof token)) != GS_EXIT_OK ||
         (code = check_token(token, token_file)) != GS_EXIT_OK)

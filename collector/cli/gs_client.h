@@ -22,12 +22,11 @@
 #define GS_TOKEN_ENV "GCSNAP_TOKEN"
 #define GS_TOKEN_MAX 1024
 
-/* Takes the global options out of argv (up to a "--"), wherever they are:
- * --token-file PATH (the collector's API token: the file's first line;
- * else $GCSNAP_TOKEN) and --cacert FILE (PEM CA certificates for an
- * https:// collector), and hands them to gs_http. *argc is updated.
+/* Hands the global options --token-file PATH (the collector's API token:
+ * the file's first line; NULL: $GCSNAP_TOKEN, if set) and --cacert FILE
+ * (PEM CA certificates for an https:// collector; NULL: none) to gs_http.
  * Returns GS_EXIT_OK, or GS_EXIT_USAGE after printing why. */
-int gs_client_global_options(int *argc, char **argv);
+int gs_client_set_auth(const char *token_file, const char *cacert);
 
 /* The base URL, without a trailing slash: option if not NULL, else the
  * environment, else the default. Points into static storage. */

@@ -117,6 +117,7 @@ static int open_all(convert *c, const char *in, const char *out) {
     gs_cli_error("out of memory");
     return GS_EXIT_USAGE;
   }
+  gs_writer_set_max_refs(c->writer, gs_file_max_refs());
   return GS_EXIT_OK;
 }
 

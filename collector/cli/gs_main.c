@@ -1,10 +1,13 @@
 /* gs_main.c - entry point of the gcsnap command-line tool.
  *
- * Only dispatches: global options (--help, --version, and the collector's
- * --token-file and --cacert, which may come anywhere before a "--") and
- * the command name are handled here; each command parses its own options. */
+ * Only dispatches: global options (--help, --version, the collector's
+ * --token-file and --cacert, and --max-refs of the input files, which may
+ * come anywhere before a "--") and the command name are handled here; each
+ * command parses its own options. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "gs_args.h"
 #include "gs_cli.h"
 #include "gs_client.h"
 #include "gs_file.h"
@@ -56,14 +59,63 @@ static void print_usage(FILE *out) {
         "  --token-file PATH  send the token in PATH (its first line) as\n"
         "                     'Authorization: Bearer TOKEN'; else $" GS_TOKEN_ENV "\n"
         "  --cacert FILE      CA certificates (PEM) for an https:// collector\n"
+        "and for the commands that read heap files:\n"
+        "  --max-refs N       read objects of up to N references (default\n"
+        "                     33554432; each costs 8 bytes of memory while\n"
+        "                     its object is read); larger ones make a file\n"
+        "                     unreadable\n"
         "\n"
         "Exit status: 0 success, 1 invalid input or the collector refused or\n"
         "failed the operation, 2 usage or I/O error or no collector to talk to.\n", out);
 }
 
+/* The value of a global option at argv[*i] ("--name VALUE" or
+ * "--name=VALUE"), or NULL when argv[*i] is not that option; *missing is
+ * set when its value is. */
+static const char *global_value(int argc, char **argv, int *i, const char *name, int *missing) {
+  size_t n = strlen(name);
+  if (!argv[*i] || strncmp(argv[*i], name, n) != 0) return NULL;
+  if (argv[*i][n] == '=') return argv[*i] + n + 1;
+  if (argv[*i][n] != '\0') return NULL;
+  if (*i + 1 >= argc) { *missing = 1; return NULL; }
+  return argv[++*i];
+}
+
+/* The graph counts references in 32 bits; the reader holds 8 bytes each. */
+static int set_max_refs(const char *s) {
+  uint64_t n, most = SIZE_MAX / 8 < UINT32_MAX ? SIZE_MAX / 8 : UINT32_MAX;
+  if (gs_args_parse_count(s, most, &n) != 0 || n == 0) {
+    fprintf(stderr, "gcsnap: --max-refs needs a number from 1 to %llu\n", (unsigned long long)most);
+    return GS_EXIT_USAGE;
+  }
+  gs_file_set_max_refs((size_t)n);
+  return GS_EXIT_OK;
+}
+
+/* Takes the global options out of argv (up to a "--"), wherever they are. */
+static int global_options(int *argc, char **argv) {
+  const char *token_file = NULL, *cacert = NULL, *v;
+  int i, out = 1, missing = 0, code = GS_EXIT_OK;
+  for (i = 1; i < *argc && code == GS_EXIT_OK; i++) {
+    if (strcmp(argv[i], "--") == 0) break;
+    if ((v = global_value(*argc, argv, &i, "--token-file", &missing))) token_file = v;
+    else if ((v = global_value(*argc, argv, &i, "--cacert", &missing))) cacert = v;
+    else if ((v = global_value(*argc, argv, &i, "--max-refs", &missing))) code = set_max_refs(v);
+    else if (!missing) argv[out++] = argv[i];
+    if (missing) {
+      fprintf(stderr, "gcsnap: option '%s' needs a value\n", argv[i]);
+      return GS_EXIT_USAGE;
+    }
+  }
+  while (i < *argc) argv[out++] = argv[i++];
+  argv[out] = NULL;
+  *argc = out;
+  return code != GS_EXIT_OK ? code : gs_client_set_auth(token_file, cacert);
+}
+
 int main(int argc, char **argv) {
   size_t i;
-  int code = gs_client_global_options(&argc, argv);
+  int code = global_options(&argc, argv);
   if (code != GS_EXIT_OK) return code;
   gs_file_set_progress(1);   /* on a terminal, for large inputs */
   gs_file_set_notes(1);

@@ -16,6 +16,9 @@
  * (a large array) is written in parts as they are read
  * (gs_writer_object_begin). */
 #define GSF_REFS_PART 65536u
+/* The words of every converter's message about an object with more
+ * references than its writer takes (gs_writer_set_max_refs). */
+#define GSF_ONE_OBJECT_LIMIT "the limit of one object"
 
 typedef enum gsf_format {
   GSF_RECORDS = 0,     /* the record format itself (.gclog), or unknown */

@@ -30,6 +30,7 @@
 
 #include "gs_error.h"
 #include "gsf_fastser.h"
+#include "gsf_format.h"
 
 #define GD_CHUNK (1u << 20)
 #define GD_MAX_SEGMENTS 65536u
@@ -263,10 +264,10 @@ static int check_nodes(gd *g) {
     if (g->node_off[i] == 0 || g->types[n.type].pseudo) {
       g->nflag[i] |= NF_SKIP;
       pseudo++;
-    } else if ((uint32_t)n.nch > GSF_GCDUMP_MAX_OBJ_REFS)
+    } else if ((uint64_t)n.nch > gs_writer_max_refs(g->w))
       return gsf_fs_fail(&g->s, GS_ELIMIT, g->blob_at + g->node_off[i],
-                         "node %lu has %ld references, above the limit of %u", (unsigned long)i,
-                         (long)n.nch, GSF_GCDUMP_MAX_OBJ_REFS);
+                         "node %lu has %ld references, above " GSF_ONE_OBJECT_LIMIT " (%lu)",
+                         (unsigned long)i, (long)n.nch, (unsigned long)gs_writer_max_refs(g->w));
     else if ((uint32_t)n.nch > max_refs)
       max_refs = (uint32_t)n.nch;
     for (k = 0; k < n.nch; k++)

@@ -20,11 +20,10 @@
 #define GSF_GCDUMP_SNIFF_BYTES 64
 
 /* Limits on what a file may declare; past them the reader returns
- * GS_ELIMIT. An object may have at most as many references as the record
- * reader takes. */
+ * GS_ELIMIT. An object may have at most as many references as w takes
+ * (gs_writer_set_max_refs). */
 #define GSF_GCDUMP_MAX_TYPES     (16u << 20)
 #define GSF_GCDUMP_MAX_NAME      (1u << 20)    /* characters of one string */
-#define GSF_GCDUMP_MAX_OBJ_REFS  GS_READER_DEFAULT_MAX_REFS
 
 /* Sniffs the first bytes: nonzero when they start a .gcdump file. */
 int gsf_gcdump_sniff(const unsigned char *head, size_t n);

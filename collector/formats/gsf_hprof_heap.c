@@ -309,10 +309,19 @@ int gsf_hprof_replay_deferred(hprof *hp) {
   return rc;
 }
 
+/* The writer's refusal of an array above the limit of one object. */
+static int too_many(hprof *hp, int rc, uint64_t at, uint64_t id) {
+  if (rc == GS_ELIMIT)
+    snprintf(hp->in.err, hp->in.errcap,
+             "byte %llu: object array 0x%llx has more than %lu references (" GSF_ONE_OBJECT_LIMIT ")",
+             (unsigned long long)at, (unsigned long long)id, (unsigned long)gs_writer_max_refs(hp->w));
+  return rc;
+}
+
 static int sub_obj_array(hprof *hp, uint64_t at) {
   uint64_t id, cid, ref;
   uint32_t serial, count, i;
-  size_t n = 0, written = 0;
+  size_t n = 0;
   int rc;
   if ((rc = gsf_hprof_read_id(hp, &id, "an object array")) ||
       (rc = gsf_in_u4(&hp->in, &serial, "an object array")) ||
@@ -324,22 +333,15 @@ static int sub_obj_array(hprof *hp, uint64_t at) {
   for (i = 0; i < count; i++) {
     if ((rc = gsf_hprof_read_id(hp, &ref, "an object array"))) return rc;
     if (!ref) continue;
-    if (written + n == MAX_REFS) {
-      snprintf(hp->in.err, hp->in.errcap,
-               "byte %llu: object array 0x%llx has more than %u references (the limit of one object)",
-               (unsigned long long)at, (unsigned long long)id, MAX_REFS);
-      return GS_ELIMIT;
-    }
     if (gs_array_reserve((void **)&hp->refs, &hp->refs_cap, n + 1, sizeof *hp->refs))
       return gsf_hprof_oom(hp);
     hp->refs[n++] = ref;
     if (n == GSF_REFS_PART) {
-      if ((rc = gs_writer_refs(hp->w, hp->refs, n))) return rc;
-      written += n;
+      if ((rc = gs_writer_refs(hp->w, hp->refs, n))) return too_many(hp, rc, at, id);
       n = 0;
     }
   }
-  if ((rc = gs_writer_refs(hp->w, hp->refs, n))) return rc;
+  if ((rc = gs_writer_refs(hp->w, hp->refs, n))) return too_many(hp, rc, at, id);
   return gs_writer_object_end(hp->w);
 }
 

@@ -12,8 +12,6 @@
 #include "gs_writer.h"
 #include "gsf_in.h"
 
-/* References of one object: as many as the record reader takes. */
-#define MAX_REFS GS_READER_DEFAULT_MAX_REFS
 #define NONE UINT32_MAX
 
 enum { T_OBJECT = 2, T_BOOLEAN = 4, T_LONG = 11 };

@@ -5,6 +5,7 @@
  * converter waits for a free one, so it never runs more than a few chunks
  * ahead. The last chunk carries the converter's result. Closing early
  * makes the converter's next read or write fail, so it stops soon. */
+#include <assert.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@ struct gsf_source {
   void *in_ctx;
   gsf_format format;
   gsf_convert_fn convert;
+  size_t max_refs;                /* of one object, for the converter's writer */
   unsigned char head[GSF_SNIFF_BYTES];
   size_t head_len, head_pos;
   /* the converter's side */
@@ -67,6 +69,7 @@ int gsf_source_open(gsf_source **out, gs_read_fn in, void *in_ctx) {
   if (!s) return GS_ENOMEM;
   s->in = in;
   s->in_ctx = in_ctx;
+  s->max_refs = GS_READER_DEFAULT_MAX_REFS;
   while (s->head_len < sizeof s->head) {
     size_t got = 0;
     int rc = in(in_ctx, s->head + s->head_len, sizeof s->head - s->head_len, &got);
@@ -82,6 +85,11 @@ int gsf_source_open(gsf_source **out, gs_read_fn in, void *in_ctx) {
   }
   *out = s;
   return GS_OK;
+}
+
+void gsf_source_set_max_refs(gsf_source *s, size_t max_refs) {
+  assert(!s->started);
+  s->max_refs = max_refs;
 }
 
 gsf_format gsf_source_format(const gsf_source *s) { return s->format; }
@@ -119,6 +127,7 @@ static void convert_main(void *arg) {
   gs_writer *w;
   int rc = gs_writer_new(&w, chunk_write, s);
   if (rc == GS_OK) {
+    gs_writer_set_max_refs(w, s->max_refs);
     rc = s->convert(head_read, s, w, s->err, sizeof s->err);
     if (rc == GS_OK) rc = gs_writer_flush(w);
     gs_writer_free(w);
@@ -155,7 +164,9 @@ static int failed(gsf_source *s) {
     snprintf(s->diag.message, sizeof s->diag.message, "%.170s", s->err);
     return GS_EIO;
   }
-  s->diag.code = strstr(s->err, "truncated") ? GS_D_TRUNCATED_HEAP_FILE : GS_D_BAD_HEAP_FILE;
+  if (strstr(s->err, GSF_ONE_OBJECT_LIMIT)) s->diag.code = GS_D_TOO_MANY_REFS;
+  else if (strstr(s->err, "truncated")) s->diag.code = GS_D_TRUNCATED_HEAP_FILE;
+  else s->diag.code = GS_D_BAD_HEAP_FILE;
   snprintf(s->diag.message, sizeof s->diag.message, "%s: %.170s", labels[s->format],
            s->err[0] ? s->err : gs_strerror(s->rc));
   return GS_EIO;

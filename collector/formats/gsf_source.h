@@ -20,6 +20,11 @@ int gsf_source_open(gsf_source **s, gs_read_fn in, void *in_ctx);
 /* Stops a conversion still running, and frees. */
 void gsf_source_close(gsf_source *s);
 
+/* The references one object may have (default GS_READER_DEFAULT_MAX_REFS):
+ * a converted object with more fails the read (code too-many-references).
+ * Set before the first read. */
+void gsf_source_set_max_refs(gsf_source *s, size_t max_refs);
+
 gsf_format gsf_source_format(const gsf_source *s);
 
 /* The gs_read_fn of the records. A foreign file that is malformed makes it

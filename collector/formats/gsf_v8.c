@@ -67,8 +67,8 @@ int gsf_v8_failed(v8 *p, int rc) {
   if (rc == GS_ENOMEM)
     snprintf(p->err, p->errcap, "out of memory at byte %llu", (unsigned long long)offset(p));
   else if (rc == GS_ELIMIT)
-    snprintf(p->err, p->errcap, "byte %llu: an object has more than %u references (the limit of one object)",
-             (unsigned long long)offset(p), MAX_REFS);
+    snprintf(p->err, p->errcap, "byte %llu: an object has more than %lu references (" GSF_ONE_OBJECT_LIMIT ")",
+             (unsigned long long)offset(p), (unsigned long)gs_writer_max_refs(p->w));
   else
     snprintf(p->err, p->errcap, "byte %llu: cannot write the records", (unsigned long long)offset(p));
   p->rc = rc;

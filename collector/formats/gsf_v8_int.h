@@ -19,8 +19,6 @@
 #define MAX_SKIPPED_DEPTH (1u << 20)
 #define MAX_NODE_TYPES (GSF_V8_TYPE + 1)
 #define MAX_FIELDS 32
-/* References of one object: as many as the record reader takes. */
-#define MAX_REFS GS_READER_DEFAULT_MAX_REFS
 #define NONE SIZE_MAX
 
 typedef enum {

@@ -296,7 +296,6 @@ static int edge_done(v8 *p, uint64_t t, uint64_t to) {
     e->follow = (int)t != p->hidden && (int)t != p->invisible;
     return 1;
   }
-  if (p->written + p->nrefs == MAX_REFS) return gsf_v8_failed(p, GS_ELIMIT);
   if (gs_array_reserve((void **)&p->refs, &p->refs_cap, p->nrefs + 1, sizeof *p->refs))
     return gsf_v8_failed(p, GS_ENOMEM);
   p->refs[p->nrefs++] = node_id(p, to);

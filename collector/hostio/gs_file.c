@@ -350,6 +350,11 @@ static int detect_compression(gs_file *f) {
   return GS_OK;
 }
 
+static size_t max_refs = GS_READER_DEFAULT_MAX_REFS;
+
+void gs_file_set_max_refs(size_t n) { max_refs = n; }
+size_t gs_file_max_refs(void) { return max_refs; }
+
 int gs_file_open(gs_file **out, const char *path, char *err, size_t cap) {
   gs_file *f = calloc(1, sizeof *f);
   int rc;
@@ -372,6 +377,7 @@ int gs_file_open(gs_file **out, const char *path, char *err, size_t cap) {
     snprintf(err, cap, "%s: %s", f->name, f->error[0] ? f->error : gs_strerror(rc));
     goto failed;
   }
+  gsf_source_set_max_refs(f->src, max_refs);
   *out = f;
   return GS_OK;
 failed:
@@ -464,6 +470,7 @@ int gs_file_new_reader(gs_file *f, gs_reader **r) {
   uint64_t size = f->spooled ? f->spool_size : f->size;
   int err = gs_reader_new(r, gs_file_read, f);
   if (err) return err;
+  gs_reader_set_max_refs(*r, max_refs);
   /* As far as its end: a 32-bit off_t may not reach it. */
   if (size && file_read_at(f, size, &got, 0, &got) == GS_OK) {
     if (plain) gs_reader_set_read_at(*r, file_read_at, f);

@@ -52,6 +52,12 @@ void gs_file_hide_progress(gs_file *f);
 typedef void (*gs_file_read_fn)(int opened, uint64_t consumed, uint64_t size);
 void gs_file_on_read(gs_file_read_fn fn);
 
+/* The references one object of every file opened from now on may have
+ * (default GS_READER_DEFAULT_MAX_REFS), in its records and when converted:
+ * each costs 8 bytes while the object is read. One limit per process. */
+void gs_file_set_max_refs(size_t max_refs);
+size_t gs_file_max_refs(void);
+
 /* ---- dumps, for the analyses ---- */
 
 /* What went wrong with an input, for the caller to report in its own way:

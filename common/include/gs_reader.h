@@ -20,10 +20,10 @@
 
 /* Default and hard limits on one line, in bytes. They bound every line but
  * object records, which are bounded by their references instead: 8 bytes of
- * memory each, at most GS_READER_DEFAULT_MAX_REFS (256 MiB of them), which
- * holds a Java or JavaScript array of 30 million elements. Writers of the
- * format (converters, agents) refuse objects above it, so that what they
- * write reads back. */
+ * memory each, by default at most GS_READER_DEFAULT_MAX_REFS (256 MiB of
+ * them), which holds a Java or JavaScript array of 30 million elements.
+ * gs_writer refuses objects above its limit, the same by default, so that
+ * what is written reads back. */
 #define GS_READER_DEFAULT_MAX_LINE (64u << 20)
 #define GS_READER_MIN_MAX_LINE     1024u
 #define GS_READER_DEFAULT_MAX_REFS (1u << 25)

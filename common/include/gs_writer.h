@@ -34,6 +34,11 @@ int gs_writer_object(gs_writer *w, uint64_t id, uint64_t type, uint64_t size,
 int gs_writer_object_begin(gs_writer *w, uint64_t id, uint64_t type, uint64_t size);
 int gs_writer_refs(gs_writer *w, const uint64_t *refs, size_t nrefs);
 int gs_writer_object_end(gs_writer *w);
+/* An object with more references than max_refs (default
+ * GS_READER_DEFAULT_MAX_REFS, what a reader takes by default) is not
+ * written: the object's writes return GS_ELIMIT, and every write after. */
+void gs_writer_set_max_refs(gs_writer *w, size_t max_refs);
+size_t gs_writer_max_refs(const gs_writer *w);
 /* container is written only for static roots (kind 4). */
 int gs_writer_root(gs_writer *w, uint64_t id, unsigned kind, unsigned flags,
                    uint64_t container);

@@ -172,6 +172,7 @@ def logged(col, before, *needles):
 LIMIT_OPTIONS = {
     "--max-sessions": "1024", "--max-sessions-per-address": "256", "--hello-timeout": "10s",
     "--idle-timeout": "90s", "--max-objects": "50000000", "--max-references": "200000000",
+    "--max-object-references": "33554432",
     "--max-sections": "1000", "--max-validator-memory": "512M", "--min-free-bytes": "256M",
 }
 
@@ -189,7 +190,8 @@ def suite_options(env):
     for opt, bad in (("--max-sessions", "0"), ("--max-sessions-per-address", "x"),
                      ("--hello-timeout", "soon"), ("--idle-timeout", "10ms"),
                      ("--max-objects", "-1"), ("--max-references", "1e9"), ("--max-sections", "many"),
-                     ("--min-free-bytes", "lots")):
+                     ("--min-free-bytes", "lots"), ("--max-object-references", "0"),
+                     ("--max-object-references", "4294967296")):
         r = L.run([env.gcsnapd, opt, bad, "--store", env.path("never")])
         c.ok(r.returncode == 2 and opt + " must be" in r.stderr and "'%s'" % bad in r.stderr,
              "%s %s: exit 2 naming the option and the value" % (opt, bad), (r.returncode, r.stderr))
@@ -272,7 +274,8 @@ class Sections(F.Heap):
 def suite_snapshot(env):
     env.need_collector()
     c = env.c
-    col = env.collector("--max-objects", "100", "--max-references", "40", "--max-sections", "3")
+    col = env.collector("--max-objects", "100", "--max-references", "40", "--max-sections", "3",
+                        "--max-object-references", "5")
     # Within both limits: stored.
     small = F.Heap(objects=30)
     a = F.FakeAgent(col.agent_addr, "lim-small")
@@ -283,11 +286,17 @@ def suite_snapshot(env):
 
     no_refs = F.Heap(objects=300)
     no_refs.objects = [(o[0], o[1], o[2], []) for o in no_refs.objects]
+    wide = F.Heap(objects=10)
+    wide.objects = [(o[0], o[1], o[2], []) for o in wide.objects]
+    wide.objects[0] = wide.objects[0][:3] + ([o[0] for o in wide.objects[1:7]],)
     for dev, heap, words in (("lim-objects", no_refs, r"more than 100 objects.*--max-objects"),
+                             ("lim-object-refs", wide,
+                              r"has more than 5 references.*--max-object-references"),
                              ("lim-refs", F.Heap(objects=60), r"more than 40 references.*--max-references"),
                              ("lim-sections", Sections(4), r"more than 3 sections.*--max-sections")):
         refs = sum(len(o[3]) for o in heap.objects)
-        c.ok(refs > 40 or len(heap.objects) > 100 or getattr(heap, "n", 1) > 3,
+        widest = max(len(o[3]) for o in heap.objects)
+        c.ok(refs > 40 or len(heap.objects) > 100 or getattr(heap, "n", 1) > 3 or widest > 5,
              "%s: the heap is over a limit" % dev)
         before = len(col.log_text())
         a = F.FakeAgent(col.agent_addr, dev)
@@ -604,7 +613,8 @@ def suite_line(env):
         os.remove(path)
     # Object lines have no byte limit: an array of 7.5 million elements
     # (a line of 67.5 MB) is read; one reference more than the reader takes
-    # (GS_READER_DEFAULT_MAX_REFS) is refused at its line.
+    # (GS_READER_DEFAULT_MAX_REFS) is refused at its line, unless the global
+    # --max-refs raises the limit, which must be a count from 1.
     for name, token, refs, bad in (("array", b" 10000000", 7500000, False),
                                    ("refs", b" 1", (1 << 25) + 1, True)):
         path = env.path("object-%s.gclog" % name)
@@ -617,6 +627,19 @@ def suite_line(env):
             c.equal(r.returncode, 1, "validate: an object over the reference limit makes the file invalid")
             c.ok(re.search(r"object-refs\.gclog:5: error \[too-many-references\]", r.stdout),
                  "validate: FILE:LINE: error [too-many-references]", r.stdout[:500])
+            c.ok("object-refs.gclog: note: 'gcsnap --max-refs N COMMAND ...'" in r.stdout,
+                 "validate: the note says how to raise the limit", r.stdout[:500])
+            r = L.run([env.gcsnap, "--max-refs", str((1 << 25) + 1), "summary", "--json", path],
+                      timeout=120)
+            c.equal(r.returncode, 0, "summary --max-refs: the object is read: %s" % r.stderr[:300])
+            if r.returncode == 0:
+                refs = json.loads(r.stdout)["sections"][0]["references"]
+                c.equal(refs, (1 << 25) + 1, "summary --max-refs: every reference counted")
+            for bad_value in ("0", "x", "4294967296"):
+                r = L.run([env.gcsnap, "validate", "--max-refs=" + bad_value, path], timeout=30)
+                c.equal(r.returncode, 2, "--max-refs=%s is a usage error" % bad_value)
+                c.ok("--max-refs needs a number from 1 to" in r.stderr, "--max-refs: says why",
+                     r.stderr[:300])
         else:
             c.equal(r.returncode, 0, "validate: an object line of 67.5 MB is read: %s" % r.stdout[:300])
         os.remove(path)

@@ -77,6 +77,39 @@ static void test_sample_records(void **state) {
   free(f.data);
 }
 
+/* The sample's App node has four children in the file (two of them
+ * pseudo-nodes, which are not written, but counted when the nodes are
+ * checked): a writer that takes three refuses the file before anything is
+ * written; one that takes four, nothing. */
+static void test_object_limit(void **state) {
+  gcdb_file f;
+  gsu_buf out = {0};
+  char err[256];
+  size_t max;
+  (void)state;
+  gcdb_sample(&f);
+  for (max = 3; max <= 4; max++) {
+    mem_in in = {f.data, f.len, 0, 0, 0, 0, 0};
+    gs_writer *w;
+    int rc;
+    out.len = 0;
+    gsu_assert_ok(gs_writer_new(&w, gsu_buf_write, &out));
+    gs_writer_set_max_refs(w, max);
+    rc = gsf_gcdump_convert(mem_read, &in, w, err, sizeof err);
+    gsu_assert_ok(gs_writer_free(w));
+    if (max == 3) {
+      gsu_assert_err(rc, GS_ELIMIT);
+      assert_non_null(strstr(err, "node 8 has 4 references, above the limit of one object (3)"));
+      assert_int_equal(out.len, 0);
+    } else {
+      gsu_assert_ok(rc);
+      assert_int_equal(out.len, strlen(GCDB_SAMPLE_RECORDS));
+    }
+  }
+  gsu_buf_free(&out);
+  free(f.data);
+}
+
 /* A heap PerfView sampled converts to the same records (the sample), with
  * a note that says so and how much was left out. */
 static void test_sampled(void **state) {
@@ -434,6 +467,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_sample_records),
     cmocka_unit_test(test_sampled),
+    cmocka_unit_test(test_object_limit),
     cmocka_unit_test(test_root_categories),
     cmocka_unit_test(test_js_heap),
     cmocka_unit_test(test_sniff),

@@ -49,6 +49,33 @@ static void make_hprof(gsu_buf *b) {
   put_be(b, 0, 4);
 }
 
+/* An HPROF dump holding one Object[n] whose elements are all set. */
+static void make_object_array(gsu_buf *b, uint32_t n) {
+  uint32_t i;
+  gsu_buf_append(b, "JAVA PROFILE 1.0.2", 19);
+  put_be(b, 8, 4);
+  put_be(b, 0, 8);
+  put_be(b, 0x1c, 1);
+  put_be(b, 0, 4);
+  put_be(b, 1 + 8 + 4 + 4 + 8 + 8 * (uint64_t)n, 4);
+  put_be(b, 0x22, 1);
+  put_be(b, 0x800, 8);
+  put_be(b, 0, 4);
+  put_be(b, n, 4);
+  put_be(b, 0x900, 8);
+  for (i = 0; i < n; i++) put_be(b, 0x1000 + 16 * (uint64_t)i, 8);
+  put_be(b, 0x2c, 1);
+  put_be(b, 0, 4);
+  put_be(b, 0, 4);
+}
+
+/* The fields of the line at p. */
+static size_t count_words(const char *p) {
+  size_t n = 1;
+  for (; *p && *p != '\n'; p++) n += *p == ' ';
+  return n;
+}
+
 /* Everything the source gives, into out; returns the last read's result. */
 static int read_all(gsf_source *s, gsu_buf *out) {
   char buf[10000];
@@ -138,12 +165,48 @@ static void test_cut_file(void **state) {
   gsu_buf_free(&out);
 }
 
+/* An array of more references than the source's limit fails the read with
+ * that code, wherever its parts end; at the limit it is read whole. */
+static void test_object_limit(void **state) {
+  static const uint32_t sizes[] = {3, 70000};
+  gsu_buf file = {0}, out = {0};
+  const gs_diag *d;
+  gsf_source *s;
+  size_t k;
+  mem m;
+  (void)state;
+  for (k = 0; k < 2; k++) {
+    make_object_array(&file, sizes[k]);
+    m = (mem){file.data, file.len, 0};
+    gsu_assert_ok(gsf_source_open(&s, mem_read, &m));
+    gsf_source_set_max_refs(s, sizes[k] - 1);
+    gsu_assert_err(read_all(s, &out), GS_EIO);
+    assert_non_null(d = gsf_source_diag(s));
+    assert_int_equal(d->code, GS_D_TOO_MANY_REFS);
+    assert_non_null(strstr(d->message, "object array 0x800 has more than"));
+    gsf_source_close(s);
+    out.len = 0;
+    m.pos = 0;
+    gsu_assert_ok(gsf_source_open(&s, mem_read, &m));
+    gsf_source_set_max_refs(s, sizes[k]);
+    gsu_assert_ok(read_all(s, &out));
+    assert_null(gsf_source_diag(s));
+    gsf_source_close(s);
+    gsu_buf_append(&out, "", 1);
+    assert_non_null(strstr(out.data, "\no 800 900 "));
+    assert_int_equal(count_words(strstr(out.data, "\no 800 900 ") + 1), 4 + sizes[k]);
+    gsu_buf_free(&file);
+    gsu_buf_free(&out);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_converted_as_direct),
     cmocka_unit_test(test_close_early),
     cmocka_unit_test(test_records_pass_through),
     cmocka_unit_test(test_cut_file),
+    cmocka_unit_test(test_object_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

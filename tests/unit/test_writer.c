@@ -74,6 +74,33 @@ static void test_object(void **state) {
                   "o ffffffffffffffff ffffffffffffffff ffffffffffffffff\n");
 }
 
+/* An object up to the limit is written, whole or in parts; one reference
+ * more stops the output before that object, and every write after. */
+static void test_object_limit(void **state) {
+  static const uint64_t refs[] = {1, 2, 3};
+  gsu_buf out = {0};
+  gs_writer *w = open_writer(&out);
+  (void)state;
+  assert_int_equal(gs_writer_max_refs(w), GS_READER_DEFAULT_MAX_REFS);
+  gs_writer_set_max_refs(w, 3);
+  assert_int_equal(gs_writer_max_refs(w), 3);
+  gsu_assert_ok(gs_writer_object(w, 0x10, 1, 8, refs, 3));
+  gsu_assert_ok(gs_writer_object_begin(w, 0x20, 1, 8));
+  gsu_assert_ok(gs_writer_refs(w, refs, 2));
+  gsu_assert_ok(gs_writer_refs(w, refs, 1));
+  gsu_assert_ok(gs_writer_object_end(w));
+  gsu_assert_ok(gs_writer_flush(w));
+  gsu_assert_ok(gs_writer_object_begin(w, 0x30, 1, 8));
+  gsu_assert_ok(gs_writer_refs(w, refs, 3));
+  gsu_assert_err(gs_writer_refs(w, refs, 1), GS_ELIMIT);
+  gsu_assert_err(gs_writer_object_end(w), GS_ELIMIT);
+  gsu_assert_err(gs_writer_object(w, 0x40, 1, 8, NULL, 0), GS_ELIMIT);
+  gsu_assert_err(gs_writer_free(w), GS_ELIMIT);
+  assert_int_equal(out.len, strlen("o 10 1 8 1 2 3\no 20 1 8 1 2 1\n"));
+  assert_memory_equal(out.data, "o 10 1 8 1 2 3\no 20 1 8 1 2 1\n", out.len);
+  gsu_buf_free(&out);
+}
+
 /* Every count of digits, odd and even, against printf; and an object in
  * parts is the object whole. */
 static void test_hex_widths(void **state) {
@@ -382,6 +409,7 @@ int main(void) {
     cmocka_unit_test(test_section),
     cmocka_unit_test(test_type),
     cmocka_unit_test(test_object),
+    cmocka_unit_test(test_object_limit),
     cmocka_unit_test(test_hex_widths),
     cmocka_unit_test(test_root),
     cmocka_unit_test(test_end),

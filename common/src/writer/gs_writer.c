@@ -16,6 +16,7 @@ struct gs_writer {
   gs_write_fn fn;
   void *ctx;
   int error;                    /* first write error; later writes are no-ops */
+  size_t max_refs, obj_refs;    /* the limit of one object; the current one's so far */
   size_t len;
   char pairs[512];              /* "000102...ff": two digits a byte */
   char buf[OUT_BUFFER];
@@ -30,6 +31,8 @@ int gs_writer_new(gs_writer **out, gs_write_fn fn, void *ctx) {
   w->fn = fn;
   w->ctx = ctx;
   w->error = GS_OK;
+  w->max_refs = GS_READER_DEFAULT_MAX_REFS;
+  w->obj_refs = 0;
   w->len = 0;
   for (i = 0; i < 256; i++) {
     w->pairs[2 * i] = digits[i >> 4];
@@ -130,7 +133,14 @@ int gs_writer_type(gs_writer *w, uint64_t id, const char *name, size_t name_len)
   return end_record(w);
 }
 
+void gs_writer_set_max_refs(gs_writer *w, size_t max_refs) {
+  w->max_refs = max_refs ? max_refs : 1;
+}
+
+size_t gs_writer_max_refs(const gs_writer *w) { return w->max_refs; }
+
 int gs_writer_object_begin(gs_writer *w, uint64_t id, uint64_t type, uint64_t size) {
+  w->obj_refs = 0;
   put_char(w, 'o');
   put_hex(w, id);
   put_hex(w, type);
@@ -140,7 +150,10 @@ int gs_writer_object_begin(gs_writer *w, uint64_t id, uint64_t type, uint64_t si
 
 int gs_writer_refs(gs_writer *w, const uint64_t *refs, size_t nrefs) {
   size_t i;
-  for (i = 0; i < nrefs; i++) put_hex(w, refs[i]);
+  /* What the reader would refuse is not written: the output stops here. */
+  if (nrefs > w->max_refs - w->obj_refs && !w->error) w->error = GS_ELIMIT;
+  w->obj_refs += nrefs;
+  for (i = 0; i < nrefs && !w->error; i++) put_hex(w, refs[i]);
   return w->error;
 }
 
