@@ -11,6 +11,7 @@
 #include "gs_args.h"
 #include "gs_error.h"
 #include "gs_parse.h"
+#include "gs_reader.h"
 #include "gs_units.h"
 #include "gsd_config.h"
 #include "gsd_store.h"
@@ -62,6 +63,9 @@ const char gsd_usage[] =
   "                      agents are pinged after D/3 of silence\n"
   "  --max-objects N     objects in one snapshot (default 50000000; 0: none)\n"
   "  --max-references N  references in one snapshot (default 200000000; 0: none)\n"
+  "  --max-object-references N  references of one object (default 33554432),\n"
+  "                      in a snapshot and in an uploaded file; each costs 8\n"
+  "                      bytes while its object is read\n"
   "  --max-sections N    sections (AppDomains) in one snapshot (default 1000;\n"
   "                      0: none)\n"
   "  --max-validator-memory SIZE  what checking one snapshot may hold: about\n"
@@ -83,7 +87,8 @@ enum { OPT_LOG_FORMAT = 200 };
 
 /* The limits' options, numbered apart from the others. */
 enum { OPT_MAX_SESSIONS = 100, OPT_MAX_SESSIONS_PER_ADDRESS, OPT_HELLO_TIMEOUT,
-       OPT_IDLE_TIMEOUT, OPT_MAX_OBJECTS, OPT_MAX_REFERENCES, OPT_MAX_SECTIONS, OPT_MAX_VALIDATOR_MEMORY, OPT_MIN_FREE_BYTES };
+       OPT_IDLE_TIMEOUT, OPT_MAX_OBJECTS, OPT_MAX_REFERENCES, OPT_MAX_OBJECT_REFERENCES, OPT_MAX_SECTIONS,
+       OPT_MAX_VALIDATOR_MEMORY, OPT_MIN_FREE_BYTES };
 
 static const gs_option options[] = {
   {"help", 'h', 0, OPT_HELP},
@@ -109,6 +114,7 @@ static const gs_option options[] = {
   {"idle-timeout", 0, 1, OPT_IDLE_TIMEOUT},
   {"max-objects", 0, 1, OPT_MAX_OBJECTS},
   {"max-references", 0, 1, OPT_MAX_REFERENCES},
+  {"max-object-references", 0, 1, OPT_MAX_OBJECT_REFERENCES},
   {"max-sections", 0, 1, OPT_MAX_SECTIONS},
   {"max-validator-memory", 0, 1, OPT_MAX_VALIDATOR_MEMORY},
   {"min-free-bytes", 0, 1, OPT_MIN_FREE_BYTES},
@@ -169,6 +175,11 @@ static int set_limit(gsd_config *c, int id, const char *value, char *err, size_t
     if (parse_count(value, 0, UINT64_MAX, &c->max_references))
       return fail(err, cap, "--max-references must be a count (0: no limit), not", value);
     return GS_OK;
+  case OPT_MAX_OBJECT_REFERENCES:
+    if (parse_count(value, 1, UINT32_MAX, &c->max_object_references))
+      return fail(err, cap, "--max-object-references must be a count from 1 to 4294967295, not",
+                  value);
+    return GS_OK;
   case OPT_MAX_SECTIONS:
     if (parse_count(value, 0, UINT64_MAX, &c->max_sections))
       return fail(err, cap, "--max-sections must be a count (0: no limit), not", value);
@@ -194,6 +205,7 @@ static void default_limits(gsd_config *c) {
   c->idle_timeout_ms = GSD_DEFAULT_IDLE_TIMEOUT_MS;
   c->max_objects = GSD_DEFAULT_MAX_OBJECTS;
   c->max_references = GSD_DEFAULT_MAX_REFERENCES;
+  c->max_object_references = GS_READER_DEFAULT_MAX_REFS;
   c->max_sections = GSD_DEFAULT_MAX_SECTIONS;
   c->max_validator_bytes = GSD_DEFAULT_MAX_VALIDATOR_BYTES;
   c->min_free_bytes = GSD_DEFAULT_MIN_FREE_BYTES;

@@ -5,8 +5,8 @@
  * http-tls-cert, http-tls-key, and insecure and require-keys = yes|no); '#' starts a comment.
  * Flags given on the command line win over the file. The limits' keys are
  * their flags' names too: max-sessions, max-sessions-per-address,
- * hello-timeout, idle-timeout, max-objects, max-references, max-sections,
- * min-free-bytes. */
+ * hello-timeout, idle-timeout, max-objects, max-references,
+ * max-object-references, max-sections, min-free-bytes. */
 #ifndef GSD_CONFIG_H
 #define GSD_CONFIG_H
 
@@ -53,6 +53,7 @@ typedef struct gsd_config {
   uint64_t idle_timeout_ms;     /* silence that ends a session */
   uint64_t max_objects;         /* per snapshot; 0: none */
   uint64_t max_references;      /* per snapshot; 0: none */
+  uint64_t max_object_references;   /* of one object, 1 to 2^32 - 1 */
   uint64_t max_sections;        /* per snapshot; 0: none */
   uint64_t max_validator_bytes; /* per session; 0: none */
   uint64_t min_free_bytes;      /* free space the store keeps; 0: no check */

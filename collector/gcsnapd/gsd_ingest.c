@@ -275,10 +275,11 @@ static int add_refs(gsd_ingest *ig, uint64_t id, const int64_t *deltas, size_t n
     return fault(f, GS_WIRE_E_INVALID, 1,
                  "the snapshot has more than %llu references, the collector's limit"
                  " (--max-references)", (unsigned long long)ig->lim.max_references);
-  if (n > GSD_INGEST_MAX_OBJECT_REFS - ig->nrefs)
-    return fault(f, GS_WIRE_E_PROTOCOL, 1,
-                 "object %llx has more than %u references, more than a dump may hold",
-                 (unsigned long long)id, GSD_INGEST_MAX_OBJECT_REFS);
+  if (n > ig->lim.max_object_refs - ig->nrefs)
+    return fault(f, GS_WIRE_E_INVALID, 1,
+                 "object %llx has more than %llu references, the collector's limit"
+                 " (--max-object-references)", (unsigned long long)id,
+                 (unsigned long long)ig->lim.max_object_refs);
   if (!refs_fit(ig, n))
     return fault(f, GS_WIRE_E_INVALID, 1,
                  "checking the snapshot needs more than %llu bytes (the references of object "
@@ -517,6 +518,8 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
 void gsd_ingest_set_limits(gsd_ingest *ig, const gsd_ingest_limits *lim) {
   ig->lim = *lim;
   ig->space_check_at = 0;   /* the first write checks */
+  if (!ig->lim.max_object_refs) ig->lim.max_object_refs = GS_READER_DEFAULT_MAX_REFS;
+  if (ig->writer) gs_writer_set_max_refs(ig->writer, (size_t)ig->lim.max_object_refs);
 }
 
 int gsd_ingest_ended(const gsd_ingest *ig) { return ig->ended; }
@@ -557,6 +560,7 @@ int gsd_ingest_new(gsd_ingest **out, const char *tmp_path, char *err, size_t cap
   ig->fd = -1;
   ig->next_seq = 1;
   ig->check_only = tmp_path == NULL;
+  ig->lim.max_object_refs = GS_READER_DEFAULT_MAX_REFS;
   if (tmp_path && (rc = open_output(ig, tmp_path, err, cap)) != GS_OK) {
     if (rc == GS_ENOMEM) snprintf(err, cap, "out of memory");
     gsd_ingest_free(ig);

@@ -8,7 +8,7 @@
  * counted and CRC-32'd on its way to zstd, so SnapshotEnd can be checked
  * without reading the file back. Memory: the validator's tables, zstd's
  * context, and the references of one object (8 bytes each, at most
- * GSD_INGEST_MAX_OBJECT_REFS: 256 MiB, given back once that object is
+ * max_object_refs: by default 256 MiB, given back once that object is
  * written when it took more than GSD_INGEST_KEEP_REFS). The validator's
  * tables and, beyond GSD_INGEST_KEEP_REFS, that object's references stay
  * within max_validator_bytes together.
@@ -24,9 +24,6 @@
 #include "gs_reader.h"
 #include "gsd_store.h"
 
-/* An object with more references than the record reader takes fails the
- * stream: the stored file would not read back. */
-#define GSD_INGEST_MAX_OBJECT_REFS GS_READER_DEFAULT_MAX_REFS
 /* References an ingest keeps room for between objects (8 MiB). */
 #define GSD_INGEST_KEEP_REFS (1u << 20)
 
@@ -34,8 +31,9 @@ typedef struct gsd_ingest gsd_ingest;
 
 /* What one snapshot may take (gcsnapd's --max-objects, --max-references,
  * --max-sections, --min-free-bytes); 0 for no limit. More objects,
- * references or sections than the
- * limit fail the stream (code GS_WIRE_E_INVALID, fatal: the session ends,
+ * references or sections than the limit, or references of one object than
+ * max_object_refs (--max-object-references; 0: GS_READER_DEFAULT_MAX_REFS,
+ * what the stored file is written and read back with), fail the stream (code GS_WIRE_E_INVALID, fatal: the session ends,
  * so the rest is not sent for nothing). Free space on the file's
  * filesystem is checked every GSD_INGEST_SPACE_CHECK bytes written: below
  * min_free_bytes, or on a write error (ENOSPC), the file is removed at
@@ -45,6 +43,7 @@ typedef struct gsd_ingest_limits {
   uint64_t max_objects, max_references, max_sections, min_free_bytes;
   uint64_t max_validator_bytes;   /* the validator's tables and the references
                                    * of the object arriving; 0: none */
+  uint64_t max_object_refs;
 } gsd_ingest_limits;
 
 #define GSD_INGEST_SPACE_CHECK (1u << 20)

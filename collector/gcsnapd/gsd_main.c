@@ -18,6 +18,7 @@
 #include <time.h>
 #include <uv.h>
 #include "gs_error.h"
+#include "gs_file.h"
 #include "gs_output.h"
 #include "gsd_config.h"
 #include "gsd_log.h"
@@ -183,6 +184,7 @@ int main(int argc, char **argv) {
   if (cfg.version) { printf("gcsnapd %s\n", GSD_VERSION_STRING); return 0; }
   gsd_log_set_level(cfg.log_level);
   gsd_log_set_format(cfg.log_format);
+  gs_file_set_max_refs((size_t)cfg.max_object_references);   /* uploads and analyses */
   gs_output_keep_signals();   /* SIGTERM stops gcsnapd cleanly, not an output */
   signal(SIGPIPE, SIG_IGN);
   uv_loop_init(&loop);

@@ -139,6 +139,7 @@ void gsd_sess_set_limits(gsd_session *s) {
   lim.max_sections = cfg->max_sections;
   lim.max_validator_bytes = cfg->max_validator_bytes;
   lim.min_free_bytes = cfg->min_free_bytes;
+  lim.max_object_refs = cfg->max_object_references;
   gsd_ingest_set_limits(s->ingest, &lim);
 }
 

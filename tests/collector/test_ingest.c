@@ -298,7 +298,7 @@ static int feed_limited(fixture *fx, const gsd_ingest_limits *lim, gsd_fault *f,
  * fails the stream (fatal, code 7) and names the option. */
 static void test_snapshot_limits(void **state) {
   fixture *fx = *state;
-  gsd_ingest_limits lim = {0, 0, 0, 0, 0};
+  gsd_ingest_limits lim = {0, 0, 0, 0, 0, 0};
   gsd_fault f;
   uint64_t objects, refs;
   gst_frames frames;
@@ -333,7 +333,7 @@ static void test_snapshot_limits(void **state) {
  * code 8 (not fatal: agents offer the snapshot again later). */
 static void test_disk_floor(void **state) {
   fixture *fx = *state;
-  gsd_ingest_limits lim = {0, 0, 0, UINT64_MAX, 0};
+  gsd_ingest_limits lim = {0, 0, 0, UINT64_MAX, 0, 0};
   gst_frames frames;
   gst_totals t;
   gsd_ingest *ig;
@@ -480,20 +480,26 @@ static int feed_object(fixture *fx, const gsd_ingest_limits *lim, size_t parts, 
   return rc;
 }
 
-/* The reader's limit, 2^25 references: taken; one more ends the session. */
+/* The reader's limit, 2^25 references, by default: taken; one more ends
+ * the session. A lower limit (--max-object-references) holds the same way. */
 static void test_object_refs_limit(void **state) {
+  gsd_ingest_limits lim = {0, 0, 0, 0, 0, 3u << 20};
   fixture *fx = *state;
   gsd_fault f;
   uint64_t refs;
-  assert_int_equal(GSD_INGEST_MAX_OBJECT_REFS, GS_READER_DEFAULT_MAX_REFS);
   assert_int_equal(feed_object(fx, NULL, 32, 1u << 20, 0, &f, &refs), GS_OK);
   assert_int_equal(refs, GS_READER_DEFAULT_MAX_REFS);
   assert_int_equal(feed_object(fx, NULL, 32, 1u << 20, 1, &f, &refs), GS_EFORMAT);
-  assert_int_equal(f.code, GS_WIRE_E_PROTOCOL);
+  assert_int_equal(f.code, GS_WIRE_E_INVALID);
   assert_true(f.fatal);
-  if (!strstr(f.reason, "object 10 has more than 33554432 references"))
+  if (!strstr(f.reason, "object 10 has more than 33554432 references, the collector's limit"))
     fail_msg("reason: %s", f.reason);
   assert_false(gst_exists(fx->tmp));
+  assert_int_equal(feed_object(fx, &lim, 3, 1u << 20, 0, &f, &refs), GS_OK);
+  assert_int_equal(refs, 3u << 20);
+  assert_int_equal(feed_object(fx, &lim, 3, 1u << 20, 1, &f, &refs), GS_EFORMAT);
+  if (!strstr(f.reason, "object 10 has more than 3145728 references"))
+    fail_msg("reason: %s", f.reason);
 }
 
 /* The references of the object arriving count against the session's
@@ -501,7 +507,7 @@ static void test_object_refs_limit(void **state) {
  * 64 MiB, not in 16 MiB, and the session then ends. */
 static void test_object_refs_memory(void **state) {
   fixture *fx = *state;
-  gsd_ingest_limits lim = {0, 0, 0, 0, (uint64_t)64 << 20};
+  gsd_ingest_limits lim = {0, 0, 0, 0, (uint64_t)64 << 20, 0};
   gsd_fault f;
   uint64_t refs;
   assert_int_equal(feed_object(fx, &lim, 4, 1u << 20, 0, &f, &refs), GS_OK);

@@ -97,6 +97,8 @@ static int convert_fn(void *ctx, json_t **answer, char *why, size_t cap) {
       gs_file_fault_text(&fault, NULL, rc, msg);
     else if (gs_validator_new(&v, on_diag, &c) || gs_writer_new(&w, counted_write, &c))
       rc = gs_file_fault_text(&fault, NULL, GS_ENOMEM, "out of memory");
+    else
+      gs_writer_set_max_refs(w, gs_file_max_refs());
   }
   if (rc == GS_OK) rc = copy_records(f, r, v, w, &c, &fault);
   if (rc == GS_OK && ((rc = gs_writer_free(w)) || (rc = gs_output_commit(c.out))))
