@@ -74,9 +74,10 @@ typedef struct agent_args {
 static void agent_usage(FILE *f) {
   fprintf(f,
     "usage: " AGENT_NAME " --source SPEC --out FILE|- [--stable-ids] [--clock MS] [--json]\n"
+    "                    [--max-refs N]\n"
     "       " AGENT_NAME " --source SPEC --connect HOST[:PORT][,...] --device-id ID [--app NAME]\n"
     "                    [--key-file PATH | --key HEX]\n"
-    "                    [--once] [--stable-ids] [--clock MS] [--json]\n"
+    "                    [--once] [--stable-ids] [--clock MS] [--json] [--max-refs N]\n"
     "                    [--connect-timeout S] [--retry-max S]\n"
     "                    [--every DURATION] [--trigger heap-growth=P%%|heap-bytes=SIZE]...\n"
     "                    [--cooldown DURATION] [--check-interval DURATION]\n"
@@ -99,6 +100,11 @@ static void agent_usage(FILE *f) {
     "                 (file) refuses it\n"
     "  --clock MS     stamp every section with MS (ms since boot, decimal or 0x\n"
     "                 hex) instead of the time, for reproducible dumps\n"
+    "  --max-refs N   refuse the capture of a heap with an object of more than N\n"
+    "                 references (default 33554432, what readers take unless\n"
+    "                 told more: gcsnap --max-refs, gcsnapd\n"
+    "                 --max-object-references); each costs 8 bytes while its\n"
+    "                 object is read\n"
     "  --json         print one line of JSON statistics: objects, references,\n"
     "                 roots, types, sections, bytes, seconds, pause_us,\n"
     "                 peak_rss_kb; on standard output, or on standard error when\n"
@@ -218,6 +224,21 @@ static int agent_parse_clock(const char *val, agent_args *a) {
   if (gs_knob_count(&k, 0, UINT64_MAX, &a->walk.clock_ms, err, sizeof err))
     return agent_usage_error("%s", err);
   a->walk.fixed_clock = 1;
+  return EXIT_DONE;
+}
+
+static int agent_parse_max_refs(const char *val, agent_args *a) {
+  gs_knob k;
+  char err[160];
+  uint64_t n;
+  k.key = "--max-refs";
+  k.key_len = strlen(k.key);
+  k.val = val;
+  k.val_len = strlen(val);
+  if (gs_knob_count(&k, 1, SIZE_MAX / 8 < UINT32_MAX ? SIZE_MAX / 8 : UINT32_MAX, &n, err,
+                    sizeof err))
+    return agent_usage_error("%s", err);
+  a->walk.max_refs = (size_t)n;
   return EXIT_DONE;
 }
 
@@ -452,6 +473,8 @@ static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
       a->out = val;
     } else if ((val = agent_value(argc, argv, &i, "--clock", &missing))) {
       rc = agent_parse_clock(val, a);
+    } else if ((val = agent_value(argc, argv, &i, "--max-refs", &missing))) {
+      rc = agent_parse_max_refs(val, a);
     } else if ((val = agent_value(argc, argv, &i, "--connect-timeout", &missing))) {
       rc = agent_parse_seconds("--connect-timeout", val, &a->connect_timeout_ms);
       a->session_only = "--connect-timeout";

@@ -199,6 +199,7 @@ int gs_sink_file_new(gs_sink **out, const char *path, char *err, size_t errcap) 
     sink_free(&s->base);
     return rc;
   }
+  gs_writer_set_max_refs(s->w, SIZE_MAX);   /* the walker holds objects to its --max-refs */
   *out = &s->base;
   return GS_OK;
 }

@@ -58,6 +58,9 @@ struct gs_source {
    * when stable_ids is set). A source that has both kinds of ID reads it: the
    * demo gives addresses by default and its runtime's stable IDs when set. */
   int use_stable_ids;
+  /* Set by the walker before each walk: the most references one object may
+   * have. A source that holds an object's references stops there. */
+  size_t max_refs;
   uint64_t pause_us;    /* set by walk: how long the program was stopped; 0 if none */
   char error[256];      /* set by walk when it fails for a reason of its own */
 };

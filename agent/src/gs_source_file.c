@@ -111,7 +111,8 @@ static int file_reader_error(file_source *fs, int err) {
   const gs_diag *d = gs_reader_diag(fs->reader);
   if (err == GS_EIO) return file_fail(fs, err, 0, "cannot read: %s", gs_port_error_text());
   if (err != GS_EFORMAT) return file_fail(fs, err, 0, "%s", gs_strerror(err));
-  return file_fail(fs, err, d->line, "%s [%s]", d->message, gs_diag_name(d->code));
+  return file_fail(fs, err, d->line, "%s [%s]%s", d->message, gs_diag_name(d->code),
+                   d->code == GS_D_TOO_MANY_REFS ? "; --max-refs N takes more" : "");
 }
 
 static int file_records(file_source *fs) {
@@ -136,10 +137,12 @@ static int file_walk(gs_source *src, const gs_heap_visitor *v) {
   fs->v = v;
   fs->name_line = 0;
   fs->sections = 0;
-  if ((err = gs_reader_new(&fs->reader, file_read, f)))
+  if ((err = gs_reader_new(&fs->reader, file_read, f))) {
     err = file_fail(fs, err, 0, "out of memory");
-  else
+  } else {
+    gs_reader_set_max_refs(fs->reader, src->max_refs);
     err = file_records(fs);
+  }
   gs_reader_free(fs->reader);
   fs->reader = NULL;
   gs_port_file_close(f);
@@ -179,6 +182,7 @@ int gs_source_file_new(gs_source **out, const char *options, char *err, size_t e
   }
   strcpy(fs->path, options);
   fs->base.ops = &file_ops;
+  fs->base.max_refs = GS_READER_DEFAULT_MAX_REFS;   /* until a walker sets it */
   fs->base.stable_ids = 0;      /* a dump's IDs are whatever its runtime gave */
   *out = &fs->base;
   return GS_OK;

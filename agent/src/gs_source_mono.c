@@ -12,8 +12,8 @@
  * checked, and a connection that ends before the end line fails the walk,
  * so a program that dies mid-capture leaves no snapshot. An object line is
  * parsed as it arrives, a field at a time, so an array of millions of
- * references costs 8 bytes each (at most GS_READER_DEFAULT_MAX_REFS, what
- * the record reader takes back), never its text; other lines are bounded
+ * references costs 8 bytes each (at most the walker's limit, by default
+ * what the record reader takes back), never its text; other lines are bounded
  * by GS_READER_DEFAULT_MAX_LINE. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +24,6 @@
 #include "gs_sources.h"
 
 #define MAX_LINE        ((size_t)GS_READER_DEFAULT_MAX_LINE)
-#define MAX_REFS        ((size_t)GS_READER_DEFAULT_MAX_REFS)
 #define KEEP_REFS       ((size_t)1 << 20)   /* more are given back after a walk */
 #define REPLY_MS        120000              /* a capture of a large heap takes seconds */
 #define HELLO           "gcsnap-mono 1 ids="
@@ -48,7 +47,7 @@ typedef struct mono_source {
 } mono_source;
 
 static int fail(mono_source *s, int rc, const char *what, const char *detail) {
-  snprintf(s->base.error, sizeof s->base.error, "%.100s: %.100s%s%.50s", s->path, what,
+  snprintf(s->base.error, sizeof s->base.error, "%.80s: %.80s%s%.80s", s->path, what,
            detail ? ": " : "", detail ? detail : "");
   return rc;
 }
@@ -158,13 +157,14 @@ static int field(mono_source *s, uint64_t *out, int *end) {
   }
 }
 
-/* Keeps reference n of object id, up to MAX_REFS. */
+/* Keeps reference n of object id, up to the walker's limit. */
 static int keep_ref(mono_source *s, uint64_t id, size_t n, uint64_t ref) {
-  if (n == MAX_REFS) {
-    char detail[80];
-    snprintf(detail, sizeof detail, "object %llx, more than %lu", (unsigned long long)id,
-             (unsigned long)MAX_REFS);
-    return fail(s, GS_ELIMIT, "an object with more references than a dump may hold", detail);
+  if (n == s->base.max_refs) {
+    char detail[96];
+    snprintf(detail, sizeof detail, "object %llx, more than %lu (--max-refs)",
+             (unsigned long long)id, (unsigned long)s->base.max_refs);
+    return fail(s, GS_ELIMIT, "an object with more references than the limit of one object",
+                detail);
   }
   if (n == s->refs_cap) {
     size_t cap = s->refs_cap ? s->refs_cap * 2 : 1024;
@@ -308,6 +308,7 @@ int gs_source_mono_new(gs_source **out, const char *options, char *err, size_t e
   }
   memcpy(s->path, options, strlen(options) + 1);
   s->base.ops = &mono_ops;
+  s->base.max_refs = GS_READER_DEFAULT_MAX_REFS;   /* until a walker sets it */
   /* The greeting tells whether the module keeps identities. */
   if ((rc = open_link(s, "", &stable))) {
     snprintf(err, errcap, "%s", s->base.error);

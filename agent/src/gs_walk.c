@@ -20,6 +20,7 @@ typedef struct walk_state {
   int in_section;
   int has_timestamp;            /* the source gave the next record's time */
   uint64_t timestamp;
+  size_t max_refs;              /* of one object */
   gs_walk_failure failed;
 } walk_state;
 
@@ -118,11 +119,11 @@ static int on_object(void *ctx, uint64_t id, uint64_t type, uint64_t size,
   walk_state *w = ctx;
   int err;
   if ((err = walk_need_section(w, "an object"))) return err;
-  if (nrefs > GS_READER_DEFAULT_MAX_REFS) {   /* the dump would not read back */
-    char msg[128];
+  if (nrefs > w->max_refs) {   /* the dump would not read back */
+    char msg[160];
     snprintf(msg, sizeof msg, "the source gave object %llx with %llu references, above the "
-             "limit of %u", (unsigned long long)id, (unsigned long long)nrefs,
-             GS_READER_DEFAULT_MAX_REFS);
+             "limit of %lu (--max-refs)", (unsigned long long)id, (unsigned long long)nrefs,
+             (unsigned long)w->max_refs);
     return walk_source_error(w, msg);
   }
   w->st->objects++;
@@ -197,6 +198,7 @@ int gs_walk(gs_source *src, gs_sink *sink, const gs_walk_options *opt, gs_walk_s
   v.timestamp = on_timestamp;
   src->error[0] = '\0';
   src->use_stable_ids = opt->stable_ids;
+  src->max_refs = w.max_refs = opt->max_refs ? opt->max_refs : GS_READER_DEFAULT_MAX_REFS;
 
   t0 = gs_port_time_us();
   err = src->ops->walk(src, &v);

@@ -21,6 +21,8 @@ typedef struct gs_walk_options {
   int stable_ids;           /* needs a source with stable_ids set */
   int fixed_clock;          /* stamp every section with clock_ms, not the time */
   uint64_t clock_ms;
+  size_t max_refs;          /* of one object; 0: GS_READER_DEFAULT_MAX_REFS, what
+                             * the record reader takes back by default */
 } gs_walk_options;
 
 typedef enum gs_walk_failure {

@@ -145,7 +145,7 @@ static void script_init(script_source *s, const char *script, int stable_ids) {
   s->script = script;
 }
 
-static const gs_walk_options fixed_clock = {0, 1, 0x3e8};
+static const gs_walk_options fixed_clock = {0, 1, 0x3e8, 0};
 
 /* ---- knobs ------------------------------------------------------------------ */
 
@@ -263,7 +263,7 @@ static void test_walk_timestamps(void **state) {
   script_source src;
   text_sink sink;
   gs_walk_stats st;
-  gs_walk_options now = {0, 0, 0};
+  gs_walk_options now = {0, 0, 0, 0};
   (void)state;
   /* a source's own time wins over the clock, once */
   script_init(&src, "Taoc", 0);
@@ -325,7 +325,29 @@ static void test_walk_order(void **state) {
   check_order_error("ao", "the source left a section open");
   check_order_error("aR", "the source gave a root kind above 5");
   check_order_error("aW", "the source gave object 20 with 33554433 references, above the "
-                          "limit of 33554432");
+                          "limit of 33554432 (--max-refs)");
+}
+
+/* A lower limit holds the same way; the source is told it before its walk. */
+static void test_walk_max_refs(void **state) {
+  gs_walk_options opt = {0, 1, 0x3e8, 2};
+  script_source src;
+  text_sink sink;
+  gs_walk_stats st;
+  (void)state;
+  script_init(&src, "aoc", 0);
+  text_sink_init(&sink);
+  assert_int_equal(gs_walk(&src.base, &sink.base, &opt, &st), GS_OK);
+  assert_int_equal(src.base.max_refs, 2);
+  ts_free(&sink.base);
+  opt.max_refs = 1;
+  script_init(&src, "aoc", 0);
+  text_sink_init(&sink);
+  assert_int_not_equal(gs_walk(&src.base, &sink.base, &opt, &st), GS_OK);
+  assert_int_equal(st.failed, GS_WALK_SOURCE);
+  assert_string_equal(st.error, "the source gave object 20 with 2 references, above the "
+                                "limit of 1 (--max-refs)");
+  ts_free(&sink.base);
 }
 
 static void test_walk_blame(void **state) {
@@ -464,6 +486,7 @@ int main(void) {
     cmocka_unit_test(test_walk_timestamps),
     cmocka_unit_test(test_walk_stable_ids),
     cmocka_unit_test(test_walk_order),
+    cmocka_unit_test(test_walk_max_refs),
     cmocka_unit_test(test_walk_blame),
     cmocka_unit_test(test_mock),
     cmocka_unit_test(test_sources_open),

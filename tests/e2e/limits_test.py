@@ -640,9 +640,37 @@ def suite_line(env):
                 c.equal(r.returncode, 2, "--max-refs=%s is a usage error" % bad_value)
                 c.ok("--max-refs needs a number from 1 to" in r.stderr, "--max-refs: says why",
                      r.stderr[:300])
+            wide_chain(env, path, (1 << 25) + 1)
         else:
             c.equal(r.returncode, 0, "validate: an object line of 67.5 MB is read: %s" % r.stdout[:300])
         os.remove(path)
+
+
+def wide_chain(env, path, refs):
+    """An object of refs references, above the default limit, from the agent
+    through a collector told to take it, to the analyses of the stored file."""
+    c = env.c
+    if not os.access(env.agent, os.X_OK):
+        c.skip("gcsnap-agent is not built: the limit along the chain")
+        return
+    r = L.run([env.agent, "--source", "file:" + path, "--out", env.path("wide-out.gclog")], timeout=120)
+    c.ok(r.returncode == 1 and "[too-many-references]; --max-refs N takes more" in r.stderr
+         and not os.path.exists(env.path("wide-out.gclog")),
+         "agent: the object is refused by default, naming --max-refs", r.stderr.strip())
+    col = env.collector("--max-object-references", str(refs), name="gcsnapd-object-refs")
+    r = L.run([env.agent, "--source", "file:" + path, "--connect", col.agent_addr, "--device-id",
+               "lim-object-refs", "--once", "--max-refs", str(refs)], timeout=120)
+    c.equal(r.returncode, 0, "agent --max-refs: streamed and stored: %s" % r.stderr.strip())
+    stored = glob.glob(os.path.join(col.store, "snapshots", "lim-object-refs", "*.gclog.zst"))
+    col.stop()
+    if not c.equal(len(stored), 1, "one snapshot file of lim-object-refs"):
+        return
+    r = L.run([env.gcsnap, "--max-refs", str(refs), "summary", "--json", stored[0]], timeout=120)
+    got = json.loads(r.stdout).get("references") if r.returncode == 0 else r.stderr
+    c.equal(got, refs, "the stored snapshot reads back whole with the same limit")
+    r = L.run([env.gcsnap, "summary", stored[0]], timeout=120)
+    c.ok(r.returncode == 1 and "[too-many-references]" in r.stderr,
+         "without it, the analyses refuse the object", r.stderr[:300])
 
 
 PREAUTH_MAX = 4096

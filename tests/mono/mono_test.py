@@ -429,6 +429,15 @@ def test_wide():
     check(nrefs == WIDE, "its %d references are all there (%d)" % (WIDE, nrefs))
     check(len(leaves) == 16 and set(head[4:20]) == leaves,
           "its first 16 references are the 16 Leaf objects")
+    # Below the array's size, --max-refs refuses the capture, says so, and
+    # leaves no file; the program runs on.
+    narrow = os.path.join(WORK, "narrow.gclog")
+    r = agent("--source", "mono:" + app.sock, "--out", narrow, "--max-refs", str(WIDE - 1),
+              check_rc=False)
+    check(r.returncode == 1 and "more than %d (--max-refs)" % (WIDE - 1) in r.stderr
+          and not os.path.exists(narrow),
+          "--max-refs %d: exit 1 naming the limit, no file (exit %d, %s)"
+          % (WIDE - 1, r.returncode, r.stderr.strip()))
     # Streamed to a collector, which stores it whole.
     port, http = free_port(), free_port()
     store = os.path.join(WORK, "store")

@@ -125,6 +125,8 @@ int gs_wire_encoder_new(gs_wire_encoder **out, gs_wire_frame_fn fn, void *ctx) {
     free(e);
     return err;
   }
+  /* It only sums the text; whoever produces the objects bounds them. */
+  gs_writer_set_max_refs(e->text, SIZE_MAX);
   e->fn = fn;
   e->ctx = ctx;
   *out = e;
