@@ -27,15 +27,20 @@ static void put_be(gsu_buf *b, uint64_t v, int n) {
   gsu_buf_append(b, x, (size_t)n);
 }
 
-/* An HPROF dump with 8-byte IDs holding ARRAYS int[2], in one segment. */
-static void make_hprof(gsu_buf *b) {
-  uint32_t i;
+/* The header of an HPROF dump with 8-byte IDs, and of its one segment. */
+static void hprof_head(gsu_buf *b, uint64_t segment_len) {
   gsu_buf_append(b, "JAVA PROFILE 1.0.2", 19);
   put_be(b, 8, 4);
   put_be(b, 0, 8);
   put_be(b, 0x1c, 1);
   put_be(b, 0, 4);
-  put_be(b, (uint64_t)ARRAYS * (1 + 8 + 4 + 4 + 1 + 8), 4);
+  put_be(b, segment_len, 4);
+}
+
+/* An HPROF dump holding ARRAYS int[2]. */
+static void make_hprof(gsu_buf *b) {
+  uint32_t i;
+  hprof_head(b, (uint64_t)ARRAYS * (1 + 8 + 4 + 4 + 1 + 8));
   for (i = 0; i < ARRAYS; i++) {
     put_be(b, 0x23, 1);
     put_be(b, 0x1000 + 16 * (uint64_t)i, 8);
@@ -52,12 +57,7 @@ static void make_hprof(gsu_buf *b) {
 /* An HPROF dump holding one Object[n] whose elements are all set. */
 static void make_object_array(gsu_buf *b, uint32_t n) {
   uint32_t i;
-  gsu_buf_append(b, "JAVA PROFILE 1.0.2", 19);
-  put_be(b, 8, 4);
-  put_be(b, 0, 8);
-  put_be(b, 0x1c, 1);
-  put_be(b, 0, 4);
-  put_be(b, 1 + 8 + 4 + 4 + 8 + 8 * (uint64_t)n, 4);
+  hprof_head(b, 1 + 8 + 4 + 4 + 8 + 8 * (uint64_t)n);
   put_be(b, 0x22, 1);
   put_be(b, 0x800, 8);
   put_be(b, 0, 4);
