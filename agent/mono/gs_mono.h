@@ -87,9 +87,15 @@ uint64_t gsm_now_us(void);
  * GSM_PACKED set), a stable identity, or 0 (null). */
 typedef struct gsm_obj {
   uint32_t id;
-  uint32_t type;          /* gsm_class_index */
+  uint32_t type;          /* gsm_class_index; its AppDomain's index above GSM_CLASS_BITS */
   uint32_t size;          /* bytes, GSM_HAS_REFS when it has references */
 } gsm_obj;
+
+#define GSM_CLASS_BITS 24
+#define GSM_CLASS_MASK ((1u << GSM_CLASS_BITS) - 1)
+#define GSM_DOMAINS_MAX 256u    /* AppDomains of one capture: their index fits 8 bits */
+static inline uint32_t gsm_obj_class(const gsm_obj *o) { return o->type & GSM_CLASS_MASK; }
+static inline unsigned gsm_obj_domain(const gsm_obj *o) { return o->type >> GSM_CLASS_BITS; }
 
 #define GSM_HAS_REFS 0x80000000u
 #define GSM_SIZE_MAX 0x7fffffffu
@@ -107,6 +113,9 @@ typedef struct gsm_root {
 /* One capture's result, valid until gsm_snap_release. */
 typedef struct gsm_snap {
   gsm_vec objs, refs, last, roots;
+  int32_t domain_ids[GSM_DOMAINS_MAX];   /* Mono's IDs of the AppDomains met, by index:
+                                          * the root domain first */
+  unsigned ndomains;
   uint64_t pause_us, mem_bytes;
   uint64_t ids_bytes;     /* the identity map kept between captures */
   char error[160];        /* nonempty: the capture failed */
@@ -130,9 +139,10 @@ void gsm_snap_release(gsm_snap *s);
 /* Resolves the names of the classes met so far (on a thread attached to
  * the runtime): 0 or -1. */
 int gsm_emit_prepare(char *err, size_t errcap);
-/* Writes the snapshot's lines to fd; 0, or -1 when the peer went away or
- * stalled. */
-int gsm_emit(int fd, const gsm_snap *s, const char *domain);
+/* Writes the snapshot's lines to fd, a section an AppDomain named by
+ * domains (by index); 0, or -1 when the peer went away or stalled, or
+ * memory ran out. */
+int gsm_emit(int fd, const gsm_snap *s, char *const *domains);
 /* Writes all of buf to fd, waiting at most 60 s for progress: 0 or -1. */
 int gsm_write_all(int fd, const void *buf, size_t len);
 

@@ -1,7 +1,8 @@
 /* gs_mono_emit.c - the snapshot as text lines for the agent, written after
  * the world restarted (names allocate; sockets block).
  *
- *   s NAME                       the section: the root domain's name
+ *   s NAME                       a section: an AppDomain's objects and roots,
+ *                                the root domain's first, up to the next s
  *   t ID NAME                    a type, before the objects that use it
  *   o ID TYPE SIZE [REF...]      an object and its references
  *   r ID KIND FLAGS CONTAINER    a root (CONTAINER: a type ID, statics only)
@@ -124,13 +125,42 @@ static void put_line(char tag, const char *text) {
   put("\n", 1);
 }
 
-static void emit_types(const gsm_snap *s) {
+/* An ID as the snapshot has it: an address, an identity or 0. */
+static uint64_t id_value(uint32_t id) { return id & GSM_PACKED ? gsm_unpack(id) : id; }
+
+/* Each root's AppDomain: its object's, or the root domain's when the walk
+ * did not meet it. NULL when memory ran out. */
+static unsigned char *root_domains(const gsm_snap *s) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
+  const gsm_root *r = (const gsm_root *)s->roots.p;
+  unsigned char *dom = calloc(s->roots.len + 1, 1);
+  gsm_map owner = {NULL, 0, 0, 0};
+  size_t i;
+  if (!dom || s->ndomains == 1) return dom;
+  if (gsm_map_init(&owner, s->objs.len)) {
+    free(dom);
+    return NULL;
+  }
+  for (i = 0; i < s->objs.len; i++)
+    gsm_map_put(&owner, id_value(o[i].id), gsm_obj_domain(&o[i]) + 1);
+  for (i = 0; i < s->roots.len; i++) {
+    uint32_t v = gsm_map_get(&owner, r[i].id);
+    dom[i] = v ? (unsigned char)(v - 1) : 0;
+  }
+  gsm_map_free(&owner);
+  return dom;
+}
+
+/* The types domain d's objects and static roots name, once each. */
+static void emit_types(const gsm_snap *s, unsigned d, const unsigned char *root_dom) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
   const gsm_root *r = (const gsm_root *)s->roots.p;
   size_t ntypes = gsm_class_count(), i;
   unsigned char *seen = calloc(ntypes + 1, 1);
   for (i = 0; i < s->objs.len + s->roots.len; i++) {
-    uint32_t t = i < s->objs.len ? o[i].type : r[i - s->objs.len].container;
+    size_t k = i - s->objs.len;
+    uint32_t t = i < s->objs.len ? gsm_obj_class(&o[i]) : r[k].container;
+    if (i < s->objs.len ? gsm_obj_domain(&o[i]) != d : root_dom[k] != d) continue;
     if (!t || (seen && seen[t])) continue;
     if (seen) seen[t] = 1;
     put("t", 1);
@@ -142,36 +172,36 @@ static void emit_types(const gsm_snap *s) {
   free(seen);
 }
 
-/* An ID as the snapshot has it: an address, an identity or 0. */
-static uint64_t id_value(uint32_t id) { return id & GSM_PACKED ? gsm_unpack(id) : id; }
-
-int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
+/* Domain d's objects; the others' references are passed over. */
+static void emit_objects(const gsm_snap *s, unsigned d) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
   const uint32_t *ref = (const uint32_t *)s->refs.p;
   const uint64_t *last = (const uint64_t *)s->last.p;
-  const gsm_root *r = (const gsm_root *)s->roots.p;
   size_t i, j = 0;
-  out_fd = fd;
-  out_failed = 0;
-  used = 0;
-  put_line('s', domain);
-  emit_types(s);
   for (i = 0; i < s->objs.len && !out_failed; i++) {
-    put("o", 1);
-    put_hex(' ', id_value(o[i].id));
-    put_hex(' ', o[i].type);
-    put_hex(' ', o[i].size & GSM_SIZE_MAX);
+    int mine = gsm_obj_domain(&o[i]) == d, end;
+    if (mine) {
+      put("o", 1);
+      put_hex(' ', id_value(o[i].id));
+      put_hex(' ', gsm_obj_class(&o[i]));
+      put_hex(' ', o[i].size & GSM_SIZE_MAX);
+    }
     if (o[i].size & GSM_HAS_REFS) {
-      int end;
       do {
-        put_hex(' ', id_value(ref[j]));
+        if (mine) put_hex(' ', id_value(ref[j]));
         end = (int)(last[j / 64] >> (j % 64) & 1);
       } while (!end && ++j < s->refs.len);
       j++;
     }
-    put("\n", 1);
+    if (mine) put("\n", 1);
   }
+}
+
+static void emit_roots(const gsm_snap *s, unsigned d, const unsigned char *root_dom) {
+  const gsm_root *r = (const gsm_root *)s->roots.p;
+  size_t i;
   for (i = 0; i < s->roots.len && !out_failed; i++) {
+    if (root_dom[i] != d) continue;
     put("r", 1);
     put_hex(' ', r[i].id);
     put_hex(' ', r[i].kind);
@@ -179,6 +209,21 @@ int gsm_emit(int fd, const gsm_snap *s, const char *domain) {
     put_hex(' ', r[i].container);
     put("\n", 1);
   }
+}
+
+int gsm_emit(int fd, const gsm_snap *s, char *const *domains) {
+  unsigned char *root_dom = root_domains(s);
+  unsigned d;
+  out_fd = fd;
+  out_failed = !root_dom;
+  used = 0;
+  for (d = 0; d < s->ndomains && !out_failed; d++) {
+    put_line('s', domains[d]);
+    emit_types(s, d, root_dom);
+    emit_objects(s, d);
+    emit_roots(s, d, root_dom);
+  }
+  free(root_dom);
   put("e", 1);
   put_hex(' ', s->pause_us);
   put_hex(' ', s->mem_bytes);

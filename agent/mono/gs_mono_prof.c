@@ -142,11 +142,32 @@ static void reply(int fd, const char *text) {
   gsm_write_all(fd, text, strlen(text));
 }
 
+static void free_names(char **names, unsigned n) {
+  while (n) free(names[--n]);
+  free(names);
+}
+
+/* The names of the capture's AppDomains, by index, one line each ("?" for
+ * one unloaded since); NULL when memory ran out. */
+static char **domain_names(const gsm_snap *s) {
+  char **names = calloc(s->ndomains, sizeof *names);
+  unsigned i;
+  for (i = 0; names && i < s->ndomains; i++) {
+    MonoDomain *d = mono_domain_get_by_id(s->domain_ids[i]);
+    const char *name = d ? mono_domain_get_friendly_name(d) : NULL;
+    if (!(names[i] = strdup(name && *name ? name : "?"))) {
+      free_names(names, i);
+      return NULL;
+    }
+    names[i][strcspn(names[i], "\r\n")] = 0;
+  }
+  return names;
+}
+
 static void serve_capture(int fd, int stable_ids) {
   gsm_snap snap;
-  char err[160] = "", domain[256] = "?", line[200];
+  char err[160] = "", line[200], **domains = NULL;
   static int attached;
-  const char *name;
   int waited;
   for (waited = 0; !prof.ready && !prof.stopping && waited < READY_WAIT_MS; waited += 20)
     poll(NULL, 0, 20);
@@ -162,17 +183,15 @@ static void serve_capture(int fd, int stable_ids) {
     attached = 1;
   }
   gsm_snap_capture(&snap, stable_ids);
-  if (!snap.error[0] && gsm_emit_prepare(err, sizeof err) == 0) {
-    name = mono_domain_get_friendly_name(mono_get_root_domain());
-    snprintf(domain, sizeof domain, "%s", name && *name ? name : "?");
-    domain[strcspn(domain, "\r\n")] = 0;     /* one line */
-  }
+  if (!snap.error[0] && gsm_emit_prepare(err, sizeof err) == 0 && !(domains = domain_names(&snap)))
+    snprintf(err, sizeof err, "out of memory for the AppDomains' names");
   if (snap.error[0] || err[0]) {
     snprintf(line, sizeof line, "x %s\n", snap.error[0] ? snap.error : err);
     reply(fd, line);
   } else {
-    gsm_emit(fd, &snap, domain);
+    gsm_emit(fd, &snap, domains);
   }
+  free_names(domains, domains ? snap.ndomains : 0);
   gsm_snap_release(&snap);
 }
 

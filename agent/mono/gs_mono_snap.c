@@ -24,6 +24,7 @@
  * never a wrong identity. */
 #include <assert.h>
 #include <string.h>
+#include <mono/metadata/appdomain.h>
 #include <mono/metadata/profiler.h>
 #include "gs_mono.h"
 
@@ -256,6 +257,49 @@ MonoClass *gsm_class_at(uint32_t index) {
 
 uint32_t gsm_class_count(void) { return (uint32_t)classes.len; }
 
+/* ---- AppDomains ---- */
+
+/* Mono has one heap for every AppDomain; an object's vtable names its own.
+ * Asking the runtime costs a call an object, which doubled the pause: the
+ * answer is kept by vtable, in a table that forgets on collisions. */
+#define VTABLE_CACHE 1024
+static MonoDomain *domains[GSM_DOMAINS_MAX];   /* of the capture, by index */
+static struct { const MonoVTable *vtable; uint32_t bits; } seen_vtables[VTABLE_CACHE];
+
+static void domains_reset(gsm_snap *s) {
+  memset(seen_vtables, 0, sizeof seen_vtables);
+  domains[0] = mono_get_root_domain();
+  s->domain_ids[0] = mono_domain_get_id(domains[0]);
+  s->ndomains = 1;
+}
+
+/* The index of domain d, which is added when new. */
+static uint32_t domain_index(gsm_snap *s, MonoDomain *d) {
+  unsigned i;
+  for (i = 0; i < s->ndomains && domains[i] != d; i++) {}
+  if (i == GSM_DOMAINS_MAX) {
+    fail("more than 256 AppDomains");
+    return 0;
+  }
+  if (i == s->ndomains) {
+    domains[i] = d;
+    s->domain_ids[i] = mono_domain_get_id(d);
+    s->ndomains++;
+  }
+  return i;
+}
+
+/* The index of obj's AppDomain, in place above its class. */
+static uint32_t domain_bits(gsm_snap *s, MonoObject *obj) {
+  MonoVTable *vt = obj->vtable;
+  size_t slot = (size_t)((uintptr_t)vt >> 4) % VTABLE_CACHE;
+  if (seen_vtables[slot].vtable != vt) {
+    seen_vtables[slot].vtable = vt;
+    seen_vtables[slot].bits = domain_index(s, mono_vtable_domain(vt)) << GSM_CLASS_BITS;
+  }
+  return seen_vtables[slot].bits;
+}
+
 /* ---- the walk ---- */
 
 /* Addresses packed in 31 bits: which of up to 32 stretches of 512 MiB
@@ -337,6 +381,8 @@ static int on_object(MonoObject *obj, MonoClass *klass, uintptr_t size, uintptr_
     last->id = id;
     last->size = bytes > GSM_SIZE_MAX ? GSM_SIZE_MAX : (uint32_t)bytes;
     if (!(last->type = gsm_class_index(klass))) goto oom;
+    if (last->type > GSM_CLASS_MASK) goto classes;
+    last->type |= domain_bits(s, obj);
   }
   if (!num) return 0;
   if (!(r = push_refs(s, num))) goto oom;
@@ -349,6 +395,9 @@ oom:
   return 1;
 spread:
   fail("the heap spans more than 32 stretches of 512 MiB, or an object is unaligned");
+  return 1;
+classes:
+  fail("more than 16777215 classes");
   return 1;
 }
 
@@ -560,6 +609,7 @@ static void on_gc(MonoProfiler *p, MonoProfilerGCEvent ev, uint32_t gen, mono_bo
   if (ev != MONO_GC_EVENT_PRE_START_WORLD) return;
   s->objs.len = s->refs.len = s->last.len = 0;
   pack_reset();
+  domains_reset(s);
   mono_gc_walk_heap(0, on_object, s);
   close_refs(s);
   handle_roots();

@@ -44,6 +44,7 @@ typedef struct mono_source {
   size_t cap, len, pos;
   uint64_t *refs;
   size_t refs_cap;
+  int in_section;               /* an s line came: the next one, or e, ends it */
 } mono_source;
 
 static int fail(mono_source *s, int rc, const char *what, const char *detail) {
@@ -207,7 +208,10 @@ static int snapshot_line(mono_source *s, const char *line, const gs_heap_visitor
   uint64_t a, b;
   if (line[0] && line[1] != ' ') return -1;
   switch (line[0]) {
-  case 's': return v->section(v->ctx, p, strlen(p));
+  case 's':   /* an AppDomain; the one before ends */
+    if (s->in_section && v->section_end(v->ctx)) return GS_EIO;
+    s->in_section = 1;
+    return v->section(v->ctx, p, strlen(p));
   case 't':
     if (hex(&p, &a) || !*p) return -1;
     return v->type(v->ctx, a, p, strlen(p));
@@ -215,6 +219,7 @@ static int snapshot_line(mono_source *s, const char *line, const gs_heap_visitor
   case 'e':   /* the world-stopped time, the module's memory and identity map */
     if (hex(&p, &a) || hex(&p, &b) || (*p && hex(&p, &b)) || *p) return -1;
     s->base.pause_us = a;
+    if (!s->in_section) return -1;
     return v->section_end(v->ctx) ? GS_EIO : 1;
   case 'x': return fail(s, GS_EIO, "the module could not capture", p);
   default: return -1;
@@ -259,6 +264,7 @@ static int mono_walk(gs_source *src, const gs_heap_visitor *v) {
     return rc;
   if (src->use_stable_ids && !stable)
     return fail(s, GS_EINVAL, "stable IDs need the module loaded with ids=stable", NULL);
+  s->in_section = 0;
   rc = walk_lines(s, v);
   if (s->refs_cap > KEEP_REFS) {   /* a huge array's references are not kept between walks */
     free(s->refs);

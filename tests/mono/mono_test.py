@@ -466,6 +466,63 @@ def test_wide():
     check(r.returncode == 0, "an object of exactly %d references is taken (%s)" % (limit, r.stderr.strip()))
 
 
+def sections_of(path):
+    """[(name, {id: type name}, [root ids])] a section each."""
+    out = []
+    for line in open(path):
+        f = line.rstrip("\n").split(" ")
+        if f[0] == "a":
+            types, objs, roots = {}, {}, []
+            out.append((" ".join(f[2:-1]), objs, roots, types))
+        elif f[0] == "t":
+            types[f[1]] = " ".join(f[2:])
+        elif f[0] == "o":
+            objs[f[1]] = (types.get(f[2], f[2]), f[4:])
+        elif f[0] == "r":
+            roots.append(f[1])
+    return [(name, {k: v[0] for k, v in objs.items()}, roots, objs) for name, objs, roots, _ in out]
+
+
+def test_domains():
+    """A section an AppDomain, the root domain's first; with addresses and
+    with stable IDs."""
+    app = App("Domains.exe")
+    app.wait_line("ready")
+    for extra in ((), ("--stable-ids",)):
+        out = os.path.join(WORK, "domains%s.gclog" % "".join(extra))
+        stats = capture(app, out, *extra)
+        secs = sections_of(out)
+        names = [s[0] for s in secs]
+        check(stats["sections"] == 2 and len(secs) == 2 and names[0].startswith("Domains.exe")
+              and names[1].startswith("Plugin"), "%s: two sections, Domains.exe then Plugin (%s)"
+              % (extra, names))
+        if len(secs) != 2:
+            continue
+        (_, main, main_roots, main_objs), (_, plug, plug_roots, plug_objs) = secs
+        got = (count_of(main, "MainItem"), count_of(main, "PluginItem"),
+               count_of(plug, "MainItem"), count_of(plug, "PluginItem"))
+        check(got == (500, 0, 0, 1000), "%s: 500 MainItem in the first, 1000 PluginItem in the "
+              "second, none elsewhere (%s)" % (extra, got))
+        check(all(r in main for r in main_roots) and all(r in plug for r in plug_roots),
+              "%s: every root names an object of its own section" % (extra,))
+        # What crosses is the runtime's plumbing (remoting proxies,
+        # threads): references to the other section, nothing else dangles.
+        for here, objs, there in ((main, main_objs, plug), (plug, plug_objs, main)):
+            out_of = [r for _, refs in objs.values() for r in refs if r not in here]
+            check(all(r in there for r in out_of),
+                  "%s: the %d references out of a section name objects of the other"
+                  % (extra, len(out_of)))
+        r = gcsnap("summary", "--json", out)
+        sums = json.loads(r.stdout)["sections"] if r.returncode == 0 else []
+        check([s["unreachable"] for s in sums] == [0, 0],
+              "%s: nothing unreachable in either section (%s)" % (extra, r.stderr.strip()))
+    check(app.finish() == 0, "the program runs on and exits")
+
+
+def count_of(types_by_id, name):
+    return sum(1 for t in types_by_id.values() if t == name)
+
+
 def fake_module(snapshot, out):
     """Captures from a stand-in for the module that answers with snapshot."""
     path = os.path.join(WORK, "fake.sock")
@@ -504,7 +561,7 @@ def main():
     try:
         {"roots": test_roots, "statics": test_statics, "ids": test_ids,
          "ids_busy": lambda: test_ids(busy=True), "faults": test_faults, "own": test_own,
-         "wide": test_wide, "early": test_early}[suite]()
+         "wide": test_wide, "early": test_early, "domains": test_domains}[suite]()
     finally:
         for p in procs:
             if p.poll() is None:
