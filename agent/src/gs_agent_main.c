@@ -12,6 +12,7 @@
 #include "gs_knob.h"
 #include "gs_parse.h"
 #include "gs_port.h"
+#include "gs_reader.h"
 #include "gs_session.h"
 #include "gs_sha256.h"
 #include "gs_sink.h"
@@ -235,8 +236,7 @@ static int agent_parse_max_refs(const char *val, agent_args *a) {
   k.key_len = strlen(k.key);
   k.val = val;
   k.val_len = strlen(val);
-  if (gs_knob_count(&k, 1, SIZE_MAX / 8 < UINT32_MAX ? SIZE_MAX / 8 : UINT32_MAX, &n, err,
-                    sizeof err))
+  if (gs_knob_count(&k, 1, GS_READER_MAX_REFS_CEILING, &n, err, sizeof err))
     return agent_usage_error("%s", err);
   a->walk.max_refs = (size_t)n;
   return EXIT_DONE;

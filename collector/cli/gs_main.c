@@ -11,6 +11,7 @@
 #include "gs_cli.h"
 #include "gs_client.h"
 #include "gs_file.h"
+#include "gs_reader.h"
 
 typedef struct command {
   const char *name;
@@ -81,9 +82,8 @@ static const char *global_value(int argc, char **argv, int *i, const char *name,
   return argv[++*i];
 }
 
-/* The graph counts references in 32 bits; the reader holds 8 bytes each. */
 static int set_max_refs(const char *s) {
-  uint64_t n, most = SIZE_MAX / 8 < UINT32_MAX ? SIZE_MAX / 8 : UINT32_MAX;
+  uint64_t n, most = GS_READER_MAX_REFS_CEILING;
   if (gs_args_parse_count(s, most, &n) != 0 || n == 0) {
     fprintf(stderr, "gcsnap: --max-refs needs a number from 1 to %llu\n", (unsigned long long)most);
     return GS_EXIT_USAGE;

@@ -27,6 +27,10 @@
 #define GS_READER_DEFAULT_MAX_LINE (64u << 20)
 #define GS_READER_MIN_MAX_LINE     1024u
 #define GS_READER_DEFAULT_MAX_REFS (1u << 25)
+/* The highest limit a program may be told to set: the graph counts
+ * references in 32 bits and the reader holds 8 bytes each. */
+#define GS_READER_MAX_REFS_CEILING \
+  (SIZE_MAX / 8 < UINT32_MAX ? (uint64_t)(SIZE_MAX / 8) : (uint64_t)UINT32_MAX)
 
 typedef enum gs_record_kind {
   GS_REC_SECTION = 'a', GS_REC_TYPE = 't', GS_REC_OBJECT = 'o',
