@@ -5,7 +5,9 @@
  *                                the root domain's first, up to the next s
  *   t ID NAME                    a type, before the objects that use it
  *   o ID TYPE SIZE [REF...]      an object and its references
- *   r ID KIND FLAGS CONTAINER    a root (CONTAINER: a type ID, statics only)
+ *   r ID KIND FLAGS CONTAINER    a root (CONTAINER: a type ID, statics only);
+ *                                kind 0 also for an object referenced from
+ *                                another AppDomain than its own
  *   e PAUSE_US MEM_BYTES IDS_BYTES  the end: the world-stopped time, the
  *                                module's added memory, the identity map it
  *                                keeps between captures (0 without stable IDs)
@@ -128,27 +130,70 @@ static void put_line(char tag, const char *text) {
 /* An ID as the snapshot has it: an address, an identity or 0. */
 static uint64_t id_value(uint32_t id) { return id & GSM_PACKED ? gsm_unpack(id) : id; }
 
-/* Each root's AppDomain: its object's, or the root domain's when the walk
- * did not meet it. NULL when memory ran out. */
-static unsigned char *root_domains(const gsm_snap *s) {
-  const gsm_obj *o = (const gsm_obj *)s->objs.p;
+/* Where the roots go. A section holds no references from outside it, so
+ * an object referenced from another AppDomain than its own, and named by
+ * no root, is rooted once in its own, as held by the runtime (kind 0),
+ * which it is for the other domain: else it might read as unreachable. */
+typedef struct placing {
+  unsigned char *root_dom;     /* each root's AppDomain: its object's, or the
+                                * root domain's when the walk did not meet it */
+  gsm_map crossed;             /* objects referenced across: ID -> domain + 1 */
+} placing;
+
+/* The objects of other domains than o's that o references, into crossed. */
+static int note_crossing(placing *p, const gsm_map *owner, const gsm_snap *s, size_t i, size_t *j) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p + i;
+  const uint32_t *ref = (const uint32_t *)s->refs.p;
+  const uint64_t *last = (const uint64_t *)s->last.p;
+  int end;
+  if (!(o->size & GSM_HAS_REFS)) return 0;
+  do {
+    uint32_t v = ref[*j] ? gsm_map_get(owner, id_value(ref[*j])) : 0;
+    if (v && v - 1 != gsm_obj_domain(o) && gsm_map_put_grow(&p->crossed, id_value(ref[*j]), v)) return -1;
+    end = (int)(last[*j / 64] >> (*j % 64) & 1);
+  } while (!end && ++*j < s->refs.len);
+  ++*j;
+  return 0;
+}
+
+/* An object referenced across that a root names already is rooted there. */
+static int place(placing *p, const gsm_map *owner, const gsm_snap *s) {
   const gsm_root *r = (const gsm_root *)s->roots.p;
-  unsigned char *dom = calloc(s->roots.len + 1, 1);
+  size_t i, j = 0;
+  gsm_slot gone;
+  for (i = 0; i < s->objs.len; i++)
+    if (note_crossing(p, owner, s, i, &j)) return -1;
+  for (i = 0; i < s->roots.len; i++) {
+    uint32_t v = gsm_map_get(owner, r[i].id);
+    p->root_dom[i] = v ? (unsigned char)(v - 1) : 0;
+    if (v) (void)gsm_map_del(&p->crossed, r[i].id, &gone);
+  }
+  return 0;
+}
+
+/* Fills in p: 0, or -1 when memory ran out. */
+static int placing_init(placing *p, const gsm_snap *s) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
   gsm_map owner = {NULL, 0, 0, 0};
   size_t i;
-  if (!dom || s->ndomains == 1) return dom;
-  if (gsm_map_init(&owner, s->objs.len)) {
-    free(dom);
-    return NULL;
+  int err;
+  memset(p, 0, sizeof *p);
+  if (!(p->root_dom = calloc(s->roots.len + 1, 1))) return -1;
+  if (s->ndomains == 1) return 0;
+  if (gsm_map_init(&owner, s->objs.len) || gsm_map_init(&p->crossed, 16)) {
+    gsm_map_free(&owner);
+    return -1;
   }
   for (i = 0; i < s->objs.len; i++)
     gsm_map_put(&owner, id_value(o[i].id), gsm_obj_domain(&o[i]) + 1);
-  for (i = 0; i < s->roots.len; i++) {
-    uint32_t v = gsm_map_get(&owner, r[i].id);
-    dom[i] = v ? (unsigned char)(v - 1) : 0;
-  }
+  err = place(p, &owner, s);
   gsm_map_free(&owner);
-  return dom;
+  return err;
+}
+
+static void placing_free(placing *p) {
+  free(p->root_dom);
+  gsm_map_free(&p->crossed);
 }
 
 /* The types domain d's objects and static roots name, once each. */
@@ -197,33 +242,37 @@ static void emit_objects(const gsm_snap *s, unsigned d) {
   }
 }
 
-static void emit_roots(const gsm_snap *s, unsigned d, const unsigned char *root_dom) {
+static void put_root(uint64_t id, unsigned kind, unsigned flags, uint32_t container) {
+  put("r", 1);
+  put_hex(' ', id);
+  put_hex(' ', kind);
+  put_hex(' ', flags);
+  put_hex(' ', container);
+  put("\n", 1);
+}
+
+static void emit_roots(const gsm_snap *s, unsigned d, const placing *p) {
   const gsm_root *r = (const gsm_root *)s->roots.p;
   size_t i;
-  for (i = 0; i < s->roots.len && !out_failed; i++) {
-    if (root_dom[i] != d) continue;
-    put("r", 1);
-    put_hex(' ', r[i].id);
-    put_hex(' ', r[i].kind);
-    put_hex(' ', r[i].flags);
-    put_hex(' ', r[i].container);
-    put("\n", 1);
-  }
+  for (i = 0; i < s->roots.len && !out_failed; i++)
+    if (p->root_dom[i] == d) put_root(r[i].id, r[i].kind, r[i].flags, r[i].container);
+  for (i = 0; i < p->crossed.n && !out_failed; i++)
+    if (p->crossed.slots[i].value == d + 1) put_root(gsm_slot_key(&p->crossed.slots[i]), 0, 0, 0);
 }
 
 int gsm_emit(int fd, const gsm_snap *s, char *const *domains) {
-  unsigned char *root_dom = root_domains(s);
+  placing p;
   unsigned d;
   out_fd = fd;
-  out_failed = !root_dom;
+  out_failed = placing_init(&p, s) != 0;
   used = 0;
   for (d = 0; d < s->ndomains && !out_failed; d++) {
     put_line('s', domains[d]);
-    emit_types(s, d, root_dom);
+    emit_types(s, d, p.root_dom);
     emit_objects(s, d);
-    emit_roots(s, d, root_dom);
+    emit_roots(s, d, &p);
   }
-  free(root_dom);
+  placing_free(&p);
   put("e", 1);
   put_hex(' ', s->pause_us);
   put_hex(' ', s->mem_bytes);

@@ -479,7 +479,7 @@ def sections_of(path):
         elif f[0] == "o":
             objs[f[1]] = (types.get(f[2], f[2]), f[4:])
         elif f[0] == "r":
-            roots.append(f[1])
+            roots.append((f[1], f[2]))
     return [(name, {k: v[0] for k, v in objs.items()}, roots, objs) for name, objs, roots, _ in out]
 
 
@@ -503,15 +503,23 @@ def test_domains():
                count_of(plug, "MainItem"), count_of(plug, "PluginItem"))
         check(got == (500, 0, 0, 1000), "%s: 500 MainItem in the first, 1000 PluginItem in the "
               "second, none elsewhere (%s)" % (extra, got))
-        check(all(r in main for r in main_roots) and all(r in plug for r in plug_roots),
+        check(all(r in main for r, _ in main_roots) and all(r in plug for r, _ in plug_roots),
               "%s: every root names an object of its own section" % (extra,))
         # What crosses is the runtime's plumbing (remoting proxies,
-        # threads): references to the other section, nothing else dangles.
-        for here, objs, there in ((main, main_objs, plug), (plug, plug_objs, main)):
+        # threads): references to the other section, nothing else dangles;
+        # each object they name is rooted in its own section (the Plugin
+        # instance by the module alone, as held by the runtime).
+        for here, objs, there, there_roots in ((main, main_objs, plug, plug_roots),
+                                               (plug, plug_objs, main, main_roots)):
             out_of = [r for _, refs in objs.values() for r in refs if r not in here]
-            check(all(r in there for r in out_of),
-                  "%s: the %d references out of a section name objects of the other"
-                  % (extra, len(out_of)))
+            rooted = set(r for r, _ in there_roots)
+            loose = [r for r in set(out_of) if r not in rooted]
+            check(out_of and all(r in there for r in out_of) and not loose,
+                  "%s: the %d references out of a section name objects of the other, each "
+                  "rooted there (not: %s)" % (extra, len(out_of), loose))
+        plugins = [r for r, t in plug.items() if t == "Plugin"]
+        check(len(plugins) == 1 and [k for r, k in plug_roots if r == plugins[0]] == ["0"],
+              "%s: the Plugin instance, held from the main domain, is rooted once, kind 0" % (extra,))
         r = gcsnap("summary", "--json", out)
         sums = json.loads(r.stdout)["sections"] if r.returncode == 0 else []
         check([s["unreachable"] for s in sums] == [0, 0],
