@@ -16,27 +16,28 @@
 typedef struct command {
   const char *name;
   int (*run)(int argc, char **argv);
+  int reads_heaps;            /* reads heap files: --max-refs applies */
   const char *summary;
 } command;
 
 static const command commands[] = {
-  {"validate", gs_cmd_validate, "check dumps against the record format"},
-  {"summary", gs_cmd_summary, "report objects, roots, reachability and types of a dump"},
-  {"convert", gs_cmd_convert, "rewrite a dump in canonical form, optionally zstd-compressed"},
-  {"dominators", gs_cmd_dominators, "list what keeps the most bytes alive (dominator tree)"},
-  {"diff", gs_cmd_diff, "compare two dumps type by type"},
-  {"paths", gs_cmd_paths, "show which roots keep an object or a type alive"},
-  {"export", gs_cmd_export, "write a dump as a Chrome heap snapshot, CSV or Graphviz"},
-  {"trend", gs_cmd_trend, "list leak suspects across a series of snapshots"},
-  {"report", gs_cmd_report, "write a self-contained HTML report of a dump, a diff or a trend"},
-  {"devices", gs_cmd_devices, "list the devices known to the collector (gcsnapd)"},
-  {"snapshots", gs_cmd_snapshots, "list the snapshots stored by the collector"},
-  {"capture", gs_cmd_capture, "ask the collector for a snapshot of a connected device"},
-  {"fetch", gs_cmd_fetch, "download a stored snapshot into a file"},
-  {"upload", gs_cmd_upload, "store a heap file (.gclog, .heapsnapshot, .hprof, .gcdump) in the collector"},
-  {"schedule", gs_cmd_schedule, "add, list or remove the collector's periodic captures"},
-  {"replay", gs_cmd_replay, "play a recorded agent session (.gcstream) to a collector"},
-  {"keys", gs_cmd_keys, "add, list or remove the device keys agents prove themselves with"},
+  {"validate", gs_cmd_validate, 1, "check dumps against the record format"},
+  {"summary", gs_cmd_summary, 1, "report objects, roots, reachability and types of a dump"},
+  {"convert", gs_cmd_convert, 1, "rewrite a dump in canonical form, optionally zstd-compressed"},
+  {"dominators", gs_cmd_dominators, 1, "list what keeps the most bytes alive (dominator tree)"},
+  {"diff", gs_cmd_diff, 1, "compare two dumps type by type"},
+  {"paths", gs_cmd_paths, 1, "show which roots keep an object or a type alive"},
+  {"export", gs_cmd_export, 1, "write a dump as a Chrome heap snapshot, CSV or Graphviz"},
+  {"trend", gs_cmd_trend, 1, "list leak suspects across a series of snapshots"},
+  {"report", gs_cmd_report, 1, "write a self-contained HTML report of a dump, a diff or a trend"},
+  {"devices", gs_cmd_devices, 0, "list the devices known to the collector (gcsnapd)"},
+  {"snapshots", gs_cmd_snapshots, 0, "list the snapshots stored by the collector"},
+  {"capture", gs_cmd_capture, 0, "ask the collector for a snapshot of a connected device"},
+  {"fetch", gs_cmd_fetch, 0, "download a stored snapshot into a file"},
+  {"upload", gs_cmd_upload, 0, "store a heap file (.gclog, .heapsnapshot, .hprof, .gcdump) in the collector"},
+  {"schedule", gs_cmd_schedule, 0, "add, list or remove the collector's periodic captures"},
+  {"replay", gs_cmd_replay, 0, "play a recorded agent session (.gcstream) to a collector"},
+  {"keys", gs_cmd_keys, 0, "add, list or remove the device keys agents prove themselves with"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -64,7 +65,8 @@ static void print_usage(FILE *out) {
         "  --max-refs N       read objects of up to N references (default\n"
         "                     33554432; each costs 8 bytes of memory while\n"
         "                     its object is read); larger ones make a file\n"
-        "                     unreadable\n"
+        "                     unreadable. A file the collector reads is its\n"
+        "                     own: gcsnapd --max-object-references\n"
         "\n"
         "Exit status: 0 success, 1 invalid input or the collector refused or\n"
         "failed the operation, 2 usage or I/O error or no collector to talk to.\n", out);
@@ -82,6 +84,8 @@ static const char *global_value(int argc, char **argv, int *i, const char *name,
   return argv[++*i];
 }
 
+static int max_refs_given;
+
 static int set_max_refs(const char *s) {
   uint64_t n, most = GS_READER_MAX_REFS_CEILING;
   if (gs_args_parse_count(s, most, &n) != 0 || n == 0) {
@@ -89,6 +93,7 @@ static int set_max_refs(const char *s) {
     return GS_EXIT_USAGE;
   }
   gs_file_set_max_refs((size_t)n);
+  max_refs_given = 1;
   return GS_EXIT_OK;
 }
 
@@ -113,6 +118,17 @@ static int global_options(int *argc, char **argv) {
   return code != GS_EXIT_OK ? code : gs_client_set_auth(token_file, cacert);
 }
 
+/* A limit the command would not use is refused rather than ignored: the
+ * collector reads what it is sent with a limit of its own. */
+static int run(const command *c, int argc, char **argv) {
+  if (max_refs_given && !c->reads_heaps) {
+    fprintf(stderr, "gcsnap: --max-refs does not apply to '%s', which reads no heap file (the "
+            "collector's limit is gcsnapd --max-object-references)\n", c->name);
+    return GS_EXIT_USAGE;
+  }
+  return c->run(argc, argv);
+}
+
 int main(int argc, char **argv) {
   size_t i;
   int code = global_options(&argc, argv);
@@ -132,7 +148,7 @@ int main(int argc, char **argv) {
     return gs_cli_finish(GS_EXIT_OK);
   }
   for (i = 0; i < NCOMMANDS; i++)
-    if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (strcmp(argv[1], commands[i].name) == 0) return run(&commands[i], argc - 1, argv + 1);
   fprintf(stderr, "gcsnap: unknown %s '%s'\n", argv[1][0] == '-' ? "option" : "command",
           argv[1]);
   print_usage(stderr);

@@ -640,6 +640,11 @@ def suite_line(env):
                 c.equal(r.returncode, 2, "--max-refs=%s is a usage error" % bad_value)
                 c.ok("--max-refs needs a number from 1 to" in r.stderr, "--max-refs: says why",
                      r.stderr[:300])
+            # A command that reads no heap file refuses it rather than ignore it.
+            r = L.run([env.gcsnap, "--max-refs", "100", "upload", path], timeout=30)
+            c.ok(r.returncode == 2 and "--max-refs does not apply to 'upload'" in r.stderr
+                 and "gcsnapd --max-object-references" in r.stderr,
+                 "upload --max-refs: refused, naming the collector's limit", r.stderr[:300])
             wide_chain(env, path, (1 << 25) + 1)
         else:
             c.equal(r.returncode, 0, "validate: an object line of 67.5 MB is read: %s" % r.stdout[:300])
