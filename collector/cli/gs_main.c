@@ -65,8 +65,9 @@ static void print_usage(FILE *out) {
         "  --max-refs N       read objects of up to N references (default\n"
         "                     33554432; each costs 8 bytes of memory while\n"
         "                     its object is read); larger ones make a file\n"
-        "                     unreadable. A file the collector reads is its\n"
-        "                     own: gcsnapd --max-object-references\n"
+        "                     unreadable. Refused by the other commands: the\n"
+        "                     collector's limit is gcsnapd\n"
+        "                     --max-object-references\n"
         "\n"
         "Exit status: 0 success, 1 invalid input or the collector refused or\n"
         "failed the operation, 2 usage or I/O error or no collector to talk to.\n", out);
