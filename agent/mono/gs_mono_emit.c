@@ -140,6 +140,10 @@ typedef struct placing {
   gsm_map crossed;             /* objects referenced across: ID -> domain + 1 */
 } placing;
 
+/* References whose object's domain is asked for ahead of its lookup: the
+ * map of millions of objects misses the cache on nearly every one. */
+#define LOOKUP_AHEAD 16
+
 /* The objects of other domains than o's that o references, into crossed. */
 static int note_crossing(placing *p, const gsm_map *owner, const gsm_snap *s, size_t i, size_t *j) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p + i;
@@ -148,7 +152,10 @@ static int note_crossing(placing *p, const gsm_map *owner, const gsm_snap *s, si
   int end;
   if (!(o->size & GSM_HAS_REFS)) return 0;
   do {
-    uint32_t v = ref[*j] ? gsm_map_get(owner, id_value(ref[*j])) : 0;
+    uint32_t v;
+    if (*j + LOOKUP_AHEAD < s->refs.len && ref[*j + LOOKUP_AHEAD])
+      gsm_map_prefetch(owner, id_value(ref[*j + LOOKUP_AHEAD]));
+    v = ref[*j] ? gsm_map_get(owner, id_value(ref[*j])) : 0;
     if (v && v - 1 != gsm_obj_domain(o) && gsm_map_put_grow(&p->crossed, id_value(ref[*j]), v)) return -1;
     end = (int)(last[*j / 64] >> (*j % 64) & 1);
   } while (!end && ++*j < s->refs.len);
@@ -184,8 +191,10 @@ static int placing_init(placing *p, const gsm_snap *s) {
     gsm_map_free(&owner);
     return -1;
   }
-  for (i = 0; i < s->objs.len; i++)
+  for (i = 0; i < s->objs.len; i++) {
+    if (i + LOOKUP_AHEAD < s->objs.len) gsm_map_prefetch(&owner, id_value(o[i + LOOKUP_AHEAD].id));
     gsm_map_put(&owner, id_value(o[i].id), gsm_obj_domain(&o[i]) + 1);
+  }
   err = place(p, &owner, s);
   gsm_map_free(&owner);
   return err;
