@@ -219,10 +219,10 @@ int gs_validator_check_reference_(gs_validator *v, uint64_t id, uint64_t line) {
 }
 
 /* Totals wider than the format's numbers would print wrapped figures. */
-static void add_bytes(gs_validator *v, const gs_record *rec) {
-  if (rec->size <= GS_MAX_BYTES - v->bytes) { v->bytes += rec->size; return; }
+static void add_bytes(gs_validator *v, uint64_t size, uint64_t line) {
+  if (size <= GS_MAX_BYTES - v->bytes) { v->bytes += size; return; }
   if (v->bytes_overflow++) return;
-  emit(v, GS_D_BYTES_OVERFLOW, rec->line, "object sizes add up to more than %llu bytes",
+  emit(v, GS_D_BYTES_OVERFLOW, line, "object sizes add up to more than %llu bytes",
        (unsigned long long)GS_MAX_BYTES);
 }
 
@@ -243,20 +243,33 @@ void gs_validator_prefetch_refs_(gs_validator *v, const uint64_t *refs, size_t n
   }
 }
 
-static int check_object(gs_validator *v, const gs_record *rec) {
+/* What an object's checks read of its record. */
+typedef struct obj_fields { uint64_t id, type, size, line; size_t nrefs; } obj_fields;
+
+static int check_object(gs_validator *v, const obj_fields *o, const uint64_t *refs) {
   size_t i;
-  int err = use_type(v, rec->type, rec->line);
-  add_bytes(v, rec);
-  if (err || (err = gs_idset_add(&v->defined, rec->id)) < 0) return err;
+  int err = use_type(v, o->type, o->line);
+  add_bytes(v, o->size, o->line);
+  if (err || (err = gs_idset_add(&v->defined, o->id)) < 0) return err;
   if (!err)
-    emit(v, GS_D_DUPLICATE_OBJECT, rec->line, "object %llx is defined more than once in this section",
-         (unsigned long long)rec->id);
+    emit(v, GS_D_DUPLICATE_OBJECT, o->line, "object %llx is defined more than once in this section",
+         (unsigned long long)o->id);
   /* Later mode: the caller notes the references. */
   if (v->later) return GS_OK;
-  gs_validator_prefetch_refs_(v, rec->refs, rec->nrefs);
-  for (i = 0; i < rec->nrefs; i++)
-    if ((err = gs_validator_check_reference_(v, rec->refs[i], rec->line))) return err;
+  gs_validator_prefetch_refs_(v, refs, o->nrefs);
+  for (i = 0; i < o->nrefs; i++)
+    if ((err = gs_validator_check_reference_(v, refs[i], o->line))) return err;
   return GS_OK;
+}
+
+static int check_object_record(gs_validator *v, const gs_record *rec) {
+  obj_fields o;
+  o.id = rec->id;
+  o.type = rec->type;
+  o.size = rec->size;
+  o.line = rec->line;
+  o.nrefs = rec->nrefs;
+  return check_object(v, &o, rec->refs);
 }
 
 
@@ -469,16 +482,18 @@ static int end_section(gs_validator *v, const gs_record *rec) {
 
 /* ---- entry points ---------------------------------------------------- */
 
+static int outside_section(gs_validator *v, gs_record_kind kind, uint64_t line) {
+  emit(v, GS_D_OUTSIDE_SECTION, line, "'%c' record outside an AppDomain section (no open 'a' record)",
+       (char)kind);
+  if (kind == GS_REC_END) pass_section_record(v);
+  return GS_OK;
+}
+
 static int dispatch(gs_validator *v, const gs_record *rec) {
   if (rec->kind == GS_REC_SECTION) return open_section(v, rec);
-  if (!v->in_section) {
-    emit(v, GS_D_OUTSIDE_SECTION, rec->line, "'%c' record outside an AppDomain section (no open 'a' record)",
-         (char)rec->kind);
-    if (rec->kind == GS_REC_END) pass_section_record(v);
-    return GS_OK;
-  }
+  if (!v->in_section) return outside_section(v, rec->kind, rec->line);
   switch (rec->kind) {
-  case GS_REC_OBJECT: return check_object(v, rec);
+  case GS_REC_OBJECT: return check_object_record(v, rec);
   case GS_REC_TYPE: return define_type(v, rec);
   case GS_REC_ROOT: return check_root(v, rec);
   case GS_REC_END: return end_section(v, rec);
@@ -515,20 +530,22 @@ int gs_validator_finish(gs_validator *v) {
  * together, as large as a worker's block. */
 #define SPAN_BYTES      (256u << 10)
 
+/* Only what an object's checks read is kept (a record is three times
+ * as large, and every object is copied in). */
 typedef struct group {
-  gs_record recs[GROUP_RECORDS];
+  obj_fields objs[GROUP_RECORDS];
   uint64_t refs[GROUP_REFS];
   size_t n, nrefs;
 } group;
 
 static int flush_group(gs_validator *v, group *g) {
-  size_t i;
+  size_t i, at = 0;
   int err = GS_OK;
-  for (i = 0; i < g->n; i++) gs_idmap_prefetch(&v->types, g->recs[i].type);
+  for (i = 0; i < g->n; i++) gs_idmap_prefetch(&v->types, g->objs[i].type);
   gs_validator_prefetch_refs_(v, g->refs, g->nrefs);
-  for (i = 0; i < g->n && !err; i++) {
+  for (i = 0; i < g->n && !err; at += g->objs[i++].nrefs) {
     v->counts.records++;
-    err = dispatch(v, &g->recs[i]);
+    err = v->in_section ? check_object(v, &g->objs[i], g->refs + at) : outside_section(v, GS_REC_OBJECT, g->objs[i].line);
   }
   if (!err && v->later) err = note_references(v, g->refs, g->nrefs);
   g->n = g->nrefs = 0;
@@ -549,8 +566,11 @@ static int group_record(gs_validator *v, group *g, gs_record *rec, int noted) {
     if ((err = flush_group(v, g))) return err;
   }
   if (rec->nrefs) memcpy(g->refs + g->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
-  g->recs[g->n] = *rec;
-  g->recs[g->n++].refs = g->refs + g->nrefs;
+  g->objs[g->n].id = rec->id;
+  g->objs[g->n].type = rec->type;
+  g->objs[g->n].size = rec->size;
+  g->objs[g->n].line = rec->line;
+  g->objs[g->n++].nrefs = rec->nrefs;
   g->nrefs += rec->nrefs;
   return GS_OK;
 }
