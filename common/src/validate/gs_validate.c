@@ -262,13 +262,17 @@ static int check_object(gs_validator *v, const obj_fields *o, const uint64_t *re
   return GS_OK;
 }
 
+static void fields_of(obj_fields *o, const gs_record *rec) {
+  o->id = rec->id;
+  o->type = rec->type;
+  o->size = rec->size;
+  o->line = rec->line;
+  o->nrefs = rec->nrefs;
+}
+
 static int check_object_record(gs_validator *v, const gs_record *rec) {
   obj_fields o;
-  o.id = rec->id;
-  o.type = rec->type;
-  o.size = rec->size;
-  o.line = rec->line;
-  o.nrefs = rec->nrefs;
+  fields_of(&o, rec);
   return check_object(v, &o, rec->refs);
 }
 
@@ -545,7 +549,8 @@ static int flush_group(gs_validator *v, group *g) {
   gs_validator_prefetch_refs_(v, g->refs, g->nrefs);
   for (i = 0; i < g->n && !err; at += g->objs[i++].nrefs) {
     v->counts.records++;
-    err = v->in_section ? check_object(v, &g->objs[i], g->refs + at) : outside_section(v, GS_REC_OBJECT, g->objs[i].line);
+    err = v->in_section ? check_object(v, &g->objs[i], g->refs + at)
+                        : outside_section(v, GS_REC_OBJECT, g->objs[i].line);
   }
   if (!err && v->later) err = note_references(v, g->refs, g->nrefs);
   g->n = g->nrefs = 0;
@@ -566,11 +571,7 @@ static int group_record(gs_validator *v, group *g, gs_record *rec, int noted) {
     if ((err = flush_group(v, g))) return err;
   }
   if (rec->nrefs) memcpy(g->refs + g->nrefs, rec->refs, rec->nrefs * sizeof *rec->refs);
-  g->objs[g->n].id = rec->id;
-  g->objs[g->n].type = rec->type;
-  g->objs[g->n].size = rec->size;
-  g->objs[g->n].line = rec->line;
-  g->objs[g->n++].nrefs = rec->nrefs;
+  fields_of(&g->objs[g->n++], rec);
   g->nrefs += rec->nrefs;
   return GS_OK;
 }
