@@ -144,32 +144,41 @@ typedef struct placing {
  * map of millions of objects misses the cache on nearly every one. */
 #define LOOKUP_AHEAD 16
 
-/* The objects of other domains than o's that o references, into crossed. */
-static int note_crossing(placing *p, const gsm_map *owner, const gsm_snap *s, size_t i, size_t *j) {
-  const gsm_obj *o = (const gsm_obj *)s->objs.p + i;
-  const uint32_t *ref = (const uint32_t *)s->refs.p;
+/* Just past the references of o, the first of which is at j: the last one
+ * has its bit set in last. */
+static size_t refs_end(const gsm_snap *s, const gsm_obj *o, size_t j) {
   const uint64_t *last = (const uint64_t *)s->last.p;
-  int end;
-  if (!(o->size & GSM_HAS_REFS)) return 0;
-  do {
+  if (!(o->size & GSM_HAS_REFS)) return j;
+  while (j < s->refs.len && !(last[j / 64] >> (j % 64) & 1)) j++;
+  return j < s->refs.len ? j + 1 : j;
+}
+
+/* The objects of other domains than o's that o references (refs[from..to)),
+ * into crossed. */
+static int note_crossing(placing *p, const gsm_map *owner, const gsm_snap *s, const gsm_obj *o,
+                         size_t from, size_t to) {
+  const uint32_t *ref = (const uint32_t *)s->refs.p;
+  size_t k;
+  for (k = from; k < to; k++) {
     uint32_t v;
-    if (*j + LOOKUP_AHEAD < s->refs.len && ref[*j + LOOKUP_AHEAD])
-      gsm_map_prefetch(owner, id_value(ref[*j + LOOKUP_AHEAD]));
-    v = ref[*j] ? gsm_map_get(owner, id_value(ref[*j])) : 0;
-    if (v && v - 1 != gsm_obj_domain(o) && gsm_map_put_grow(&p->crossed, id_value(ref[*j]), v)) return -1;
-    end = (int)(last[*j / 64] >> (*j % 64) & 1);
-  } while (!end && ++*j < s->refs.len);
-  ++*j;
+    if (k + LOOKUP_AHEAD < s->refs.len && ref[k + LOOKUP_AHEAD])
+      gsm_map_prefetch(owner, id_value(ref[k + LOOKUP_AHEAD]));
+    v = ref[k] ? gsm_map_get(owner, id_value(ref[k])) : 0;
+    if (v && v - 1 != gsm_obj_domain(o) && gsm_map_put_grow(&p->crossed, id_value(ref[k]), v)) return -1;
+  }
   return 0;
 }
 
 /* An object referenced across that a root names already is rooted there. */
 static int place(placing *p, const gsm_map *owner, const gsm_snap *s) {
+  const gsm_obj *o = (const gsm_obj *)s->objs.p;
   const gsm_root *r = (const gsm_root *)s->roots.p;
-  size_t i, j = 0;
+  size_t i, j, end;
   gsm_slot gone;
-  for (i = 0; i < s->objs.len; i++)
-    if (note_crossing(p, owner, s, i, &j)) return -1;
+  for (i = 0, j = 0; i < s->objs.len; i++, j = end) {
+    end = refs_end(s, &o[i], j);
+    if (note_crossing(p, owner, s, &o[i], j, end)) return -1;
+  }
   for (i = 0; i < s->roots.len; i++) {
     uint32_t v = gsm_map_get(owner, r[i].id);
     p->root_dom[i] = v ? (unsigned char)(v - 1) : 0;
@@ -226,28 +235,24 @@ static void emit_types(const gsm_snap *s, unsigned d, const unsigned char *root_
   free(seen);
 }
 
+static void emit_object(const gsm_obj *o, const uint32_t *ref, size_t n) {
+  size_t k;
+  put("o", 1);
+  put_hex(' ', id_value(o->id));
+  put_hex(' ', gsm_obj_class(o));
+  put_hex(' ', o->size & GSM_SIZE_MAX);
+  for (k = 0; k < n; k++) put_hex(' ', id_value(ref[k]));
+  put("\n", 1);
+}
+
 /* Domain d's objects; the others' references are passed over. */
 static void emit_objects(const gsm_snap *s, unsigned d) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
   const uint32_t *ref = (const uint32_t *)s->refs.p;
-  const uint64_t *last = (const uint64_t *)s->last.p;
-  size_t i, j = 0;
-  for (i = 0; i < s->objs.len && !out_failed; i++) {
-    int mine = gsm_obj_domain(&o[i]) == d, end;
-    if (mine) {
-      put("o", 1);
-      put_hex(' ', id_value(o[i].id));
-      put_hex(' ', gsm_obj_class(&o[i]));
-      put_hex(' ', o[i].size & GSM_SIZE_MAX);
-    }
-    if (o[i].size & GSM_HAS_REFS) {
-      do {
-        if (mine) put_hex(' ', id_value(ref[j]));
-        end = (int)(last[j / 64] >> (j % 64) & 1);
-      } while (!end && ++j < s->refs.len);
-      j++;
-    }
-    if (mine) put("\n", 1);
+  size_t i, j, end;
+  for (i = 0, j = 0; i < s->objs.len && !out_failed; i++, j = end) {
+    end = refs_end(s, &o[i], j);
+    if (gsm_obj_domain(&o[i]) == d) emit_object(&o[i], ref + j, end - j);
   }
 }
 
