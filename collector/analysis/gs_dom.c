@@ -27,6 +27,7 @@
  * for a range of vertices at a time.
  * With one processor the same work is done on one thread, so the result
  * does not depend on it. */
+#include <assert.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -548,7 +549,8 @@ static void fill_sizes(void *arg) {
   const fill_job *j = arg;
   uint32_t x;
   for (x = 0; x < j->w->g->nnodes; x++)
-    if (j->w->dfn[x] != NONE) j->d->retained[x] = gs_graph_size(j->w->g, x);
+    j->d->retained[x] = j->w->dfn[x] != NONE ? gs_graph_size(j->w->g, x) : 0;
+  j->d->retained[x] = 0;
 }
 
 static void fill_idom(void *arg) {
@@ -568,22 +570,25 @@ static void sum_retained(void *arg) {
   for (i = w->count; i-- > 1;) retained[w->vertex[w->best[i]]] += retained[w->vertex[i]];
 }
 
-/* What semi-NCA needed is no longer: the results grow as the work shrinks. */
-static int fill_result(dom_work *w, gs_dom *d) {
-  size_t n = (size_t)w->g->nnodes + 1;
+/* What semi-NCA needed is no longer, and the results take its memory, of
+ * the same sizes, rather than fault in as much again: the path stack (a
+ * word per vertex) becomes the numbering by vertex, the tree (8 bytes a
+ * node) the retained sizes and the link-eval forest the dominators. */
+static void fill_result(dom_work *w, gs_dom *d) {
   fill_job job;
+  assert(sizeof *w->tree == sizeof *d->retained);
   job.w = w;
   job.d = d;
-  if (!(w->vertex = malloc(w->count * sizeof *w->vertex)) ||
-      !(d->retained = calloc(n, sizeof *d->retained)))
-    return GS_ENOMEM;
+  w->vertex = w->stack;
+  d->retained = (uint64_t *)(void *)w->tree;
+  d->idom = w->ancestor;
+  w->stack = w->ancestor = NULL;
+  w->tree = NULL;
   run_both(w, invert_numbering, &job, fill_sizes, &job);
   free(w->dfn);
   w->dfn = NULL;
-  if (!(d->idom = malloc(n * sizeof *d->idom))) return GS_ENOMEM;
   run_both(w, fill_idom, &job, sum_retained, &job);
   d->reachable = w->count - 1;
-  return GS_OK;
 }
 
 static void work_free(dom_work *w) {
@@ -630,12 +635,9 @@ int gs_dom_build(const gs_graph *g, gs_dom *d) {
   free(w.vertex);
   w.vertex = NULL;
   if (dominate(&w)) goto nomem;
-  free(w.tree); free(w.ancestor); free(w.stack); free(w.preds);
-  w.tree = NULL;
-  w.ancestor = NULL;
-  w.stack = NULL;
+  free(w.preds);
   w.preds = NULL;
-  if (fill_result(&w, d)) goto nomem;
+  fill_result(&w, d);
   work_free(&w);
   return GS_OK;
 nomem:
