@@ -574,6 +574,44 @@ static void test_pack(void **state) {
   check_pack(0x20000, 0x20000);
 }
 
+/* A graph large enough to have its IDs packed and widened on a thread of
+ * their own, while this one takes the sizes and types, comes back whole. */
+static void test_pack_large(void **state) {
+  enum { N = 100000 };
+  char *text = malloc((size_t)N * 40 + 64);
+  uint64_t *ids = malloc(N * sizeof *ids), *sizes = malloc(N * sizeof *sizes);
+  uint32_t *types = malloc(N * sizeof *types), i;
+  size_t len = 0;
+  loaded l;
+  gs_graph *g;
+  (void)state;
+  assert_non_null(text);
+  assert_non_null(ids);
+  assert_non_null(sizes);
+  assert_non_null(types);
+  len += (size_t)sprintf(text + len, "a 2 Large 10\nt 1 A\nt 2 B\n");
+  for (i = 0; i < N; i++)
+    len += (size_t)sprintf(text + len, "o %x %x %x%s\n", 0x1000 + 24 * i + (i % 7) * 8, 1 + i % 2,
+                           i % 1000 == 0 ? 0x40000 + i : 24, i ? " 1000" : "");
+  sprintf(text + len, "c Large 20\n");
+  g = load_one(&l, text);
+  assert_int_equal(g->nnodes, N);
+  memcpy(ids, g->ids, N * sizeof *ids);
+  memcpy(sizes, g->sizes, N * sizeof *sizes);
+  memcpy(types, g->types, N * sizeof *types);
+  gsu_assert_ok(gs_graph_pack(g));
+  assert_null(g->ids);
+  assert_null(g->sizes);
+  assert_null(g->types);
+  gsu_assert_ok(gs_graph_unpack(g));
+  assert_memory_equal(g->ids, ids, N * sizeof *ids);
+  assert_memory_equal(g->sizes, sizes, N * sizeof *sizes);
+  assert_memory_equal(g->types, types, N * sizeof *types);
+  gs_graph_free(g);
+  close_text(&l);
+  free(text); free(ids); free(sizes); free(types);
+}
+
 /* 300 types take 2 bytes a node while packed, a placeholder's included. */
 static void test_pack_types(void **state) {
   (void)state;
@@ -688,6 +726,7 @@ int main(void) {
     cmocka_unit_test(test_error_in_second_section),
     cmocka_unit_test(test_empty_input),
     cmocka_unit_test(test_pack),
+    cmocka_unit_test(test_pack_large),
     cmocka_unit_test(test_pack_types),
     cmocka_unit_test(test_pack_wide),
     cmocka_unit_test(test_unsorted),

@@ -20,6 +20,7 @@
 #include "gs_idmap.h"
 #include "gs_idset.h"
 #include "gs_refcodes.h"
+#include "gs_thread.h"
 
 #define MAX_NODES (UINT32_MAX - 1u)
 #define MAX_REFS UINT32_MAX
@@ -504,6 +505,8 @@ size_t gs_graph_memory(const gs_graph *g) {
  * that would need the table too often even at 4 bytes is left as it is, so
  * packing never holds more than 5 bytes per node for either. */
 #define MAX_ESCAPED 16
+/* Fewer nodes than this are packed and unpacked on one thread. */
+#define PACK_PARALLEL_MIN 65536u
 
 typedef struct escaped { uint64_t node, value; } escaped;
 
@@ -646,20 +649,50 @@ static int unpack_types(gs_graph *g) {
   return GS_OK;
 }
 
+/* The IDs are packed or widened on a thread of their own when there are
+ * two processors and enough nodes, the sizes and types meanwhile on this
+ * one: each is a pass over memory, and widening is mostly faulting in the
+ * wide arrays, which two threads do at once. */
+typedef struct ids_job { gs_graph *g; int pack, err; } ids_job;
+
+static void pack_ids(void *arg) {
+  ids_job *j = arg;
+  gs_graph *g = j->g;
+  j->err = j->pack ? pack(&g->ids, g->nnodes, 1, &g->packing->ids)
+                   : unpack(&g->packing->ids, g->nnodes, 1, &g->ids);
+}
+
+static gs_thread *ids_start(ids_job *j, gs_graph *g, int pack) {
+  gs_thread *helper = NULL;
+  j->g = g;
+  j->pack = pack;
+  if (g->nnodes < PACK_PARALLEL_MIN || gs_thread_cpus() < 2 || gs_thread_start(&helper, pack_ids, j))
+    pack_ids(j);
+  return helper;
+}
+
+static int ids_finish(ids_job *j, gs_thread *helper, int err) {
+  if (helper) gs_thread_join(helper);
+  return err ? err : j->err;
+}
+
 int gs_graph_pack(gs_graph *g) {
-  int err;
+  ids_job ids;
+  gs_thread *helper;
   if (!g->packing && !(g->packing = calloc(1, sizeof *g->packing))) return GS_ENOMEM;
-  if ((err = pack(&g->ids, g->nnodes, 1, &g->packing->ids))) return err;
+  helper = ids_start(&ids, g, 1);
   if (!g->packing->types) pack_types(g);
-  return pack(&g->sizes, g->nnodes, 0, &g->packing->sizes);
+  return ids_finish(&ids, helper, pack(&g->sizes, g->nnodes, 0, &g->packing->sizes));
 }
 
 int gs_graph_unpack(gs_graph *g) {
+  ids_job ids;
+  gs_thread *helper;
   int err;
   if (!g->packing) return GS_OK;
-  if ((err = unpack(&g->packing->ids, g->nnodes, 1, &g->ids)) ||
-      (err = unpack(&g->packing->sizes, g->nnodes, 0, &g->sizes)) || (err = unpack_types(g)))
-    return err;
+  helper = ids_start(&ids, g, 0);
+  if (!(err = unpack(&g->packing->sizes, g->nnodes, 0, &g->sizes))) err = unpack_types(g);
+  if ((err = ids_finish(&ids, helper, err))) return err;
   free(g->packing);
   g->packing = NULL;
   return GS_OK;
