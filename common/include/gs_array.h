@@ -8,6 +8,10 @@
  * growing by half again so that appends cost amortized O(1). Returns GS_OK,
  * or GS_ENOMEM (also when the size would overflow), leaving *arr intact. */
 int gs_array_reserve(void **arr, size_t *cap, size_t need, size_t elem);
+/* Gives back the slack that growth left in arr, which holds n elements of
+ * elem bytes: the smaller block, or arr itself when realloc fails (it
+ * still holds everything). */
+void *gs_array_shrink(void *arr, size_t n, size_t elem);
 
 /* Asks for the memory at p ahead of its use: a heap's references land
  * anywhere in tables far larger than the cache, and misses asked for early

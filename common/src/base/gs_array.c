@@ -14,3 +14,8 @@ int gs_array_reserve(void **arr, size_t *cap, size_t need, size_t elem) {
   *cap = n;
   return GS_OK;
 }
+
+void *gs_array_shrink(void *arr, size_t n, size_t elem) {
+  void *p = realloc(arr, n ? n * elem : 1);
+  return p ? p : arr;
+}
