@@ -174,7 +174,6 @@ static int place(placing *p, const gsm_map *owner, const gsm_snap *s) {
   const gsm_obj *o = (const gsm_obj *)s->objs.p;
   const gsm_root *r = (const gsm_root *)s->roots.p;
   size_t i, j, end;
-  gsm_slot gone;
   for (i = 0, j = 0; i < s->objs.len; i++, j = end) {
     end = refs_end(s, &o[i], j);
     if (note_crossing(p, owner, s, &o[i], j, end)) return -1;
@@ -182,7 +181,7 @@ static int place(placing *p, const gsm_map *owner, const gsm_snap *s) {
   for (i = 0; i < s->roots.len; i++) {
     uint32_t v = gsm_map_get(owner, r[i].id);
     p->root_dom[i] = v ? (unsigned char)(v - 1) : 0;
-    if (v) (void)gsm_map_del(&p->crossed, r[i].id, &gone);
+    if (v) (void)gsm_map_del(&p->crossed, r[i].id, NULL);
   }
   return 0;
 }

@@ -276,7 +276,6 @@ static int check_object_record(gs_validator *v, const gs_record *rec) {
   return check_object(v, &o, rec->refs);
 }
 
-
 /* ---- types ----------------------------------------------------------- */
 
 static int type_slot(gs_validator *v, uint64_t id, uint64_t line, type_info **out, uint32_t **bits) {
