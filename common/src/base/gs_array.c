@@ -17,5 +17,6 @@ int gs_array_reserve(void **arr, size_t *cap, size_t need, size_t elem) {
 
 void *gs_array_shrink(void *arr, size_t n, size_t elem) {
   void *p = realloc(arr, n ? n * elem : 1);
-  return p ? p : arr;
+  if (!p) return arr;   /* the larger block still holds everything */
+  return p;
 }
