@@ -60,6 +60,7 @@ typedef struct agent_args {
   const char *own_only;       /* an option given that --once excludes */
   gs_walk_options walk;
   int json;
+  int list;                 /* --list */
   /* captures on the agent's own, and the spool */
   unsigned every_ms, cooldown_ms, check_ms;
   const char *growth_trigger, *bytes_trigger;
@@ -76,6 +77,7 @@ static void agent_usage(FILE *f) {
   fprintf(f,
     "usage: " AGENT_NAME " --source SPEC --out FILE|- [--stable-ids] [--clock MS] [--json]\n"
     "                    [--max-refs N]\n"
+    "       " AGENT_NAME " --list [--json]\n"
     "       " AGENT_NAME " --source SPEC --connect HOST[:PORT][,...] --device-id ID [--app NAME]\n"
     "                    [--key-file PATH | --key HEX]\n"
     "                    [--once] [--stable-ids] [--clock MS] [--json] [--max-refs N]\n"
@@ -108,10 +110,14 @@ static void agent_usage(FILE *f) {
     "                 object is read\n"
     "  --json         print one line of JSON statistics: objects, references,\n"
     "                 roots, types, sections, bytes, seconds, pause_us,\n"
-    "                 peak_rss_kb; on standard output, or on standard error when\n"
+    "                 stream_bytes and lost_events (what a dotnet source read\n"
+    "                 and lost), peak_rss_kb; on standard output, or on standard error when\n"
     "                 the dump goes to standard output. With --connect, one line\n"
     "                 per snapshot sent, with text_bytes, wire_bytes, wire_ratio,\n"
     "                 crc32, request_id and snapshot_id instead of bytes\n"
+    "  --list         list the .NET programs this user can capture with\n"
+    "                 --source dotnet:PID: pid, name, runtime version, command\n"
+    "                 line (with --json: a JSON object per line)\n"
     "  -h, --help     this text\n"
     "  --version      the version\n"
     "\n"
@@ -415,6 +421,9 @@ static int agent_parse_connect(agent_args *a) {
 
 /* The options must make one mode: a dump (--out) or a session (--connect). */
 static int agent_check_mode(agent_args *a) {
+  if (a->list && (a->source || a->out || a->connect))
+    return agent_usage_error("%s", "--list takes no --source, --out or --connect");
+  if (a->list) return EXIT_DONE;
   if (!a->source || !*a->source) return agent_usage_error("%s", "--source is required");
   if (a->out && a->connect) return agent_usage_error("%s", "--out and --connect exclude each other");
   if (a->trigger_only && !a->growth_trigger && !a->bytes_trigger)
@@ -464,6 +473,8 @@ static int agent_parse(int argc, char **argv, agent_args *a, int *stop) {
       a->walk.stable_ids = 1;
     } else if (!strcmp(arg, "--json")) {
       a->json = 1;
+    } else if (!strcmp(arg, "--list")) {
+      a->list = 1;
     } else if (!strcmp(arg, "--once")) {
       a->once = 1;
       a->session_only = "--once";
@@ -541,14 +552,14 @@ static void agent_print_json(const agent_args *a, const gs_source *src, const gs
           "{\"source\":\"%s\",\"objects\":%llu,\"references\":%llu,\"roots\":%llu,"
           "\"types\":%llu,\"sections\":%llu,\"generations\":%llu,\"bytes\":%llu,"
           "\"seconds\":%.6f,\"objects_per_second\":%.0f,\"pause_us\":%llu,"
-          "\"peak_rss_kb\":%llu}\n",
+          "\"stream_bytes\":%llu,\"lost_events\":%llu,\"peak_rss_kb\":%llu}\n",
           src->ops->name, (unsigned long long)st->objects,
           (unsigned long long)st->references, (unsigned long long)st->roots,
           (unsigned long long)st->types, (unsigned long long)st->sections,
           (unsigned long long)st->generations, (unsigned long long)sink->bytes, seconds,
           seconds > 0 ? (double)st->objects / seconds : 0.0,
-          (unsigned long long)src->pause_us,
-          (unsigned long long)(gs_port_peak_rss() / 1024));
+          (unsigned long long)src->pause_us, (unsigned long long)src->stream_bytes,
+          (unsigned long long)src->lost_events, (unsigned long long)(gs_port_peak_rss() / 1024));
   fflush(f);
 }
 
@@ -621,6 +632,13 @@ static int agent_session(const agent_args *a, gs_source *src) {
   return rc;
 }
 
+static int agent_list(int json) {
+  int rc = gs_sources_list(stdout, json);
+  if (rc == GS_EINVAL) fprintf(stderr, AGENT_NAME ": --list: this build has no dotnet source\n");
+  else if (rc) fprintf(stderr, AGENT_NAME ": --list: %s\n", gs_strerror(rc));
+  return rc == GS_EINVAL ? EXIT_USAGE : rc ? EXIT_CAPTURE : EXIT_DONE;
+}
+
 int main(int argc, char **argv) {
   agent_args a;
   gs_source *src = NULL;
@@ -629,6 +647,7 @@ int main(int argc, char **argv) {
   int stop, rc;
 
   if ((rc = agent_parse(argc, argv, &a, &stop)) != EXIT_DONE || stop) return rc;
+  if (a.list) return agent_list(a.json);
   if ((rc = gs_sources_open(&src, a.source, err, sizeof err))) {
     fprintf(stderr, AGENT_NAME ": %s\n", err);
     if (rc == GS_EINVAL) fprintf(stderr, "Try '" AGENT_NAME " --help'.\n");

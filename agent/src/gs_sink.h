@@ -27,6 +27,8 @@ typedef struct gs_sink_ops {
   int (*section_end)(gs_sink *s, const char *name, size_t name_len, uint64_t timestamp);
   int (*commit)(gs_sink *s);
   void (*free)(gs_sink *s);
+  /* Optional (NULL: dropped): a static root's field name (gs_source.h). */
+  int (*static_name)(gs_sink *s, uint64_t object, const char *name, size_t name_len);
 } gs_sink_ops;
 
 struct gs_sink {

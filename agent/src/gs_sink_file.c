@@ -91,6 +91,15 @@ static int sink_section_end(gs_sink *base, const char *name, size_t len, uint64_
   return gs_writer_end(((file_sink *)base)->w, name, len, ts);
 }
 
+/* Kept for the side file, as generation ranges are. */
+static int sink_static_name(gs_sink *base, uint64_t object, const char *name, size_t len) {
+  file_sink *s = (file_sink *)base;
+  if (!s->tmp_path) return GS_OK;
+  if (gs_genfile_add_static(&s->gens, s->sections ? s->sections - 1 : 0, object, name, len))
+    return sink_fail(s, GS_ENOMEM, "out of memory");
+  return GS_OK;
+}
+
 /* ---- commit and discard ---- */
 
 static int sink_commit(gs_sink *base) {
@@ -135,7 +144,7 @@ static void sink_free(gs_sink *base) {
 
 static const gs_sink_ops file_sink_ops = {
   sink_section, sink_type, sink_object, sink_root, sink_generation, sink_section_end,
-  sink_commit, sink_free,
+  sink_commit, sink_free, sink_static_name
 };
 
 /* ---- opening ---- */

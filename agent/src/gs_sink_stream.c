@@ -73,7 +73,7 @@ static void sink_free(gs_sink *base) {
 
 static const gs_sink_ops stream_sink_ops = {
   sink_section, sink_type, sink_object, sink_root, sink_generation, sink_section_end,
-  sink_commit, sink_free
+  sink_commit, sink_free, NULL
 };
 
 const gs_wire_counts *gs_sink_stream_counts(const gs_sink *base) {

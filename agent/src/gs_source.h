@@ -29,6 +29,10 @@ typedef struct gs_heap_visitor {
    * dump): the next section or section_end record carries ms instead of the
    * walker's clock. */
   int (*timestamp)(void *ctx, uint64_t ms);
+  /* Optional (NULL in a visitor that keeps none): the name of the static
+   * field through which the static root of object was found; the record
+   * format has no place for it. */
+  int (*static_name)(void *ctx, uint64_t object, const char *name, size_t name_len);
 } gs_heap_visitor;
 
 typedef struct gs_source gs_source;
@@ -62,6 +66,9 @@ struct gs_source {
    * have. A source that holds an object's references stops there. */
   size_t max_refs;
   uint64_t pause_us;    /* set by walk: how long the program was stopped; 0 if none */
+  /* Set by walk, for sources that read the runtime's events (dotnet): the
+   * bytes of the event stream and the events the runtime dropped. */
+  uint64_t stream_bytes, lost_events;
   char error[256];      /* set by walk when it fails for a reason of its own */
 };
 

@@ -16,6 +16,7 @@ static const source_entry sources[] = {
   {"mock", gs_source_mock_new, gs_source_mock_help},
   {"demo", gs_source_demo_new, gs_source_demo_help},
   {"mono", gs_source_mono_new, gs_source_mono_help},
+  {"dotnet", gs_source_dotnet_new, gs_source_dotnet_help},
 #endif
   {"file", gs_source_file_new, gs_source_file_help},
 };
@@ -26,7 +27,17 @@ const char *gs_sources_names(void) {
 #ifdef GS_AGENT_MINIMAL
   return "file";
 #else
-  return "mock|demo|mono|file";
+  return "mock|demo|mono|dotnet|file";
+#endif
+}
+
+int gs_sources_list(FILE *f, int json) {
+#ifdef GS_AGENT_MINIMAL
+  (void)f;
+  (void)json;
+  return GS_EINVAL;
+#else
+  return gs_dotnet_list(f, json);
 #endif
 }
 

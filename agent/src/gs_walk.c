@@ -145,9 +145,17 @@ static int on_generation(void *ctx, unsigned generation, uint64_t start, uint64_
   walk_state *w = ctx;
   int err;
   if ((err = walk_need_section(w, "a generation range"))) return err;
-  if (generation > 3) return walk_source_error(w, "the source gave a generation above 3");
+  if (generation > 4) return walk_source_error(w, "the source gave a generation above 4");
   w->st->generations++;
   return walk_sink(w, w->sink->ops->generation(w->sink, generation, start, used, reserved));
+}
+
+static int on_static_name(void *ctx, uint64_t object, const char *name, size_t len) {
+  walk_state *w = ctx;
+  int err;
+  if ((err = walk_need_section(w, "a static field's name"))) return err;
+  if (!w->sink->ops->static_name) return GS_OK;
+  return walk_sink(w, w->sink->ops->static_name(w->sink, object, name, len));
 }
 
 /* ---- the walk ---- */
@@ -196,6 +204,7 @@ int gs_walk(gs_source *src, gs_sink *sink, const gs_walk_options *opt, gs_walk_s
   v.generation = on_generation;
   v.section_end = on_section_end;
   v.timestamp = on_timestamp;
+  v.static_name = on_static_name;
   src->error[0] = '\0';
   src->use_stable_ids = opt->stable_ids;
   src->max_refs = w.max_refs = opt->max_refs ? opt->max_refs : GS_READER_DEFAULT_MAX_REFS;

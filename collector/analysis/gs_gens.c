@@ -16,9 +16,9 @@
 #include "gs_histo.h"
 #include "gs_json.h"
 
-#define NGEN 5                       /* 0, 1, 2, loh, unknown */
+#define NGEN 6                       /* 0, 1, 2, loh, poh (pinned objects), unknown */
 #define MAX_RANGES GS_GENFILE_MAX
-static const char *const gen_names[NGEN] = {"0", "1", "2", "loh", "unknown"};
+static const char *const gen_names[NGEN] = {"0", "1", "2", "loh", "poh", "unknown"};
 
 typedef struct range { uint64_t section, start, end; unsigned gen; } range;
 
@@ -52,7 +52,7 @@ static int load_ranges(gs_gens *gs, const char *path) {
     const char *start = json_string_value(json_object_get(r, "start"));
     range *x = &gs->r[gs->n];
     json_int_t g = json_integer_value(json_object_get(r, "generation"));
-    if (!start || g < 0 || g > 3) continue;
+    if (!start || g < 0 || g > 4) continue;
     x->section = (uint64_t)json_integer_value(json_object_get(r, "section"));
     x->start = strtoull(start, NULL, 16);
     x->end = x->start + (uint64_t)json_integer_value(json_object_get(r, "used"));
@@ -175,8 +175,8 @@ void gs_gens_free(gs_gens *gs) {
   free(gs);
 }
 
-/* Narrows sum to generation 2 and the large object heap of gs: the
- * long-lived objects, where leaks live. */
+/* Narrows sum to generation 2 and the large and pinned object heaps of
+ * gs: the long-lived objects, where leaks live. */
 static int narrow(gs_summary *sum, const gs_gens *gs) {
   const gs_histo_row **rows;
   gs_histo *old;
@@ -184,7 +184,7 @@ static int narrow(gs_summary *sum, const gs_gens *gs) {
   unsigned k;
   int err = gs_histo_new(&old);
   sum->total.objects = sum->total.bytes = 0;
-  for (k = 2; !err && k <= 3; k++) {
+  for (k = 2; !err && k <= 4; k++) {
     sum->total.objects += gs->objects[k];
     sum->total.bytes += gs->bytes[k];
     if ((err = gs_histo_sorted(gs->types[k], &rows)) != GS_OK) break;

@@ -619,7 +619,7 @@
 
   /* The histogram, a page at a time from the collector; gens, the promise of
    * the snapshot's /generations?top=0, adds each type's bytes by generation. */
-  var GENS = [['0', 'Gen 0'], ['1', 'Gen 1'], ['2', 'Gen 2'], ['loh', 'LOH'], ['unknown', 'No gen']];
+  var GENS = [['0', 'Gen 0'], ['1', 'Gen 1'], ['2', 'Gen 2'], ['loh', 'LOH'], ['poh', 'POH'], ['unknown', 'No gen']];
   function typeTable(box, id, gens, onType) {
     var st = {sort: 'bytes', order: 'desc', filter: '', offset: 0, seq: 0};
     var tools = el('div', 'tools'), input = el('input'), info = el('span', 'muted');

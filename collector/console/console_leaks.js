@@ -110,7 +110,7 @@
       r.generations.forEach(function (g) {
         var tr = body.insertRow();
         tr.setAttribute('data-generation', g.generation);
-        tr.insertCell().textContent = g.generation === 'loh' ? 'large objects' : g.generation === 'unknown' ? 'outside every range' : 'gen ' + g.generation;
+        tr.insertCell().textContent = g.generation === 'loh' ? 'large objects' : g.generation === 'poh' ? 'pinned objects' : g.generation === 'unknown' ? 'outside every range' : 'gen ' + g.generation;
         [ui.fmt(g.objects), ui.fmt(g.bytes), (total ? 100 * g.bytes / total : 0).toFixed(2)].forEach(function (v) {
           var c = tr.insertCell(); c.className = 'n'; c.textContent = v;
         });

@@ -1,7 +1,7 @@
 /* gsf_gcdump.c - .gcdump files (PerfView's FastSerialization of a MemoryGraph)
  * written as records.
  *
- * What the file holds, in order (gsf_fastser.h reads the primitives):
+ * What the file holds, in order (gs_fastser.h reads the primitives):
  *   "!FastSerialization.1"
  *   the entry object, type "GCHeapDump"; its first field is the graph, an
  *   object of type "Graphs.MemoryGraph":
@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "gs_error.h"
-#include "gsf_fastser.h"
+#include "gs_fastser.h"
 #include "gsf_format.h"
 
 #define GD_CHUNK (1u << 20)
@@ -48,7 +48,7 @@ typedef struct gd_type {
 } gd_type;
 
 typedef struct gd {
-  gsf_fs s;
+  gs_fs s;
   gs_writer *w;
   int32_t dump_version, graph_minver;
   gd_type *types;
@@ -75,14 +75,14 @@ typedef struct gd {
 } gd;
 
 static int read_header(gd *g) {
-  unsigned char b[4 + sizeof GSF_FS_MAGIC - 1];
+  unsigned char b[4 + sizeof GS_FS_MAGIC - 1];
   int32_t version;
-  int rc = gsf_fs_get(&g->s, b, sizeof b, "the header");
+  int rc = gs_fs_get(&g->s, b, sizeof b, "the header");
   if (rc < 0) return rc;
-  if (!gsf_fs_is_header(b, sizeof b))
-    return gsf_fs_fail(&g->s, GS_EFORMAT, 0, "not a FastSerialization file");
-  if ((rc = gsf_fs_begin(&g->s, "GCHeapDump", 0, &g->dump_version, &version)) < 0) return rc;
-  return gsf_fs_begin(&g->s, "MemoryGraph", 1, &version, &g->graph_minver);
+  if (!gs_fs_is_header(b, sizeof b))
+    return gs_fs_fail(&g->s, GS_EFORMAT, 0, "not a FastSerialization file");
+  if ((rc = gs_fs_begin(&g->s, "GCHeapDump", 0, &g->dump_version, &version)) < 0) return rc;
+  return gs_fs_begin(&g->s, "MemoryGraph", 1, &version, &g->graph_minver);
 }
 
 /* ---- the graph -------------------------------------------------------------- */
@@ -106,29 +106,29 @@ static int pseudo_name(const char *s, size_t n) {
 static int read_types(gd *g) {
   uint32_t i;
   int is_null, rc;
-  if ((rc = gsf_fs_count(&g->s, &g->ntypes, GSF_GCDUMP_MAX_TYPES, "the type count")) < 0) return rc;
+  if ((rc = gs_fs_count(&g->s, &g->ntypes, GSF_GCDUMP_MAX_TYPES, "the type count")) < 0) return rc;
   for (i = 0; i < g->ntypes; i++) {
     size_t mark;
     void *p = g->types;
     gd_type *t;
-    rc = gsf_grow(&p, &g->types_cap, (size_t)i + 1, sizeof *t);
+    rc = gs_fs_grow(&p, &g->types_cap, (size_t)i + 1, sizeof *t);
     g->types = p;
     if (rc < 0)
-      return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu types",
+      return gs_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu types",
                          (unsigned long)g->ntypes);
     t = &g->types[i];
     memset(t, 0, sizeof *t);
     t->name_off = g->s.arena_len;
-    if ((rc = gsf_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;
+    if ((rc = gs_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;
     t->name_len = (uint32_t)(g->s.arena_len - t->name_off);
     if (blank(g->s.arena + t->name_off, t->name_len)) {
       g->s.arena_len = t->name_off;
       t->name_len = 0;
     }
     t->pseudo = pseudo_name(g->s.arena + t->name_off, t->name_len);
-    if ((rc = gsf_fs_i32(&g->s, &t->size, "a type")) < 0) return rc;
+    if ((rc = gs_fs_i32(&g->s, &t->size, "a type")) < 0) return rc;
     mark = g->s.arena_len;   /* the module name is not kept */
-    if ((rc = gsf_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;
+    if ((rc = gs_fs_string(&g->s, &is_null, GSF_GCDUMP_MAX_NAME)) < 0) return rc;
     g->s.arena_len = mark;
   }
   return GS_OK;
@@ -140,38 +140,38 @@ static int read_nodes(gd *g) {
   unsigned char b[4];
   uint32_t i;
   int rc;
-  if ((rc = gsf_fs_count(&g->s, &g->nnodes, INT32_MAX, "the node count")) < 0) return rc;
+  if ((rc = gs_fs_count(&g->s, &g->nnodes, INT32_MAX, "the node count")) < 0) return rc;
   g->table_at = g->s.off;
   for (i = 0; i < g->nnodes; i++) {
     void *p = g->node_off;
-    rc = gsf_grow(&p, &g->node_cap, (size_t)i + 1, sizeof *g->node_off);
+    rc = gs_fs_grow(&p, &g->node_cap, (size_t)i + 1, sizeof *g->node_off);
     g->node_off = p;
     if (rc < 0)
-      return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu nodes",
+      return gs_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu nodes",
                          (unsigned long)g->nnodes);
-    if ((rc = gsf_fs_get(&g->s, b, 4, "the node table")) < 0) return rc;
-    g->node_off[i] = gsf_le32(b);
+    if ((rc = gs_fs_get(&g->s, b, 4, "the node table")) < 0) return rc;
+    g->node_off[i] = gs_fs_le32(b);
   }
   g->nflag = calloc(g->nnodes ? g->nnodes : 1, 1);
   return g->nflag ? GS_OK
-                  : gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for %lu nodes",
+                  : gs_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for %lu nodes",
                                 (unsigned long)g->nnodes);
 }
 
 static int read_blob(gd *g) {
   size_t cap = 0, have = 0;
   int rc;
-  if ((rc = gsf_fs_count(&g->s, &g->blob_len, INT32_MAX, "the node data length")) < 0) return rc;
+  if ((rc = gs_fs_count(&g->s, &g->blob_len, INT32_MAX, "the node data length")) < 0) return rc;
   g->blob_at = g->s.off;
   while (have < g->blob_len) {
     size_t k = g->blob_len - have < GD_CHUNK ? g->blob_len - have : GD_CHUNK;
     void *p = g->blob;
-    rc = gsf_grow(&p, &cap, have + k, 1);
+    rc = gs_fs_grow(&p, &cap, have + k, 1);
     g->blob = p;
     if (rc < 0)
-      return gsf_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu bytes of node data",
+      return gs_fs_fail(&g->s, rc, g->s.off, "out of memory for %lu bytes of node data",
                          (unsigned long)g->blob_len);
-    if ((rc = gsf_fs_get(&g->s, g->blob + have, k, "the node data")) < 0) return rc;
+    if ((rc = gs_fs_get(&g->s, g->blob + have, k, "the node data")) < 0) return rc;
     have += k;
   }
   return GS_OK;
@@ -194,7 +194,7 @@ static int cint(gd *g, uint32_t *pos, int32_t *v) {
   *v = r <= INT32_MAX ? (int32_t)r : -(int32_t)(~r) - 1;
   return GS_OK;
 past:
-  return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->blob_len,
+  return gs_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->blob_len,
                      "truncated node record: it runs past the end of the node data");
 }
 
@@ -210,23 +210,23 @@ static int node_head(gd *g, uint32_t i, gd_node *n) {
   int rc;
   memset(n, 0, sizeof *n);
   if (pos >= g->blob_len)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->table_at + 4 * (uint64_t)i,
+    return gs_fs_fail(&g->s, GS_EFORMAT, g->table_at + 4 * (uint64_t)i,
                        "node %lu starts at byte %lu of the node data, which has %lu",
                        (unsigned long)i, (unsigned long)pos, (unsigned long)g->blob_len);
   if ((rc = cint(g, &pos, &ts)) < 0) return rc;
   if (ts < 0 || (uint32_t)ts >> 1 >= g->ntypes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
+    return gs_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
                        "node %lu has type %lu; the file has %lu types", (unsigned long)i,
                        (unsigned long)((uint32_t)ts >> 1), (unsigned long)g->ntypes);
   n->type = (uint32_t)ts >> 1;
   n->size = g->types[n->type].size;
   if ((ts & 1) && (rc = cint(g, &pos, &n->size)) < 0) return rc;
   if (n->size < 0)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
+    return gs_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
                        "node %lu has a negative size", (unsigned long)i);
   if ((rc = cint(g, &pos, &n->nch)) < 0) return rc;
   if (n->nch < 0 || (uint32_t)n->nch > g->blob_len - pos)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
+    return gs_fs_fail(&g->s, GS_EFORMAT, g->blob_at + g->node_off[i],
                        "node %lu has %ld children, more than its record holds", (unsigned long)i,
                        (long)n->nch);
   n->pos = pos;
@@ -243,7 +243,7 @@ static int next_child(gd *g, uint32_t i, gd_node *n, uint32_t *child) {
   if (rc < 0) return rc;
   c = (int64_t)i + d;
   if (c < 0 || c >= (int64_t)g->nnodes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, g->blob_at + at,
+    return gs_fs_fail(&g->s, GS_EFORMAT, g->blob_at + at,
                        "node %lu refers to node %lld; the file has %lu nodes", (unsigned long)i,
                        (long long)c, (unsigned long)g->nnodes);
   *child = (uint32_t)c;
@@ -265,7 +265,7 @@ static int check_nodes(gd *g) {
       g->nflag[i] |= NF_SKIP;
       pseudo++;
     } else if ((uint64_t)n.nch > gs_writer_max_refs(g->w))
-      return gsf_fs_fail(&g->s, GS_ELIMIT, g->blob_at + g->node_off[i],
+      return gs_fs_fail(&g->s, GS_ELIMIT, g->blob_at + g->node_off[i],
                          "node %lu has %ld references, above " GSF_ONE_OBJECT_LIMIT " (%lu)",
                          (unsigned long)i, (long)n.nch, (unsigned long)gs_writer_max_refs(g->w));
     else if ((uint32_t)n.nch > max_refs)
@@ -277,7 +277,7 @@ static int check_nodes(gd *g) {
   g->refs = calloc(max_refs, sizeof *g->refs);
   g->stack = calloc(pseudo, sizeof *g->stack);
   if (!g->refs || !g->stack)
-    return gsf_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for the roots");
+    return gs_fs_fail(&g->s, GS_ENOMEM, g->s.off, "out of memory for the roots");
   g->stack_cap = pseudo;
   return GS_OK;
 }
@@ -285,7 +285,7 @@ static int check_nodes(gd *g) {
 /* ---- records ------------------------------------------------------------- */
 
 static int wfail(gd *g, int rc) {
-  return gsf_fs_fail(&g->s, rc, g->s.off, "writing the records failed (%s)", gs_strerror(rc));
+  return gs_fs_fail(&g->s, rc, g->s.off, "writing the records failed (%s)", gs_strerror(rc));
 }
 
 static int write_type(gd *g, uint32_t t) {
@@ -438,7 +438,7 @@ static int skip(gd *g, uint64_t n, const char *what) {
   int rc = GS_OK;
   while (rc == GS_OK && n > 0) {
     size_t k = n < GD_CHUNK ? (size_t)n : GD_CHUNK;
-    rc = gsf_fs_get(&g->s, NULL, k, what);
+    rc = gs_fs_get(&g->s, NULL, k, what);
     n -= k;
   }
   return rc;
@@ -446,8 +446,8 @@ static int skip(gd *g, uint64_t n, const char *what) {
 
 static int expect_end(gd *g) {
   unsigned tag;
-  int rc = gsf_fs_u8(&g->s, &tag, "an object");
-  return rc < 0 ? rc : tag == GSF_TAG_END;
+  int rc = gs_fs_u8(&g->s, &tag, "an object");
+  return rc < 0 ? rc : tag == GS_FS_TAG_END;
 }
 
 /* The MemoryGraph's fields after the blob: an address per node, then tagged
@@ -458,19 +458,19 @@ static int graph_rest(gd *g) {
   unsigned tag;
   int rc;
   if (g->graph_minver >= 1) return 0;   /* a deferred region comes first */
-  if ((rc = gsf_fs_count(&g->s, &n, INT32_MAX, "the address count")) < 0 ||
+  if ((rc = gs_fs_count(&g->s, &n, INT32_MAX, "the address count")) < 0 ||
       (rc = skip(g, (uint64_t)n * 8, "the node addresses")) < 0)
     return rc;
   for (;;) {
-    if ((rc = gsf_fs_u8(&g->s, &tag, "the graph")) < 0) return rc;
-    if (tag == GSF_TAG_END) return 1;
-    if (tag >= GSF_TAG_BYTE && tag <= GSF_TAG_INT64)
-      rc = skip(g, size[tag - GSF_TAG_BYTE], "the graph");
-    else if (tag == GSF_TAG_STRING) rc = gsf_fs_skip_string(&g->s);
-    else if (tag == GSF_TAG_BLOB &&
-             (rc = gsf_fs_count(&g->s, &n, INT32_MAX, "a blob length")) == GS_OK)
+    if ((rc = gs_fs_u8(&g->s, &tag, "the graph")) < 0) return rc;
+    if (tag == GS_FS_TAG_END) return 1;
+    if (tag >= GS_FS_TAG_BYTE && tag <= GS_FS_TAG_INT64)
+      rc = skip(g, size[tag - GS_FS_TAG_BYTE], "the graph");
+    else if (tag == GS_FS_TAG_STRING) rc = gs_fs_skip_string(&g->s);
+    else if (tag == GS_FS_TAG_BLOB &&
+             (rc = gs_fs_count(&g->s, &n, INT32_MAX, "a blob length")) == GS_OK)
       rc = skip(g, n, "a blob");
-    else if (tag != GSF_TAG_BLOB) return 0;
+    else if (tag != GS_FS_TAG_BLOB) return 0;
     if (rc < 0) return rc;
   }
 }
@@ -482,12 +482,12 @@ static int object_field(gd *g, int32_t *version) {
   unsigned tag;
   int32_t i, minver;
   size_t name;
-  int rc = gsf_fs_u8(&g->s, &tag, "an object");
+  int rc = gs_fs_u8(&g->s, &tag, "an object");
   if (rc < 0) return rc;
-  if (tag == GSF_TAG_NULL) return 1;
-  if (tag == GSF_TAG_OBJREF) return (rc = gsf_fs_i32(&g->s, &i, "an object")) < 0 ? rc : 1;
-  if (tag != GSF_TAG_BEGIN && tag != GSF_TAG_BEGIN_PRIVATE) return 0;
-  rc = gsf_fs_type(&g->s, &name, version, &minver);
+  if (tag == GS_FS_TAG_NULL) return 1;
+  if (tag == GS_FS_TAG_OBJREF) return (rc = gs_fs_i32(&g->s, &i, "an object")) < 0 ? rc : 1;
+  if (tag != GS_FS_TAG_BEGIN && tag != GS_FS_TAG_BEGIN_PRIVATE) return 0;
+  rc = gs_fs_type(&g->s, &name, version, &minver);
   return rc < 0 ? rc : 2;
 }
 
@@ -499,7 +499,7 @@ static int heap_info(gd *g) {
   int rc = object_field(g, &v);
   if (rc != 2) return rc;
   if ((rc = skip(g, 8, "the heap information")) < 0 ||
-      (rc = gsf_fs_count(&g->s, &n, GD_MAX_SEGMENTS, "the segment count")) < 0)
+      (rc = gs_fs_count(&g->s, &n, GD_MAX_SEGMENTS, "the segment count")) < 0)
     return rc;
   for (i = 0; i < n; i++) {
     if ((rc = object_field(g, &v)) != 2) {
@@ -517,7 +517,7 @@ static int heap_info(gd *g) {
 /* A float as FastSerialization writes it (IEEE 754, little-endian). */
 static int read_float(gd *g, float *f, const char *what) {
   int32_t v;
-  int rc = gsf_fs_i32(&g->s, &v, what);
+  int rc = gs_fs_i32(&g->s, &v, what);
   uint32_t u = (uint32_t)v;
   memcpy(f, &u, sizeof *f);
   return rc;
@@ -527,7 +527,7 @@ static int read_float(gd *g, float *f, const char *what) {
 static int old_sampling(gd *g) {
   unsigned all;
   int rc = skip(g, 24, "the dump");
-  if (rc == GS_OK && (rc = gsf_fs_u8(&g->s, &all, "the dump")) == GS_OK) g->sampled = !all;
+  if (rc == GS_OK && (rc = gs_fs_u8(&g->s, &all, "the dump")) == GS_OK) g->sampled = !all;
   return rc;
 }
 
@@ -537,7 +537,7 @@ static int type_multipliers(gd *g) {
   uint32_t n, i;
   float m;
   int rc = skip(g, 20, "the dump");
-  if (rc == GS_OK) rc = gsf_fs_count(&g->s, &n, GSF_GCDUMP_MAX_TYPES, "the count multipliers");
+  if (rc == GS_OK) rc = gs_fs_count(&g->s, &n, GSF_GCDUMP_MAX_TYPES, "the count multipliers");
   for (i = 0; rc == GS_OK && i < n; i++)
     if ((rc = read_float(g, &m, "a count multiplier")) == GS_OK && m > g->type_mult) g->type_mult = m;
   return rc;
@@ -555,11 +555,11 @@ static int dump_fields(gd *g) {
     rc = expect_end(g);
   if (rc == 1 && g->dump_version >= 8) rc = heap_info(g);
   if (rc < 0 || (g->dump_version >= 8 && rc == 0)) return rc;
-  if ((rc = gsf_fs_skip_string(&g->s)) < 0 || (rc = skip(g, 8, "the dump")) < 0 ||
-      (rc = gsf_fs_skip_string(&g->s)) < 0)   /* collection log, time, machine */
+  if ((rc = gs_fs_skip_string(&g->s)) < 0 || (rc = skip(g, 8, "the dump")) < 0 ||
+      (rc = gs_fs_skip_string(&g->s)) < 0)   /* collection log, time, machine */
     return rc;
   g->process_off = g->s.arena_len;
-  if ((rc = gsf_fs_string(&g->s, &is_null, 4096)) < 0) return rc;
+  if ((rc = gs_fs_string(&g->s, &is_null, 4096)) < 0) return rc;
   g->process_len = g->s.arena_len - g->process_off;
   if (blank(g->s.arena + g->process_off, g->process_len)) g->process_len = 0;
   if (g->dump_version >= 8 && (rc = type_multipliers(g)) < 0) return rc;
@@ -573,15 +573,15 @@ static int read_graph(gd *g) {
   uint64_t root_at;
   size_t mark;
   int rc = read_header(g);
-  if (rc < 0 || (rc = gsf_fs_get(&g->s, NULL, 8, "the graph")) < 0) return rc;   /* total size */
+  if (rc < 0 || (rc = gs_fs_get(&g->s, NULL, 8, "the graph")) < 0) return rc;   /* total size */
   root_at = g->s.off;
-  if ((rc = gsf_fs_i32(&g->s, &root, "the graph")) < 0) return rc;
+  if ((rc = gs_fs_i32(&g->s, &root, "the graph")) < 0) return rc;
   if ((rc = read_types(g)) < 0 || (rc = read_nodes(g)) < 0 || (rc = read_blob(g)) < 0) return rc;
   /* The fields after the graph are read by guesswork for the process name:
    * a layout this reader does not know, or one that runs past the end,
    * only loses the name. Whether the file is whole is the trailer's say. */
   mark = g->s.arena_len;
-  if ((rc = gsf_fs_keep_tail(&g->s)) < 0) return rc;
+  if ((rc = gs_fs_keep_tail(&g->s)) < 0) return rc;
   if ((rc = graph_rest(g)) == 1) rc = dump_fields(g);
   if (g->s.read_rc < 0) return g->s.read_rc;
   if (rc == GS_ENOMEM) return rc;
@@ -592,9 +592,9 @@ static int read_graph(gd *g) {
     g->s.arena_len = mark;
     if (g->s.cap) g->s.err[0] = '\0';
   }
-  if ((rc = gsf_fs_finish(&g->s)) < 0) return rc;
+  if ((rc = gs_fs_finish(&g->s)) < 0) return rc;
   if (root < 0 || (uint32_t)root >= g->nnodes)
-    return gsf_fs_fail(&g->s, GS_EFORMAT, root_at, "the root node %ld is not one of the %lu nodes",
+    return gs_fs_fail(&g->s, GS_EFORMAT, root_at, "the root node %ld is not one of the %lu nodes",
                        (long)root, (unsigned long)g->nnodes);
   g->root = (uint32_t)root;
   return check_nodes(g);
@@ -638,11 +638,11 @@ int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, siz
     return GS_ENOMEM;
   }
   g->w = w;
-  rc = gsf_fs_init(&g->s, in, in_ctx, err, cap);
+  rc = gs_fs_init(&g->s, in, in_ctx, err, cap);
   if (rc == GS_OK) rc = read_graph(g);
   if (rc == GS_OK) rc = write_all(g);
   if (rc == GS_OK) note_sampling(g, err, cap);
-  gsf_fs_free(&g->s);
+  gs_fs_free(&g->s);
   free(g->types);
   free(g->node_off);
   free(g->nflag);
@@ -656,15 +656,15 @@ int gsf_gcdump_convert(gs_read_fn in, void *in_ctx, gs_writer *w, char *err, siz
 int gsf_gcdump_sniff(const unsigned char *head, size_t n) {
   static const char magic[] = "!FastSerialization.1", type[] = "GCHeapDump";
   size_t p = 4 + sizeof magic - 1;
-  if (!head || n < p || gsf_le32(head) != sizeof magic - 1 ||
+  if (!head || n < p || gs_fs_le32(head) != sizeof magic - 1 ||
       memcmp(head + 4, magic, sizeof magic - 1) != 0)
     return 0;
   /* BeginObject, the type object's BeginObject, the type's own type */
-  if (n < p + 3 || head[p] != GSF_TAG_BEGIN || head[p + 1] != GSF_TAG_BEGIN) return 0;
+  if (n < p + 3 || head[p] != GS_FS_TAG_BEGIN || head[p + 1] != GS_FS_TAG_BEGIN) return 0;
   p += 2;
-  if (head[p] == GSF_TAG_OBJREF) p += 4;
-  else if (head[p] != GSF_TAG_NULL) return 0;
+  if (head[p] == GS_FS_TAG_OBJREF) p += 4;
+  else if (head[p] != GS_FS_TAG_NULL) return 0;
   p += 1 + 8;   /* version, minimum reader version */
-  if (n < p + 4 + sizeof type - 1 || gsf_le32(head + p) != sizeof type - 1) return 0;
+  if (n < p + 4 + sizeof type - 1 || gs_fs_le32(head + p) != sizeof type - 1) return 0;
   return memcmp(head + p + 4, type, sizeof type - 1) == 0;
 }

@@ -84,7 +84,7 @@ static int ts_commit(gs_sink *b) {
 static void ts_free(gs_sink *b) { free(((text_sink *)b)->text); }
 
 static const gs_sink_ops text_sink_ops = {ts_section, ts_type, ts_object, ts_root,
-                                          ts_generation, ts_end, ts_commit, ts_free};
+                                          ts_generation, ts_end, ts_commit, ts_free, NULL};
 
 static void text_sink_init(text_sink *s) {
   memset(s, 0, sizeof *s);

@@ -88,14 +88,17 @@ static void generations(void **state) {
   snprintf(dump, sizeof dump, "%s/d.gclog", dir);
   snprintf(gens, sizeof gens, "%s/d.gclog.gens.json", dir);
   f = fopen(dump, "w");
-  /* 1000 and 1010 in gen 0, 2000 in gen 2, 9000 in the LOH, 50 in none */
-  fputs("a 2 app 0\nt 1 A\no 1000 1 10\no 1010 1 20\no 2000 1 30\no 9000 1 1000\no 50 1 8\nr 1000 1 0\nc app 0\n", f);
+  /* 1000 and 1010 in gen 0, 2000 in gen 2, 9000 in the LOH, 20000 in the
+   * pinned object heap, 50 in none */
+  fputs("a 2 app 0\nt 1 A\no 1000 1 10\no 1010 1 20\no 2000 1 30\no 9000 1 1000\no 20000 1 18\n"
+        "o 50 1 8\nr 1000 1 0\nc app 0\n", f);
   fclose(f);
   f = fopen(gens, "w");
   fputs("{\"format\":\"gcsnap-generations/1\",\"dropped\":0,\"ranges\":["
         "{\"section\":0,\"generation\":0,\"start\":\"1000\",\"used\":256,\"reserved\":4096},"
         "{\"section\":0,\"generation\":2,\"start\":\"2000\",\"used\":64,\"reserved\":64},"
-        "{\"section\":0,\"generation\":3,\"start\":\"9000\",\"used\":4096,\"reserved\":4096}]}", f);
+        "{\"section\":0,\"generation\":3,\"start\":\"9000\",\"used\":4096,\"reserved\":4096},"
+        "{\"section\":0,\"generation\":4,\"start\":\"20000\",\"used\":4096,\"reserved\":4096}]}", f);
   fclose(f);
   gsu_assert_ok(gs_gens_json(dump, gens, 0, &o, &fault));
   g = json_object_get(o, "generations");
@@ -104,8 +107,10 @@ static void generations(void **state) {
   assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 1), "objects")), 0);
   assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 2), "bytes")), 0x30);
   assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 3), "bytes")), 0x1000);
-  assert_string_equal(json_string_value(json_object_get(json_array_get(g, 4), "generation")), "unknown");
-  assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 4), "objects")), 1);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(g, 4), "generation")), "poh");
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 4), "bytes")), 0x18);
+  assert_string_equal(json_string_value(json_object_get(json_array_get(g, 5), "generation")), "unknown");
+  assert_int_equal(json_integer_value(json_object_get(json_array_get(g, 5), "objects")), 1);
   json_decref(o);
   f = fopen(gens, "w");
   fputs("{\"format\":\"something else\"}", f);

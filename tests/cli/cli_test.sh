@@ -428,7 +428,7 @@ assert (d["old"]["objects"], d["new"]["objects"]) == (2, 3), d'
   run "$gcsnap" summary --json s3.gclog
   json_check out.txt "summary --json by generation" '
 g = {x["generation"]: (x["objects"], x["bytes"]) for x in d["generations"]}
-assert g == {"0": (1, 32), "1": (0, 0), "2": (3, 80), "loh": (0, 0), "unknown": (0, 0)}, g
+assert g == {"0": (1, 32), "1": (0, 0), "2": (3, 80), "loh": (0, 0), "poh": (0, 0), "unknown": (0, 0)}, g
 assert d["generation_ranges"] == 2, d
 assert d["generations"][2]["types"][0] == {"type": "Leak", "count": 2, "bytes": 64}, d["generations"][2]'
   # Each section's objects are placed by that section's ranges.
@@ -438,12 +438,12 @@ assert d["generations"][2]["types"][0] == {"type": "Leak", "count": 2, "bytes": 
   run "$gcsnap" summary --json small.gclog
   json_check out.txt "summary --json by generation, section by section" '
 g = {x["generation"]: (x["objects"], x["bytes"]) for x in d["generations"]}
-assert g == {"0": (2, 80), "1": (0, 0), "2": (8, 488), "loh": (0, 0), "unknown": (0, 0)}, g'
+assert g == {"0": (2, 80), "1": (0, 0), "2": (8, 488), "loh": (0, 0), "poh": (0, 0), "unknown": (0, 0)}, g'
   rm small.gclog.gens.json
   run "$gcsnap" diff --json s1.gclog s3.gclog
   json_check out.txt "diff --json by generation" '
 g = {x["generation"]: (x["objects_before"], x["objects_after"], x["objects_change"], x["bytes_change"]) for x in d["generations"]}
-assert g == {"0": (0, 1, 1, 32), "1": (0, 0, 0, 0), "2": (2, 3, 1, 32), "loh": (0, 0, 0, 0), "unknown": (0, 0, 0, 0)}, g'
+assert g == {"0": (0, 1, 1, 32), "1": (0, 0, 0, 0), "2": (2, 3, 1, 32), "loh": (0, 0, 0, 0), "poh": (0, 0, 0, 0), "unknown": (0, 0, 0, 0)}, g'
   run "$gcsnap" diff s1.gclog s3.gclog
   expect_regex out.txt '^2 +3 +\+1 +80 +\+32$' "diff's table by generation"
   run "$gcsnap" report --baseline s1.gclog s3.gclog -o gensdiff.html

@@ -1,19 +1,26 @@
-/* gs_genfile.c - the side file of generation ranges (gs_genfile.h),
- * written by hand: the agent has no JSON library, and the format is small
- * and fixed. */
+/* gs_genfile.c - the side file of generation ranges and static fields'
+ * names (gs_genfile.h), written by hand: the agent has no JSON library, and
+ * the format is small and fixed. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "gs_array.h"
 #include "gs_error.h"
 #include "gs_genfile.h"
 #include "gs_port.h"
 
 typedef struct range { uint64_t section, start, used, reserved; unsigned generation; } range;
 
+typedef struct field { uint64_t section, object; size_t name, len; } field;
+
 struct gs_genfile {
   range r[GS_GENFILE_MAX];
   size_t n;
   uint64_t dropped;
+  field *fields;            /* static roots' names, in the arena names */
+  size_t nfields, fields_cap;
+  char *names;
+  size_t names_len, names_cap;
 };
 
 char *gs_genfile_path(const char *dump) {
@@ -40,6 +47,59 @@ int gs_genfile_add(gs_genfile **g, uint64_t section, unsigned generation, uint64
   return GS_OK;
 }
 
+int gs_genfile_add_static(gs_genfile **g, uint64_t section, uint64_t object, const char *name,
+                          size_t len) {
+  gs_genfile *x;
+  field *f;
+  if (len > GS_GENFILE_NAME_MAX) len = GS_GENFILE_NAME_MAX;
+  if (!*g && !(*g = calloc(1, sizeof **g))) return GS_ENOMEM;
+  x = *g;
+  if (gs_array_reserve((void **)&x->fields, &x->fields_cap, x->nfields + 1, sizeof *f) ||
+      gs_array_reserve((void **)&x->names, &x->names_cap, x->names_len + len, 1))
+    return GS_ENOMEM;
+  f = &x->fields[x->nfields++];
+  f->section = section;
+  f->object = object;
+  f->name = x->names_len;
+  f->len = len;
+  if (len) memcpy(x->names + x->names_len, name, len);
+  x->names_len += len;
+  return GS_OK;
+}
+
+/* A name as a JSON string's content (controls never reach here: the
+ * sources make them '?'). */
+static int put_escaped(gs_port_file *f, const char *s, size_t len) {
+  size_t i, from = 0;
+  int err;
+  for (i = 0; i < len; i++) {
+    const char *esc = s[i] == '"' ? "\\\"" : s[i] == '\\' ? "\\\\" : NULL;
+    if (!esc) continue;
+    if ((err = gs_port_file_write(f, s + from, i - from)) || (err = gs_port_file_write(f, esc, 2)))
+      return err;
+    from = i + 1;
+  }
+  return gs_port_file_write(f, s + from, len - from);
+}
+
+static int put_statics(const gs_genfile *g, gs_port_file *f) {
+  char line[96];
+  size_t i;
+  int err, n;
+  if (!g->nfields) return GS_OK;
+  if ((err = gs_port_file_write(f, ",\"statics\":[", 12))) return err;
+  for (i = 0; i < g->nfields; i++) {
+    const field *x = &g->fields[i];
+    n = snprintf(line, sizeof line, "%s{\"section\":%llu,\"object\":\"%llx\",\"field\":\"",
+                 i ? "," : "", (unsigned long long)x->section, (unsigned long long)x->object);
+    if ((err = gs_port_file_write(f, line, (size_t)n)) ||
+        (err = put_escaped(f, g->names + x->name, x->len)) ||
+        (err = gs_port_file_write(f, "\"}", 2)))
+      return err;
+  }
+  return gs_port_file_write(f, "]", 1);
+}
+
 static int put_ranges(const gs_genfile *g, gs_port_file *f) {
   char line[160];
   size_t i;
@@ -53,7 +113,8 @@ static int put_ranges(const gs_genfile *g, gs_port_file *f) {
                  (unsigned long long)x->used, (unsigned long long)x->reserved);
     if ((err = gs_port_file_write(f, line, (size_t)n))) return err;
   }
-  return gs_port_file_write(f, "]}\n", 3);
+  if ((err = gs_port_file_write(f, "]", 1)) || (err = put_statics(g, f))) return err;
+  return gs_port_file_write(f, "}\n", 2);
 }
 
 /* g into tmp, made durable before it takes the side file's name; tmp is
@@ -94,4 +155,9 @@ int gs_genfile_write(const gs_genfile *g, const char *dump, char *err, size_t er
   return rc;
 }
 
-void gs_genfile_free(gs_genfile *g) { free(g); }
+void gs_genfile_free(gs_genfile *g) {
+  if (!g) return;
+  free(g->fields);
+  free(g->names);
+  free(g);
+}

@@ -1,0 +1,490 @@
+/* gs_dotnet_heap.c - a .NET runtime's heap walk, from its events (see
+ * gs_dotnet_heap.h). The payload layouts are those of the runtime's event
+ * manifest (ClrEtwAll.man): packed little-endian fields, addresses of the
+ * trace's pointer size, names as UTF-16 ending in a NUL. */
+#include "gs_dotnet_heap.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gs_array.h"
+#include "gs_error.h"
+#include "gs_idmap.h"
+
+/* RPM root kinds and flags. */
+enum { KIND_INTERNAL = 0, KIND_LOCAL = 1, KIND_FINALIZER = 2, KIND_HANDLE = 3, KIND_STATIC = 4 };
+enum { RUNTIME_STACK = 0, RUNTIME_FINALIZER = 1, RUNTIME_HANDLE = 2 };
+#define ROOT_FLAGS 7u               /* pinned 1, weak 2, interior 4: the same bits */
+#define BACKGROUND_GC 1u
+
+typedef struct dh_node {
+  uint64_t addr, size, type, edges;
+} dh_node;
+
+/* A dependent handle: key keeps value alive. next chains a key's values. */
+typedef struct dh_dependent {
+  uint64_t value;
+  uint32_t next;
+} dh_dependent;
+#define NO_NEXT UINT32_MAX
+
+/* A generation range, kept until the walk's end: the runtime describes
+ * its generations before the collection and again after it, and the walk
+ * is of the heap after it, so only the last run of ranges holds. */
+typedef struct dh_range {
+  uint64_t start, used, reserved;
+  unsigned gen;
+} dh_range;
+
+/* The bulk events whose Index counts them from 0. */
+enum { BULK_ROOTS, BULK_DEPENDENTS, BULK_NODES, BULK_EDGES, BULK_KINDS };
+
+struct gs_dheap {
+  gs_heap_visitor v;
+  unsigned ptr;                 /* pointer size */
+  size_t max_refs;
+  dh_node *nodes;               /* waiting for their edges: [nhead, nlen) */
+  size_t nhead, nlen, ncap;
+  uint64_t *edges;              /* waiting for their node: [ehead, elen) */
+  size_t ehead, elen, ecap;
+  uint64_t *refs;               /* an object's edges and dependents */
+  size_t refs_cap;
+  gs_idmap types;               /* type IDs handed to the visitor */
+  gs_idmap keys;                /* dependent handles' keys: the first of their values */
+  dh_dependent *deps;
+  size_t ndeps, deps_cap;
+  char *name;                   /* a name as UTF-8 */
+  size_t name_cap;
+  FILE *spill;                  /* objects until the walk's end: see spill() */
+  uint64_t spilled;
+  dh_range *ranges;
+  size_t nranges, ranges_cap;
+  uint32_t last_event;          /* the previous event's ID */
+  uint32_t next_index[BULK_KINDS];
+  uint32_t walk_gc;             /* the walk's collection number */
+  int walk_started;
+  gs_dheap_stats st;
+  char error[200];
+};
+
+/* ---- payloads ------------------------------------------------------------------ */
+
+typedef struct dh_cur {
+  const unsigned char *p, *end;
+} dh_cur;
+
+static uint64_t get(dh_cur *c, unsigned n) {
+  uint64_t v = 0;
+  unsigned i;
+  if ((size_t)(c->end - c->p) < n) {
+    c->p = c->end + 1;          /* marks the payload as cut: see cut() */
+    return 0;
+  }
+  for (i = n; i-- > 0;) v = v << 8 | c->p[i];
+  c->p += n;
+  return v;
+}
+
+static int cut(const dh_cur *c) { return c->p > c->end; }
+
+static int fail(gs_dheap *h, uint64_t at, const char *what) {
+  snprintf(h->error, sizeof h->error, "byte %llu: %s", (unsigned long long)at, what);
+  return GS_EFORMAT;
+}
+
+/* Count entries of size bytes each must fit in what is left of c. */
+static int fits(gs_dheap *h, const dh_cur *c, uint64_t count, size_t size, uint64_t at) {
+  if (cut(c) || count > (uint64_t)(c->end - c->p) / size)
+    return fail(h, at, "an event of the heap walk is shorter than its count says");
+  return GS_OK;
+}
+
+/* A UTF-16 name ending in a NUL, as UTF-8 in h->name (controls become '?'). */
+static int get_name(gs_dheap *h, dh_cur *c, size_t *len, uint64_t at) {
+  size_t n = 0, units = 0;
+  for (;;) {
+    uint64_t u = get(c, 2);
+    if (cut(c)) return fail(h, at, "a name runs past the end of its event");
+    if (u == 0) break;
+    if (++units > GS_DHEAP_NAME_MAX) return fail(h, at, "a name longer than 65,536 characters");
+    if (u >= 0xd800 && u < 0xe000) u = 0xfffd;   /* a surrogate: names are BMP text */
+    if (u < 0x20 || u == 0x7f) u = '?';
+    if (gs_array_reserve((void **)&h->name, &h->name_cap, n + 3, 1) < 0) return GS_ENOMEM;
+    if (u < 0x80) {
+      h->name[n++] = (char)u;
+    } else if (u < 0x800) {
+      h->name[n++] = (char)(0xc0 | u >> 6);
+      h->name[n++] = (char)(0x80 | (u & 0x3f));
+    } else {
+      h->name[n++] = (char)(0xe0 | u >> 12);
+      h->name[n++] = (char)(0x80 | ((u >> 6) & 0x3f));
+      h->name[n++] = (char)(0x80 | (u & 0x3f));
+    }
+  }
+  *len = n;
+  return GS_OK;
+}
+
+/* The header of a bulk event with an index: checks it follows the last. */
+static int bulk_header(gs_dheap *h, dh_cur *c, unsigned kind, uint64_t *count, uint64_t at) {
+  uint32_t index = (uint32_t)get(c, 4);
+  *count = get(c, 4);
+  (void)get(c, 2);                                    /* ClrInstanceID */
+  if (cut(c)) return fail(h, at, "an event of the heap walk is cut");
+  if (!h->st.walking) return fail(h, at, "an event of the heap walk outside its collection");
+  if (index != h->next_index[kind]) h->st.index_gaps += (uint32_t)(index - h->next_index[kind]);
+  h->next_index[kind] = index + 1;
+  return GS_OK;
+}
+
+/* ---- objects ---------------------------------------------------------------------- */
+
+/* Objects wait in a temporary file until the walk ends, because the
+ * runtime sends the dependent handles (key keeps value alive) after the
+ * objects, and a key's line must name its values. A record: address,
+ * type, size and count (u64 each), then the references. */
+static int spill(gs_dheap *h, const dh_node *node, const uint64_t *edges) {
+  uint64_t head[4];
+  head[0] = node->addr;
+  head[1] = node->type;
+  head[2] = node->size;
+  head[3] = node->edges;
+  if (!h->spill && !(h->spill = tmpfile()))
+    return fail(h, 0, "cannot create a temporary file for the walk's objects");
+  if (fwrite(head, sizeof head, 1, h->spill) != 1 ||
+      fwrite(edges, sizeof *edges, (size_t)node->edges, h->spill) != (size_t)node->edges)
+    return fail(h, 0, "cannot write the walk's objects to a temporary file (disk full?)");
+  return GS_OK;
+}
+
+/* Hands over every node whose edges are all there. */
+static int drain(gs_dheap *h) {
+  while (h->nhead < h->nlen) {
+    const dh_node *node = &h->nodes[h->nhead];
+    int rc;
+    if (h->elen - h->ehead < node->edges) break;
+    if ((rc = spill(h, node, h->edges + h->ehead)) < 0) return rc;
+    h->ehead += (size_t)node->edges;
+    h->nhead++;
+    h->spilled++;
+  }
+  if (h->nhead == h->nlen) h->nhead = h->nlen = 0;
+  if (h->ehead == h->elen) h->ehead = h->elen = 0;
+  return GS_OK;
+}
+
+/* Room for more entries at the end of a queue whose head has moved. */
+static int room(void **arr, size_t *head, size_t *len, size_t *cap, size_t more, size_t elem) {
+  if (*head && *head >= *len / 2) {
+    memmove(*arr, (char *)*arr + *head * elem, (*len - *head) * elem);
+    *len -= *head;
+    *head = 0;
+  }
+  return gs_array_reserve(arr, cap, *len + more, elem);
+}
+
+static int on_nodes(gs_dheap *h, dh_cur *c, uint64_t at) {
+  uint64_t count, i;
+  int rc = bulk_header(h, c, BULK_NODES, &count, at);
+  if (rc < 0 || (rc = fits(h, c, count, h->ptr + 24u, at)) < 0) return rc;
+  if (room((void **)&h->nodes, &h->nhead, &h->nlen, &h->ncap, (size_t)count, sizeof *h->nodes))
+    return GS_ENOMEM;
+  for (i = 0; i < count; i++) {
+    dh_node *node = &h->nodes[h->nlen++];
+    node->addr = get(c, h->ptr);
+    node->size = get(c, 8);
+    node->type = get(c, 8);
+    node->edges = get(c, 8);
+    if (node->edges > h->max_refs) {
+      snprintf(h->error, sizeof h->error,
+               "byte %llu: object %llx has %llu references, above the limit of %lu (--max-refs)",
+               (unsigned long long)at, (unsigned long long)node->addr,
+               (unsigned long long)node->edges, (unsigned long)h->max_refs);
+      return GS_ELIMIT;
+    }
+  }
+  h->st.nodes += count;
+  return drain(h);
+}
+
+static int on_edges(gs_dheap *h, dh_cur *c, uint64_t at) {
+  uint64_t count, i;
+  int rc = bulk_header(h, c, BULK_EDGES, &count, at);
+  if (rc < 0 || (rc = fits(h, c, count, h->ptr + 4u, at)) < 0) return rc;
+  if (room((void **)&h->edges, &h->ehead, &h->elen, &h->ecap, (size_t)count, sizeof *h->edges))
+    return GS_ENOMEM;
+  for (i = 0; i < count; i++) {
+    h->edges[h->elen++] = get(c, h->ptr);
+    (void)get(c, 4);                                   /* ReferencingFieldID */
+  }
+  h->st.edges += count;
+  return drain(h);
+}
+
+/* ---- roots ------------------------------------------------------------------------------ */
+
+static unsigned root_kind(unsigned runtime_kind) {
+  switch (runtime_kind) {
+  case RUNTIME_STACK: return KIND_LOCAL;
+  case RUNTIME_FINALIZER: return KIND_FINALIZER;
+  case RUNTIME_HANDLE: return KIND_HANDLE;
+  default: return KIND_INTERNAL;                     /* older, sized references, ... */
+  }
+}
+
+static int on_roots(gs_dheap *h, dh_cur *c, uint64_t at) {
+  uint64_t count, i;
+  int rc = bulk_header(h, c, BULK_ROOTS, &count, at);
+  if (rc < 0 || (rc = fits(h, c, count, 2u * h->ptr + 5u, at)) < 0) return rc;
+  for (i = 0; i < count; i++) {
+    uint64_t addr = get(c, h->ptr);
+    unsigned kind = (unsigned)get(c, 1), flags = (unsigned)get(c, 4);
+    (void)get(c, h->ptr);                              /* GCRootID: the handle */
+    if (!addr) continue;                               /* a cleared slot */
+    if ((rc = h->v.root(h->v.ctx, addr, root_kind(kind), flags & ROOT_FLAGS, 0)) < 0) return rc;
+    h->st.roots++;
+  }
+  return GS_OK;
+}
+
+/* Dependent handles (ConditionalWeakTable entries): the key's object line
+ * will reference the value. */
+static int add_dependent(gs_dheap *h, uint64_t key, uint64_t value) {
+  gs_idmap_slot *s;
+  int rc;
+  if (h->ndeps >= NO_NEXT) return GS_ELIMIT;
+  if (gs_array_reserve((void **)&h->deps, &h->deps_cap, h->ndeps + 1, sizeof *h->deps) < 0 ||
+      (rc = gs_idmap_put(&h->keys, key, &s)) < 0)
+    return GS_ENOMEM;
+  h->deps[h->ndeps].value = value;
+  h->deps[h->ndeps].next = rc == 1 ? NO_NEXT : s->value;
+  s->value = (uint32_t)h->ndeps++;
+  h->st.dependents++;
+  return GS_OK;
+}
+
+static int on_dependents(gs_dheap *h, dh_cur *c, uint64_t at) {
+  uint64_t count, i;
+  int rc = bulk_header(h, c, BULK_DEPENDENTS, &count, at);
+  if (rc < 0 || (rc = fits(h, c, count, 3u * h->ptr, at)) < 0) return rc;
+  for (i = 0; i < count; i++) {
+    uint64_t key = get(c, h->ptr), value = get(c, h->ptr);
+    (void)get(c, h->ptr);                              /* GCRootID */
+    if (key && value && (rc = add_dependent(h, key, value)) < 0) return rc;
+  }
+  return GS_OK;
+}
+
+static int on_statics(gs_dheap *h, dh_cur *c, uint64_t at) {
+  uint64_t count = get(c, 4), i;
+  size_t len;
+  int rc;
+  (void)get(c, 8);                                     /* AppDomainID */
+  (void)get(c, 2);
+  if ((rc = fits(h, c, count, 30, at)) < 0) return rc;
+  if (!h->st.walking) return fail(h, at, "static variables outside the walk's collection");
+  for (i = 0; i < count; i++) {
+    uint64_t obj, type;
+    (void)get(c, 8);                                   /* GCRootID */
+    obj = get(c, 8);
+    type = get(c, 8);
+    (void)get(c, 4);                                   /* Flags: thread static */
+    if ((rc = get_name(h, c, &len, at)) < 0) return rc;
+    if (!obj) continue;
+    if ((rc = h->v.root(h->v.ctx, obj, KIND_STATIC, 0, type)) < 0) return rc;
+    if (h->v.static_name && (rc = h->v.static_name(h->v.ctx, obj, h->name, len)) < 0) return rc;
+    h->st.statics++;
+  }
+  return GS_OK;
+}
+
+/* ---- types, generations, collections ------------------------------------------------- */
+
+static int on_types(gs_dheap *h, dh_cur *c, uint64_t at) {
+  uint64_t count = get(c, 4), i;
+  int rc;
+  (void)get(c, 2);
+  if ((rc = fits(h, c, count, 29, at)) < 0) return rc;
+  for (i = 0; i < count; i++) {
+    uint64_t id = get(c, 8), params;
+    gs_idmap_slot *s;
+    size_t len;
+    (void)get(c, 8 + 4 + 4 + 1);                       /* module, name ID, flags, element type */
+    if ((rc = get_name(h, c, &len, at)) < 0) return rc;
+    params = get(c, 4);
+    if ((rc = fits(h, c, params, 8, at)) < 0) return rc;
+    c->p += params * 8;
+    if ((rc = gs_idmap_put(&h->types, id, &s)) < 0) return GS_ENOMEM;
+    if (rc == 0) continue;                             /* described already */
+    if ((rc = h->v.type(h->v.ctx, id, h->name, len)) < 0) return rc;
+    h->st.types++;
+  }
+  return GS_OK;
+}
+
+static int on_generation(gs_dheap *h, dh_cur *c, uint32_t last, uint64_t at) {
+  unsigned gen = (unsigned)get(c, 1);
+  uint64_t start = get(c, h->ptr), used = get(c, 8), reserved = get(c, 8);
+  dh_range *r;
+  if (cut(c)) return fail(h, at, "a generation range is cut");
+  if (!h->st.walking || !h->v.generation) return GS_OK;
+  if (last != GS_DHEAP_GEN_RANGE) h->nranges = 0;
+  if (h->nranges >= GS_DHEAP_RANGES_MAX) return fail(h, at, "more than 65,536 generation ranges");
+  if (gs_array_reserve((void **)&h->ranges, &h->ranges_cap, h->nranges + 1, sizeof *r) < 0)
+    return GS_ENOMEM;
+  r = &h->ranges[h->nranges++];
+  r->gen = gen;
+  r->start = start;
+  r->used = used;
+  r->reserved = reserved;
+  return GS_OK;
+}
+
+/* The walk is the first blocking collection of generation 2. */
+static int on_gc_start(gs_dheap *h, dh_cur *c, int64_t ts, uint64_t at) {
+  uint32_t count = (uint32_t)get(c, 4), depth = (uint32_t)get(c, 4), type;
+  (void)get(c, 4);                                     /* reason */
+  type = (uint32_t)get(c, 4);
+  if (cut(c)) type = 0;                                /* version 0: no type */
+  if (h->walk_started || depth != 2 || type == BACKGROUND_GC) return GS_OK;
+  (void)at;
+  h->walk_started = h->st.walking = 1;
+  h->walk_gc = count;
+  h->st.walk_start = ts;
+  return GS_OK;
+}
+
+static int on_gc_end(gs_dheap *h, dh_cur *c, int64_t ts) {
+  uint32_t count = (uint32_t)get(c, 4);
+  size_t i;
+  int rc;
+  if (!h->st.walking || cut(c) || count != h->walk_gc) return GS_OK;
+  h->st.walking = 0;
+  h->st.walk_end = ts;
+  h->st.unpaired = (h->nlen - h->nhead) + (h->elen - h->ehead);   /* a walk cut short */
+  for (i = 0; i < h->nranges; i++) {
+    const dh_range *r = &h->ranges[i];
+    if ((rc = h->v.generation(h->v.ctx, r->gen, r->start, r->used, r->reserved)) < 0) return rc;
+  }
+  return GS_DHEAP_END;
+}
+
+int gs_dheap_event(gs_dheap *h, uint32_t id, const unsigned char *p, size_t n,
+                   int64_t timestamp, uint64_t at) {
+  dh_cur c;
+  uint32_t last = h->last_event;
+  c.p = p;
+  c.end = p + n;
+  h->last_event = id;
+  switch (id) {
+  case GS_DHEAP_GC_START: return on_gc_start(h, &c, timestamp, at);
+  case GS_DHEAP_GC_END: return on_gc_end(h, &c, timestamp);
+  case GS_DHEAP_BULK_TYPE: return on_types(h, &c, at);
+  case GS_DHEAP_ROOT_EDGE: return on_roots(h, &c, at);
+  case GS_DHEAP_CWT_EDGE: return on_dependents(h, &c, at);
+  case GS_DHEAP_NODE: return on_nodes(h, &c, at);
+  case GS_DHEAP_EDGE: return on_edges(h, &c, at);
+  case GS_DHEAP_GEN_RANGE: return on_generation(h, &c, last, at);
+  case GS_DHEAP_STATIC_VAR: return on_statics(h, &c, at);
+  default: return GS_OK;
+  }
+}
+
+/* ---- the end ------------------------------------------------------------------------------ */
+
+/* The values of key's dependent handles, appended to refs[0..n). */
+static int add_values(gs_dheap *h, uint64_t key, size_t *n) {
+  gs_idmap_slot *s = h->keys.count ? gs_idmap_find(&h->keys, key) : NULL;
+  uint32_t i;
+  if (!s) return GS_OK;
+  for (i = s->value; i != NO_NEXT; i = h->deps[i].next) {
+    if (gs_array_reserve((void **)&h->refs, &h->refs_cap, *n + 1, sizeof *h->refs) < 0)
+      return GS_ENOMEM;
+    h->refs[(*n)++] = h->deps[i].value;
+  }
+  s->value = NO_NEXT;                                 /* handed over */
+  return GS_OK;
+}
+
+/* One object back from the temporary file, to the visitor. */
+static int replay_one(gs_dheap *h, const uint64_t *head) {
+  size_t n = (size_t)head[3];
+  int rc;
+  if (gs_array_reserve((void **)&h->refs, &h->refs_cap, n + 1, sizeof *h->refs) < 0)
+    return GS_ENOMEM;
+  if (fread(h->refs, sizeof *h->refs, n, h->spill) != n)
+    return fail(h, 0, "cannot read the walk's objects back from their temporary file");
+  if ((rc = add_values(h, head[0], &n)) < 0) return rc;
+  return h->v.object(h->v.ctx, head[0], head[1], head[2], h->refs, n);
+}
+
+static int replay(gs_dheap *h) {
+  uint64_t head[4], i;
+  int rc;
+  if (!h->spill) return GS_OK;
+  if (fflush(h->spill) || fseek(h->spill, 0, SEEK_SET))
+    return fail(h, 0, "cannot read the walk's objects back from their temporary file");
+  for (i = 0; i < h->spilled; i++) {
+    if (fread(head, sizeof head, 1, h->spill) != 1)
+      return fail(h, 0, "cannot read the walk's objects back from their temporary file");
+    if ((rc = replay_one(h, head)) < 0) return rc;
+  }
+  return GS_OK;
+}
+
+int gs_dheap_finish(gs_dheap *h) {
+  size_t i;
+  int rc;
+  if (h->nhead < h->nlen || h->ehead < h->elen) {
+    snprintf(h->error, sizeof h->error,
+             "the walk ended with %lu objects waiting for their references and %lu references "
+             "for their objects", (unsigned long)(h->nlen - h->nhead),
+             (unsigned long)(h->elen - h->ehead));
+    return GS_EFORMAT;
+  }
+  if ((rc = replay(h)) < 0) return rc;
+  /* A key that is no object of the heap: its value is held only weakly. */
+  for (i = 0; i < h->keys.mask + 1 && h->keys.count; i++) {
+    gs_idmap_slot *s = &h->keys.slots[i];
+    uint32_t d;
+    if (!s->bits) continue;
+    for (d = s->value; d != NO_NEXT; d = h->deps[d].next)
+      if ((rc = h->v.root(h->v.ctx, h->deps[d].value, KIND_HANDLE, 2, 0)) < 0) return rc;
+    s->value = NO_NEXT;
+  }
+  return GS_OK;
+}
+
+int gs_dheap_new(gs_dheap **out, const gs_heap_visitor *v, unsigned pointer_size,
+                 size_t max_refs) {
+  gs_dheap *h = calloc(1, sizeof *h);
+  *out = NULL;
+  if (!h) return GS_ENOMEM;
+  if (gs_idmap_init(&h->types, 1024) < 0 || gs_idmap_init(&h->keys, 64) < 0) {
+    gs_dheap_free(h);
+    return GS_ENOMEM;
+  }
+  h->v = *v;
+  h->ptr = pointer_size == 4 ? 4 : 8;
+  h->max_refs = max_refs;
+  *out = h;
+  return GS_OK;
+}
+
+const gs_dheap_stats *gs_dheap_stats_of(const gs_dheap *h) { return &h->st; }
+const char *gs_dheap_error(const gs_dheap *h) { return h->error; }
+
+void gs_dheap_free(gs_dheap *h) {
+  if (!h) return;
+  free(h->nodes);
+  free(h->edges);
+  free(h->refs);
+  free(h->deps);
+  free(h->ranges);
+  if (h->spill) fclose(h->spill);
+  free(h->name);
+  gs_idmap_free(&h->types);
+  gs_idmap_free(&h->keys);
+  free(h);
+}

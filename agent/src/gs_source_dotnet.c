@@ -1,0 +1,296 @@
+/* gs_source_dotnet.c - the dotnet heap source: a running .NET 5+ program
+ * (CoreCLR), reached through its diagnostics IPC:
+ *
+ *   gcsnap-agent --source dotnet:PID[,buffer-mb=N][,timeout=S] ...
+ *
+ * Each walk opens an EventPipe session with the heap dump keywords, which
+ * makes the runtime induce a blocking full collection and walk its heap in
+ * events; the NetTrace stream (common's gs_nettrace) is decoded as it
+ * arrives (gs_dotnet_heap) and the session is stopped at the walk's end.
+ * The runtime keeps the walk's events in its buffer until the walk ends,
+ * and drops what does not fit: the buffer is sized from the program's
+ * memory, and a walk that lost any event fails rather than giving a
+ * smaller heap. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "gs_dotnet_heap.h"
+#include "gs_dotnet_ipc.h"
+#include "gs_error.h"
+#include "gs_knob.h"
+#include "gs_nettrace.h"
+#include "gs_port_dotnet.h"
+#include "gs_reader.h"
+#include "gs_sources.h"
+
+#define RUNTIME_PROVIDER "Microsoft-Windows-DotNETRuntime"
+/* GC | Type | GCHeapDump | GCHeapSurvivalAndMovement (generation ranges) |
+ * GCHeapCollect (the induced collection) | GCHeapAndTypeNames. */
+#define HEAP_KEYWORDS 0x1d80001ull
+#define LEVEL_VERBOSE 5u
+#define BUFFER_MIN_MB 256u
+#define BUFFER_MAX_MB 1000000u           /* what the runtime accepts */
+#define TIMEOUT_MS 30000u
+#define AFTER_LOSS_MS 10000u             /* reading on to count what was lost */
+
+const char gs_source_dotnet_help[] =
+  "  dotnet:PID[,KNOBS] or dotnet:PATH[,KNOBS]\n"
+  "                a running .NET 5+ program (CoreCLR: .NET 8, .NET 10, ...),\n"
+  "                reached through its diagnostics socket (PATH: the socket,\n"
+  "                $TMPDIR/dotnet-diagnostic-PID-KEY-socket). Each capture is a\n"
+  "                blocking full collection whose walk the runtime sends as\n"
+  "                events; the program is stopped for the walk, and grows by\n"
+  "                about 46 bytes an object while the events wait in its buffer.\n"
+  "                Object IDs are addresses. Knobs:\n"
+  "                buffer-mb=N  the runtime's event buffer in MB, 1-1000000\n"
+  "                             (default: twice the program's resident memory\n"
+  "                             plus 256); the runtime takes only what it uses.\n"
+  "                             A capture that loses any event fails and says\n"
+  "                             which size to use\n"
+  "                timeout=S    seconds without an event before the capture\n"
+  "                             fails, 1-3600 (default 30)\n";
+
+/* The default buffer for a program of rss bytes: the walk's events are
+ * about 46 bytes an object, whose average size is rarely under 24 bytes. */
+static uint32_t buffer_for(uint64_t rss) {
+  uint64_t mb = 2 * (rss / 1000000u) + BUFFER_MIN_MB;
+  return (uint32_t)(mb > BUFFER_MAX_MB ? BUFFER_MAX_MB : mb);
+}
+
+typedef struct dotnet_source {
+  gs_source base;
+  char endpoint[256];
+  unsigned long pid;                      /* 0 when given the socket */
+  uint32_t buffer_mb;                     /* 0: from the program's memory */
+  unsigned timeout_ms;
+  gs_port_socket *sock;
+  int timed_out, closed;
+} dotnet_source;
+
+static int fail(dotnet_source *s, int rc, const char *why) {
+  snprintf(s->base.error, sizeof s->base.error, "%.250s", why);
+  return rc;
+}
+
+/* ---- the stream ---- */
+
+static int stream_read(void *ctx, void *buf, size_t cap, size_t *got) {
+  dotnet_source *s = ctx;
+  int rc = gs_port_net_recv(s->sock, buf, cap, got, (int)s->timeout_ms);
+  if (rc == GS_EOF) {
+    s->closed = 1;
+    *got = 0;
+    return GS_OK;
+  }
+  if (rc == GS_OK && *got == 0) s->timed_out = 1;
+  return rc < 0 || *got == 0 ? GS_EIO : GS_OK;
+}
+
+typedef struct capture {
+  dotnet_source *s;
+  gs_nt *nt;
+  gs_dheap *heap;
+  uint32_t buffer_mb;
+  uint64_t events;
+  char err[300];
+} capture;
+
+/* What the runtime dropped: events missing by their numbers, and a walk
+ * that stopped short (it does when its events no longer fit), which leaves
+ * nodes without their edges. */
+static uint64_t lost_of(const capture *c) {
+  const gs_dheap_stats *st = gs_dheap_stats_of(c->heap);
+  return gs_nt_lost(c->nt) + st->index_gaps + st->unpaired;
+}
+
+/* The message of a capture that lost events, with a buffer that would do:
+ * what the program's memory asks for, and at least four times this one. */
+static int fail_lost(capture *c) {
+  const gs_dheap_stats *st = gs_dheap_stats_of(c->heap);
+  uint64_t numbered = gs_nt_lost(c->nt) + st->index_gaps;
+  uint64_t want = buffer_for(c->s->pid ? gs_port_proc_rss(c->s->pid) : 0);
+  if (want < 4ull * c->buffer_mb) want = 4ull * c->buffer_mb;
+  if (want > BUFFER_MAX_MB) want = BUFFER_MAX_MB;
+  snprintf(c->s->base.error, sizeof c->s->base.error,
+           "the runtime dropped events of the heap walk (%llu missing by their numbers, %llu "
+           "objects and references without each other): its buffer of %lu MB was full after "
+           "%llu bytes; nothing was captured; try buffer-mb=%llu",
+           (unsigned long long)numbered,
+           (unsigned long long)st->unpaired, (unsigned long)c->buffer_mb,
+           (unsigned long long)gs_nt_bytes(c->nt), (unsigned long long)want);
+  return GS_EIO;
+}
+
+/* The stream's failure in words: a timeout, a program gone, or the bytes. */
+static int fail_stream(capture *c, int rc) {
+  dotnet_source *s = c->s;
+  if (s->timed_out)
+    snprintf(s->base.error, sizeof s->base.error, "the runtime sent nothing for %u s (raise "
+             "timeout=S for a heap that takes longer to walk)", s->timeout_ms / 1000);
+  else if (s->closed || rc == GS_EOF)
+    snprintf(s->base.error, sizeof s->base.error, "the event stream ended before the heap "
+             "walk did (did the program exit?)");
+  else
+    snprintf(s->base.error, sizeof s->base.error, "the event stream: %.230s", c->err);
+  return rc == GS_EOF ? GS_EIO : rc;
+}
+
+/* Reads events into the decoder until the walk's collection ends. After a
+ * loss, reads on a while without emitting, so as to say how much was lost. */
+static int read_walk(capture *c) {
+  uint64_t lost_at = 0;
+  gs_nt_event ev;
+  int rc;
+  for (;;) {
+    if ((rc = gs_nt_next(c->nt, &ev)) != GS_OK) return fail_stream(c, rc);
+    c->events++;
+    if (!lost_at && lost_of(c)) lost_at = gs_port_time_us();
+    if (lost_at) {
+      if (gs_port_time_us() - lost_at > AFTER_LOSS_MS * 1000ull) return fail_lost(c);
+      if (strcmp(ev.provider, RUNTIME_PROVIDER) || ev.event_id != GS_DHEAP_GC_END) continue;
+    }
+    if (strcmp(ev.provider, RUNTIME_PROVIDER)) continue;
+    rc = gs_dheap_event(c->heap, ev.event_id, ev.payload, ev.payload_len, ev.timestamp,
+                        ev.offset);
+    if (rc == GS_DHEAP_END) return lost_of(c) ? fail_lost(c) : GS_OK;
+    if (rc < 0 && gs_dheap_error(c->heap)[0])
+      snprintf(c->s->base.error, sizeof c->s->base.error, "%s", gs_dheap_error(c->heap));
+    if (rc < 0) return rc;
+  }
+}
+
+/* ---- the walk ---- */
+
+/* "APP (.NET VERSION)", from the program's own description. */
+static void section_name(const gs_dipc_process *p, char *name, size_t cap) {
+  const char *app = p->assembly;
+  char first[256];
+  if (!*app) {                            /* before .NET 6: the command's first word */
+    const char *slash;
+    size_t n = strcspn(p->command_line, " ");
+    snprintf(first, sizeof first, "%.*s", (int)n, p->command_line);
+    slash = strrchr(first, '/');
+    app = slash ? slash + 1 : first;
+  }
+  snprintf(name, cap, "%s (.NET%s%s)", *app ? app : "dotnet", *p->version ? " " : "", p->version);
+}
+
+static uint32_t buffer_of(const dotnet_source *s) {
+  if (s->buffer_mb) return s->buffer_mb;
+  return buffer_for(s->pid ? gs_port_proc_rss(s->pid) : 0);
+}
+
+static int decode(capture *c, const gs_heap_visitor *v, const char *name) {
+  const gs_dheap_stats *st;
+  int rc = gs_nt_open(&c->nt, stream_read, c->s, c->err, sizeof c->err);
+  if (rc < 0) return fail_stream(c, rc);
+  if ((rc = gs_dheap_new(&c->heap, v, gs_nt_trace_of(c->nt)->pointer_size, c->s->base.max_refs)))
+    return fail(c->s, rc, "out of memory");
+  if ((rc = v->section(v->ctx, name, strlen(name))) < 0 || (rc = read_walk(c)) < 0) return rc;
+  if ((rc = gs_dheap_finish(c->heap)) < 0)
+    return fail(c->s, rc, gs_dheap_error(c->heap)[0] ? gs_dheap_error(c->heap) : "");
+  st = gs_dheap_stats_of(c->heap);
+  c->s->base.pause_us = (uint64_t)((double)(st->walk_end - st->walk_start) * 1e6 /
+                                   (double)gs_nt_trace_of(c->nt)->qpc_frequency);
+  return v->section_end(v->ctx);
+}
+
+static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
+  dotnet_source *s = (dotnet_source *)src;
+  gs_dipc_provider p = {RUNTIME_PROVIDER, HEAP_KEYWORDS, LEVEL_VERBOSE};
+  gs_dipc_process info;
+  capture c;
+  char name[400], err[300];
+  uint64_t session = 0;
+  int rc;
+  memset(&c, 0, sizeof c);
+  c.s = s;
+  s->timed_out = s->closed = 0;
+  s->base.pause_us = s->base.stream_bytes = s->base.lost_events = 0;
+  if (gs_dipc_process_info(s->endpoint, &info, err, sizeof err) < 0)
+    return fail(s, GS_EIO, err);
+  section_name(&info, name, sizeof name);
+  c.buffer_mb = buffer_of(s);
+  if (gs_dipc_collect(s->endpoint, c.buffer_mb, &p, 1, &s->sock, &session, err, sizeof err) < 0)
+    return fail(s, GS_EIO, err);
+  rc = decode(&c, v, name);
+  if (c.nt) {
+    s->base.stream_bytes = gs_nt_bytes(c.nt);
+    s->base.lost_events = lost_of(&c);
+  }
+  /* Stopped on a connection of its own; closing ours ends it too. */
+  gs_dipc_stop(s->endpoint, session, err, sizeof err);
+  gs_port_net_close(s->sock);
+  s->sock = NULL;
+  gs_dheap_free(c.heap);
+  gs_nt_free(c.nt);
+  return rc;
+}
+
+static void dotnet_free(gs_source *src) {
+  dotnet_source *s = (dotnet_source *)src;
+  if (!s) return;
+  gs_port_net_close(s->sock);
+  free(s);
+}
+
+static const gs_source_ops dotnet_ops = {"dotnet", dotnet_walk, dotnet_free, NULL, NULL};
+
+/* ---- options ---- */
+
+static int parse_knobs(dotnet_source *s, const char *p, char *err, size_t errcap) {
+  gs_knob k;
+  uint64_t v;
+  int rc;
+  while ((rc = gs_knob_next(&p, &k, err, errcap)) == 1) {
+    if (gs_knob_is(&k, "buffer-mb")) {
+      if ((rc = gs_knob_count(&k, 1, BUFFER_MAX_MB, &v, err, errcap))) return rc;
+      s->buffer_mb = (uint32_t)v;
+    } else if (gs_knob_is(&k, "timeout")) {
+      if ((rc = gs_knob_count(&k, 1, 3600, &v, err, errcap))) return rc;
+      s->timeout_ms = (unsigned)v * 1000u;
+    } else {
+      return gs_knob_bad(&k, "unknown knob (known: buffer-mb, timeout)", err, errcap);
+    }
+  }
+  return rc;
+}
+
+/* PID or PATH, before the first comma. */
+static int parse_target(dotnet_source *s, const char *spec, size_t n, char *err, size_t errcap) {
+  size_t i;
+  for (i = 0; i < n && spec[i] >= '0' && spec[i] <= '9'; i++) s->pid = s->pid * 10 + (unsigned)(spec[i] - '0');
+  if (n && i == n && n <= 9 && s->pid)
+    return gs_port_dotnet_endpoint(s->pid, s->endpoint, sizeof s->endpoint, err, errcap);
+  s->pid = 0;
+  if (n == 0 || n >= sizeof s->endpoint) {
+    snprintf(err, errcap, "give the program's process ID or its diagnostics socket: dotnet:PID");
+    return GS_EINVAL;
+  }
+  memcpy(s->endpoint, spec, n);
+  s->endpoint[n] = '\0';
+  return GS_OK;
+}
+
+int gs_source_dotnet_new(gs_source **out, const char *options, char *err, size_t errcap) {
+  dotnet_source *s = calloc(1, sizeof *s);
+  const char *comma = strchr(options, ',');
+  size_t n = comma ? (size_t)(comma - options) : strlen(options);
+  int rc;
+  *out = NULL;
+  if (!s) {
+    snprintf(err, errcap, "out of memory");
+    return GS_ENOMEM;
+  }
+  s->base.ops = &dotnet_ops;
+  s->base.max_refs = GS_READER_DEFAULT_MAX_REFS;   /* until a walker sets it */
+  s->timeout_ms = TIMEOUT_MS;
+  if ((rc = parse_knobs(s, comma ? comma + 1 : "", err, errcap)) == GS_OK)
+    rc = parse_target(s, options, n, err, errcap);
+  if (rc) {
+    free(s);
+    return rc;
+  }
+  *out = &s->base;
+  return GS_OK;
+}

@@ -1,0 +1,56 @@
+/* gs_port_dotnet.c - .NET programs' diagnostics endpoints on Windows
+ * (gs_port_dotnet.h): the named pipes \\.\pipe\dotnet-diagnostic-PID.
+ * Connecting to a pipe is not part of this port yet: the socket type here
+ * is Winsock's. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+#include "gs_error.h"
+#include "gs_port_dotnet.h"
+
+#define PIPE_PREFIX "dotnet-diagnostic-"
+
+int gs_port_dotnet_endpoint(unsigned long pid, char *path, size_t cap, char *err, size_t errcap) {
+  if ((size_t)snprintf(path, cap, "\\\\.\\pipe\\" PIPE_PREFIX "%lu", pid) >= cap) {
+    snprintf(err, errcap, "no room for the pipe's name");
+    return GS_EINVAL;
+  }
+  return GS_OK;
+}
+
+int gs_port_dotnet_list(gs_port_dotnet_fn fn, void *ctx) {
+#ifdef UNDER_CE
+  (void)fn;
+  (void)ctx;
+  return GS_OK;
+#else
+  WIN32_FIND_DATAA fd;
+  HANDLE h = FindFirstFileA("\\\\.\\pipe\\*", &fd);
+  int rc = 0;
+  if (h == INVALID_HANDLE_VALUE) return GS_OK;
+  do {
+    size_t k = strlen(PIPE_PREFIX);
+    char *end, path[300];
+    unsigned long pid;
+    if (strncmp(fd.cFileName, PIPE_PREFIX, k)) continue;
+    pid = strtoul(fd.cFileName + k, &end, 10);
+    if (!pid || *end) continue;
+    snprintf(path, sizeof path, "\\\\.\\pipe\\%s", fd.cFileName);
+    rc = fn(ctx, pid, path);
+  } while (!rc && FindNextFileA(h, &fd));
+  FindClose(h);
+  return rc;
+#endif
+}
+
+int gs_port_dotnet_connect(gs_port_socket **s, const char *endpoint, char *err, size_t errcap) {
+  *s = NULL;
+  snprintf(err, errcap, "%.200s: named pipes are not supported by this build", endpoint);
+  return GS_EINVAL;
+}
+
+uint64_t gs_port_proc_rss(unsigned long pid) {
+  (void)pid;
+  return 0;
+}
