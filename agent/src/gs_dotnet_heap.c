@@ -43,6 +43,7 @@ enum { BULK_ROOTS, BULK_DEPENDENTS, BULK_NODES, BULK_EDGES, BULK_KINDS };
 struct gs_dheap {
   gs_heap_visitor v;
   unsigned ptr;                 /* pointer size */
+  uint64_t max_size;            /* of an object: what the pointers can address */
   size_t max_refs;
   dh_node *nodes;               /* waiting for their edges: [nhead, nlen) */
   size_t nhead, nlen, ncap;
@@ -196,6 +197,12 @@ static int on_nodes(gs_dheap *h, dh_cur *c, uint64_t at) {
     node->size = get(c, 8);
     node->type = get(c, 8);
     node->edges = get(c, 8);
+    if (node->size > h->max_size) {
+      snprintf(h->error, sizeof h->error, "byte %llu: object %llx of %llu bytes, more than its "
+               "address space holds", (unsigned long long)at, (unsigned long long)node->addr,
+               (unsigned long long)node->size);
+      return GS_EFORMAT;
+    }
     if (node->edges > h->max_refs) {
       snprintf(h->error, sizeof h->error,
                "byte %llu: object %llx has %llu references, above the limit of %lu (--max-refs)",
@@ -467,6 +474,7 @@ int gs_dheap_new(gs_dheap **out, const gs_heap_visitor *v, unsigned pointer_size
   }
   h->v = *v;
   h->ptr = pointer_size == 4 ? 4 : 8;
+  h->max_size = h->ptr == 4 ? UINT32_MAX : (uint64_t)1 << 56;
   h->max_refs = max_refs;
   *out = h;
   return GS_OK;

@@ -57,6 +57,10 @@ static int sink_generation(gs_sink *base, unsigned generation, uint64_t start, u
                                                       reserved));
 }
 
+static int sink_static_name(gs_sink *base, uint64_t object, const char *name, size_t len) {
+  return sink_result(base, gs_wire_encoder_static_name(ENC(base), object, name, len));
+}
+
 static int sink_section_end(gs_sink *base, const char *name, size_t len, uint64_t ts) {
   return sink_result(base, gs_wire_encoder_section_end(ENC(base), name, len, ts));
 }
@@ -73,7 +77,7 @@ static void sink_free(gs_sink *base) {
 
 static const gs_sink_ops stream_sink_ops = {
   sink_section, sink_type, sink_object, sink_root, sink_generation, sink_section_end,
-  sink_commit, sink_free, NULL
+  sink_commit, sink_free, sink_static_name
 };
 
 const gs_wire_counts *gs_sink_stream_counts(const gs_sink *base) {

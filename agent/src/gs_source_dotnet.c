@@ -32,6 +32,7 @@
 #define BUFFER_MAX_MB 1000000u           /* what the runtime accepts */
 #define TIMEOUT_MS 30000u
 #define AFTER_LOSS_MS 10000u             /* reading on to count what was lost */
+#define REST_MS 5000u                    /* reading the stream's end after the walk */
 
 const char gs_source_dotnet_help[] =
   "  dotnet:PID[,KNOBS] or dotnet:PATH[,KNOBS]\n"
@@ -92,6 +93,7 @@ typedef struct capture {
   gs_dheap *heap;
   uint32_t buffer_mb;
   uint64_t events;
+  int stopped;                            /* StopTracing sent */
   char err[300];
 } capture;
 
@@ -152,11 +154,28 @@ static int read_walk(capture *c) {
     if (strcmp(ev.provider, RUNTIME_PROVIDER)) continue;
     rc = gs_dheap_event(c->heap, ev.event_id, ev.payload, ev.payload_len, ev.timestamp,
                         ev.offset);
-    if (rc == GS_DHEAP_END) return lost_of(c) ? fail_lost(c) : GS_OK;
+    if (rc == GS_DHEAP_END) return GS_OK;
     if (rc < 0 && gs_dheap_error(c->heap)[0])
       snprintf(c->s->base.error, sizeof c->s->base.error, "%s", gs_dheap_error(c->heap));
     if (rc < 0) return rc;
   }
+}
+
+/* After the walk: the session stopped (on a connection of its own) and the
+ * rest of the stream read, for its last sequence point, which counts what
+ * was dropped anywhere, a batch that left no gap behind it included. A
+ * stream that breaks or stalls now has given its walk whole already. */
+static void read_rest(capture *c, uint64_t session) {
+  dotnet_source *s = c->s;
+  uint64_t t0 = gs_port_time_us();
+  unsigned timeout = s->timeout_ms;
+  gs_nt_event ev;
+  char err[300];
+  gs_dipc_stop(s->endpoint, session, err, sizeof err);
+  c->stopped = 1;
+  s->timeout_ms = timeout < REST_MS ? timeout : REST_MS;
+  while (gs_nt_next(c->nt, &ev) == GS_OK && gs_port_time_us() - t0 < REST_MS * 1000ull) {}
+  s->timeout_ms = timeout;
 }
 
 /* ---- the walk ---- */
@@ -180,13 +199,15 @@ static uint32_t buffer_of(const dotnet_source *s) {
   return buffer_for(s->pid ? gs_port_proc_rss(s->pid) : 0);
 }
 
-static int decode(capture *c, const gs_heap_visitor *v, const char *name) {
+static int decode(capture *c, const gs_heap_visitor *v, const char *name, uint64_t session) {
   const gs_dheap_stats *st;
   int rc = gs_nt_open(&c->nt, stream_read, c->s, c->err, sizeof c->err);
   if (rc < 0) return fail_stream(c, rc);
   if ((rc = gs_dheap_new(&c->heap, v, gs_nt_trace_of(c->nt)->pointer_size, c->s->base.max_refs)))
     return fail(c->s, rc, "out of memory");
   if ((rc = v->section(v->ctx, name, strlen(name))) < 0 || (rc = read_walk(c)) < 0) return rc;
+  read_rest(c, session);
+  if (lost_of(c)) return fail_lost(c);
   if ((rc = gs_dheap_finish(c->heap)) < 0)
     return fail(c->s, rc, gs_dheap_error(c->heap)[0] ? gs_dheap_error(c->heap) : "");
   st = gs_dheap_stats_of(c->heap);
@@ -213,13 +234,13 @@ static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
   c.buffer_mb = buffer_of(s);
   if (gs_dipc_collect(s->endpoint, c.buffer_mb, &p, 1, &s->sock, &session, err, sizeof err) < 0)
     return fail(s, GS_EIO, err);
-  rc = decode(&c, v, name);
+  rc = decode(&c, v, name, session);
   if (c.nt) {
     s->base.stream_bytes = gs_nt_bytes(c.nt);
     s->base.lost_events = lost_of(&c);
   }
-  /* Stopped on a connection of its own; closing ours ends it too. */
-  gs_dipc_stop(s->endpoint, session, err, sizeof err);
+  /* A walk that failed leaves the session to stop; closing ours ends it too. */
+  if (!c.stopped) gs_dipc_stop(s->endpoint, session, err, sizeof err);
   gs_port_net_close(s->sock);
   s->sock = NULL;
   gs_dheap_free(c.heap);

@@ -201,18 +201,23 @@ void gs_retention_free(gs_retention *r) {
 
 /* ---- instances of a type, grouped by what holds them ------------------- */
 
-typedef struct instance { uint32_t node, root_type, hop_type, root_kf; } instance;
+/* An instance and what holds it. holder is the root's object for a static
+ * root (each static field is a holder of its own, however many fields of
+ * one type a class has), 0 for other roots. */
+typedef struct instance { uint32_t node, root_type, hop_type, root_kf, holder; } instance;
 
 static int by_group_key(const void *a, const void *b) {
   const instance *x = a, *y = b;
   if (x->root_kf != y->root_kf) return x->root_kf < y->root_kf ? -1 : 1;
   if (x->root_type != y->root_type) return x->root_type < y->root_type ? -1 : 1;
   if (x->hop_type != y->hop_type) return x->hop_type < y->hop_type ? -1 : 1;
+  if (x->holder != y->holder) return x->holder < y->holder ? -1 : 1;
   return x->node < y->node ? -1 : x->node > y->node;
 }
 
 static int same_group(const instance *x, const instance *y) {
-  return x->root_kf == y->root_kf && x->root_type == y->root_type && x->hop_type == y->hop_type;
+  return x->root_kf == y->root_kf && x->root_type == y->root_type &&
+         x->hop_type == y->hop_type && x->holder == y->holder;
 }
 
 static int by_count_desc(const void *a, const void *b) {
@@ -245,6 +250,7 @@ static int collect_instances(const gs_graph *g, const gs_retention *ret, const u
     inst[*n].node = v;
     inst[*n].root_kf = (uint32_t)r->kind << 8 | r->flags;
     inst[*n].root_type = g->types[r->node];
+    inst[*n].holder = r->kind == GS_ROOT_STATIC ? r->node : 0;
     inst[(*n)++].hop_type = g->types[ret->hop[v]];
   }
   *out = inst;

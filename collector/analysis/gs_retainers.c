@@ -19,13 +19,18 @@ const char *gs_retainers_type_name(const gs_graph *g, uint32_t t, char *buf, siz
   return gs_path_type_name(g, t, buf, cap);
 }
 
-static json_t *root_json(const gs_graph *g, const gs_graph_root *r) {
+const char *gs_retainers_field(const gs_retainers_at *at, const gs_graph *g, uint32_t node) {
+  return node < g->nobjects ? gs_fields_name(at->fields, at->section, g->ids[node]) : NULL;
+}
+
+static json_t *root_json(const gs_graph *g, const gs_graph_root *r, const char *field) {
   json_t *o = json_object();
   char tbuf[64];
   gs_json_set(o, "kind", gs_json_cstring(gs_root_kind_names[r->kind]));
   gs_json_set(o, "flags", gs_json_u64(r->flags));
   if (r->container != GS_GRAPH_MISSING)
     gs_json_set(o, "container", gs_json_cstring(gs_retainers_type_name(g, r->container, tbuf, sizeof tbuf)));
+  if (field && r->kind == GS_ROOT_STATIC) gs_json_set(o, "field", gs_json_cstring(field));
   return o;
 }
 
@@ -61,20 +66,20 @@ static size_t mark_types(const gs_graph *g, const char *name, uint8_t *is_type) 
 /* ---- each section ---------------------------------------------------- */
 
 static int one_section(const gs_retainers_query *q, const gs_graph *g, gs_retainers_fn fn,
-                       void *ctx, int *found) {
+                       void *ctx, const gs_retainers_at *at, int *found) {
   uint8_t *is_type;
   int err;
   if (q->has_object) {
     uint32_t v = find_object(g, q->object);
     *found |= v != GS_PATH_NONE;
-    return fn(ctx, g, v, NULL);
+    return fn(ctx, g, v, NULL, at);
   }
   if (!(is_type = calloc((size_t)g->ntypes + 1, 1))) return GS_ENOMEM;
   if (mark_types(g, q->type, is_type)) {
     *found = 1;
-    err = fn(ctx, g, GS_PATH_NONE, is_type);
+    err = fn(ctx, g, GS_PATH_NONE, is_type, at);
   } else {
-    err = fn(ctx, g, GS_PATH_NONE, NULL);
+    err = fn(ctx, g, GS_PATH_NONE, NULL, at);
   }
   free(is_type);
   return err;
@@ -84,7 +89,13 @@ int gs_retainers_each(const char *path, const gs_retainers_query *q, gs_retainer
                       void *ctx, gs_file_fault *fault) {
   gs_file *f;
   gs_reader *r;
+  gs_fields *fields = NULL;
+  gs_retainers_at at;
   int found = 0, any = 0, err = gs_file_open_dump(path, &f, &r, fault);
+  if (!err && gs_fields_load(&fields, path))
+    err = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  at.section = 0;
+  at.fields = fields;
   while (!err) {
     gs_graph *g = NULL;
     gs_diag d;
@@ -97,7 +108,8 @@ int gs_retainers_each(const char *path, const gs_retainers_query *q, gs_retainer
     if (err) { gs_file_fault_set(fault, f, err, &d); break; }
     any = 1;
     gs_file_hide_progress(f);
-    err = one_section(q, g, fn, ctx, &found);
+    err = one_section(q, g, fn, ctx, &at, &found);
+    at.section++;
     gs_graph_free(g);
     if (err) gs_file_fault_text(fault, NULL, err, NULL);
   }
@@ -108,12 +120,14 @@ int gs_retainers_each(const char *path, const gs_retainers_query *q, gs_retainer
     err = gs_file_fault_text(fault, gs_file_name(f), GS_EOF, what);
   }
   gs_file_close_dump(f, r);
+  gs_fields_free(fields);
   return err;
 }
 
 /* ---- JSON -------------------------------------------------------------- */
 
-static int object_json(const gs_graph *g, uint32_t v, size_t max, json_t *out) {
+static int object_json(const gs_graph *g, uint32_t v, size_t max, const gs_retainers_at *at,
+                       json_t *out) {
   json_t *paths = json_array();
   gs_paths p;
   size_t i;
@@ -121,7 +135,8 @@ static int object_json(const gs_graph *g, uint32_t v, size_t max, json_t *out) {
   gs_json_set(out, "object", gs_path_node_json(g, v));
   for (i = 0; i < p.npaths; i++) {
     json_t *one = json_object();
-    gs_json_set(one, "root", root_json(g, &g->roots[p.roots[i]]));
+    const uint32_t *nodes = p.nodes + p.start[i];
+    gs_json_set(one, "root", root_json(g, &g->roots[p.roots[i]], gs_retainers_field(at, g, nodes[0])));
     gs_json_set(one, "path", gs_path_json(g, p.nodes + p.start[i], p.start[i + 1] - p.start[i], p.elided[i]));
     json_array_append_new(paths, one);
   }
@@ -131,7 +146,7 @@ static int object_json(const gs_graph *g, uint32_t v, size_t max, json_t *out) {
 }
 
 static json_t *group_json(const gs_graph *g, const gs_retention *ret, const gs_type_group *gr,
-                          uint32_t *chain) {
+                          uint32_t *chain, const gs_retainers_at *at) {
   json_t *o = json_object();
   size_t len = gs_retainers_trace(ret, gr->example, chain), elided = gs_path_shorten(chain, &len);
   char rbuf[64], hbuf[64];
@@ -140,6 +155,8 @@ static json_t *group_json(const gs_graph *g, const gs_retention *ret, const gs_t
   gs_json_set(o, "root_kind", gs_json_cstring(gs_root_kind_names[gr->root_kind]));
   gs_json_set(o, "root_flags", gs_json_u64(gr->root_flags));
   gs_json_set(o, "root_type", gs_json_cstring(gs_retainers_type_name(g, gr->root_type, rbuf, sizeof rbuf)));
+  if (len && gr->root_kind == GS_ROOT_STATIC && gs_retainers_field(at, g, chain[0]))
+    gs_json_set(o, "root_field", gs_json_cstring(gs_retainers_field(at, g, chain[0])));
   gs_json_set(o, "first_hop_type", gs_json_cstring(gs_retainers_type_name(g, gr->hop_type, hbuf, sizeof hbuf)));
   gs_json_set(o, "example_path", gs_path_json(g, chain, len, elided));
   return o;
@@ -165,7 +182,7 @@ void gs_retainers_type_free(gs_retainers_type *t) {
 }
 
 static int type_json(const gs_graph *g, const uint8_t *is_type, const char *name, size_t max,
-                     json_t *out) {
+                     const gs_retainers_at *at, json_t *out) {
   gs_retainers_type t;
   json_t *arr;
   size_t i;
@@ -178,7 +195,7 @@ static int type_json(const gs_graph *g, const uint8_t *is_type, const char *name
   gs_json_set(out, "objects", gs_json_u64(t.count));
   gs_json_set(out, "bytes", gs_json_u64(t.bytes));
   gs_json_set(out, "reachable", gs_json_u64(t.live));
-  for (i = 0; i < t.shown; i++) json_array_append_new(arr, group_json(g, &t.ret, &t.groups[i], t.chain));
+  for (i = 0; i < t.shown; i++) json_array_append_new(arr, group_json(g, &t.ret, &t.groups[i], t.chain, at));
   gs_json_set(out, "groups", arr);
   gs_retainers_type_free(&t);
   return GS_OK;
@@ -186,13 +203,14 @@ static int type_json(const gs_graph *g, const uint8_t *is_type, const char *name
 
 typedef struct json_ctx { const gs_retainers_query *q; json_t *sections; } json_ctx;
 
-static int section_json(void *ctx, const gs_graph *g, uint32_t object, const uint8_t *is_type) {
+static int section_json(void *ctx, const gs_graph *g, uint32_t object, const uint8_t *is_type,
+                        const gs_retainers_at *at) {
   json_ctx *j = ctx;
   json_t *o = json_object();
   gs_json_set(o, "name", gs_json_cstring(g->name));
   json_array_append_new(j->sections, o);
-  if (object != GS_PATH_NONE) return object_json(g, object, j->q->max, o);
-  if (is_type) return type_json(g, is_type, j->q->type, j->q->max, o);
+  if (object != GS_PATH_NONE) return object_json(g, object, j->q->max, at, o);
+  if (is_type) return type_json(g, is_type, j->q->type, j->q->max, at, o);
   return GS_OK;
 }
 

@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
+#include "gs_fields.h"
 #include "gs_file.h"
 #include "gs_graph.h"
 #include "gs_paths.h"
@@ -20,11 +21,21 @@ typedef struct gs_retainers_query {
   size_t max;
 } gs_retainers_query;
 
+/* Where a section is: its index in the dump and the field names of the
+ * dump's static roots (gs_fields.h), for gs_retainers_field. */
+typedef struct gs_retainers_at {
+  uint64_t section;
+  const gs_fields *fields;
+} gs_retainers_at;
+
 /* Called for every section: object is the node of the object looked for
  * (GS_PATH_NONE when the section has none), is_type marks the type
  * indices named (NULL when the section has none). An error stops. */
 typedef int (*gs_retainers_fn)(void *ctx, const gs_graph *g, uint32_t object,
-                               const uint8_t *is_type);
+                               const uint8_t *is_type, const gs_retainers_at *at);
+
+/* The field name of the static root whose object is node, or NULL. */
+const char *gs_retainers_field(const gs_retainers_at *at, const gs_graph *g, uint32_t node);
 
 /* Runs fn over each section of the dump at path. GS_OK, or the error with
  * fault filled; GS_EOF when no section has what q names, or the dump has

@@ -80,10 +80,17 @@ static void print_path(const gs_graph *g, const uint32_t *nodes, size_t len, siz
   }
 }
 
-static int print_object(const gs_graph *g, uint32_t v, size_t max) {
+/* " field NAME" after a static root whose field the side file names. */
+static void field_text(const gs_retainers_at *at, const gs_graph *g, unsigned kind, uint32_t node,
+                       char *buf, size_t cap) {
+  const char *name = kind == GS_ROOT_STATIC ? gs_retainers_field(at, g, node) : NULL;
+  snprintf(buf, cap, "%s%.200s", name ? " field " : "", name ? name : "");
+}
+
+static int print_object(const gs_graph *g, uint32_t v, size_t max, const gs_retainers_at *at) {
   gs_paths p;
   size_t i;
-  char tbuf[64], fbuf[40];
+  char tbuf[64], fbuf[40], nbuf[220];
   if (gs_paths_to(g, v, max ? max : g->nroots, &p)) return GS_ENOMEM;
   printf("  Object %" PRIx64 " (%s, %" PRIu64 " bytes)", g->ids[v],
          gs_retainers_type_name(g, g->types[v], tbuf, sizeof tbuf), g->sizes[v]);
@@ -93,8 +100,9 @@ static int print_object(const gs_graph *g, uint32_t v, size_t max) {
     const gs_graph_root *r = &g->roots[p.roots[i]];
     size_t len = p.start[i + 1] - p.start[i], refs = len + p.elided[i] - 1;
     flags_text(r->flags, fbuf, sizeof fbuf);
-    printf("\n  %zu. %s root (%s), %zu reference%s:\n", i + 1, gs_root_kind_names[r->kind], fbuf,
-           refs, refs == 1 ? "" : "s");
+    field_text(at, g, r->kind, p.nodes[p.start[i]], nbuf, sizeof nbuf);
+    printf("\n  %zu. %s root (%s)%s, %zu reference%s:\n", i + 1, gs_root_kind_names[r->kind], fbuf,
+           nbuf, refs, refs == 1 ? "" : "s");
     print_path(g, p.nodes + p.start[i], len, p.elided[i]);
   }
   gs_paths_free(&p);
@@ -102,19 +110,21 @@ static int print_object(const gs_graph *g, uint32_t v, size_t max) {
 }
 
 static void print_group(const gs_graph *g, const gs_retention *ret, const gs_type_group *gr,
-                        size_t rank, uint32_t *chain) {
+                        size_t rank, uint32_t *chain, const gs_retainers_at *at) {
   size_t len = gs_retainers_trace(ret, gr->example, chain), elided = gs_path_shorten(chain, &len);
-  char rbuf[64], hbuf[64], fbuf[40];
+  char rbuf[64], hbuf[64], fbuf[40], nbuf[220];
   flags_text(gr->root_flags, fbuf, sizeof fbuf);
-  printf("\n  %zu. %" PRIu64 " objects (%" PRIu64 " bytes) held by a %s root (%s) of type %s\n"
+  field_text(at, g, len ? gr->root_kind : 0, len ? chain[0] : 0, nbuf, sizeof nbuf);
+  printf("\n  %zu. %" PRIu64 " objects (%" PRIu64 " bytes) held by a %s root (%s)%s of type %s\n"
          "     through %s; shortest example:\n", rank, gr->count, gr->bytes,
-         gs_root_kind_names[gr->root_kind], fbuf,
+         gs_root_kind_names[gr->root_kind], fbuf, nbuf,
          gs_retainers_type_name(g, gr->root_type, rbuf, sizeof rbuf),
          gs_retainers_type_name(g, gr->hop_type, hbuf, sizeof hbuf));
   print_path(g, chain, len, elided);
 }
 
-static int print_type(const gs_graph *g, const uint8_t *is_type, const char *name, size_t max) {
+static int print_type(const gs_graph *g, const uint8_t *is_type, const char *name, size_t max,
+                      const gs_retainers_at *at) {
   gs_retainers_type t;
   size_t i;
   if (gs_retainers_type_build(&t, g, is_type, max)) {
@@ -123,17 +133,19 @@ static int print_type(const gs_graph *g, const uint8_t *is_type, const char *nam
   }
   printf("  Type %s: %" PRIu64 " objects (%" PRIu64 " bytes), %" PRIu64 " kept alive by strong roots\n",
          name, t.count, t.bytes, t.live);
-  for (i = 0; i < t.shown; i++) print_group(g, &t.ret, &t.groups[i], i + 1, t.chain);
+  for (i = 0; i < t.shown; i++) print_group(g, &t.ret, &t.groups[i], i + 1, t.chain, at);
   if (t.shown < t.ngroups) printf("\n  (%zu more groups; --max 0 shows all)\n", t.ngroups - t.shown);
   gs_retainers_type_free(&t);
   return GS_OK;
 }
 
-static int print_section(void *ctx, const gs_graph *g, uint32_t object, const uint8_t *is_type) {
+static int print_section(void *ctx, const gs_graph *g, uint32_t object, const uint8_t *is_type,
+                         const gs_retainers_at *at) {
   const gs_retainers_query *q = ctx;
   if (object == GS_PATH_NONE && !is_type) return GS_OK;
   printf("Section %s\n", g->name);
-  return is_type ? print_type(g, is_type, q->type, q->max) : print_object(g, object, q->max);
+  return is_type ? print_type(g, is_type, q->type, q->max, at)
+                 : print_object(g, object, q->max, at);
 }
 
 /* ---- command ---------------------------------------------------------- */

@@ -744,6 +744,7 @@
         var p = el('p');
         add(p, el('strong', null, fmt(g.objects) + ' objects, ' + bytes(g.bytes)),
             ' held by a ' + g.root_kind + ' root' + (g.root_flags ? ' (flags ' + g.root_flags + ')' : '') +
+            (g.root_field ? ' (field ' + g.root_field + ')' : '') +
             ' on ' + g.root_type + ', first through ' + g.first_hop_type + '. Example:');
         var ol = el('ol', 'path');
         (g.example_path || []).forEach(function (n) {
@@ -764,6 +765,7 @@
       s.paths.forEach(function (p) {
         var rt = p.root || {};
         box.appendChild(el('p', null, 'From a ' + rt.kind + ' root' + (rt.flags ? ' (flags ' + rt.flags + ')' : '') +
+                                      (rt.field ? ' (field ' + rt.field + ')' : '') +
                                       (rt.container ? ' on ' + rt.container : '') + ':'));
         var ol = el('ol', 'path');
         (p.path || []).forEach(function (n) { ol.appendChild(el('li', null, n.id + '  ' + n.type + '  (' + fmt(n.size) + ' B)')); });

@@ -58,7 +58,7 @@ struct gsd_ingest {
 static const char *const body_names[] = {
   "nothing", "Hello", "Welcome", "CaptureRequest", "SnapshotBegin", "SectionBegin",
   "TypeBatch", "ObjectBatch", "RootBatch", "GenerationRanges", "SectionEnd",
-  "SnapshotEnd", "Ack", "Error", "Ping",
+  "SnapshotEnd", "Ack", "Error", "Ping", "AuthChallenge", "AuthProof", "StaticNames",
 };
 
 static const char *body_name(unsigned body) {
@@ -373,6 +373,35 @@ static int add_generations(gsd_ingest *ig, const Gcsnap__GenerationRanges *r) {
   return err;
 }
 
+/* Whether name is UTF-8 without control characters (the side file is JSON). */
+static int is_text(const char *name) {
+  const unsigned char *p = (const unsigned char *)name, *e = p + strlen(name);
+  size_t n;
+  for (; p < e; p += n) {
+    n = 1;
+    if (*p < 0x20 || *p == 0x7f || (*p >= 0x80 && !(n = gs_utf8_len(p, e)))) return 0;
+  }
+  return 1;
+}
+
+/* The static fields' names of the current section, for the side file; a
+ * name that is not text is refused, as a type name would be. */
+static int on_statics(gsd_ingest *ig, const Gcsnap__StaticNames *b, gsd_fault *f) {
+  uint64_t section = ig->c.sections ? ig->c.sections - 1 : 0;
+  size_t i;
+  for (i = 0; i < b->n_names; i++) {
+    const char *name = b->names[i]->field ? b->names[i]->field : "";
+    if (!is_text(name))
+      return fault(f, GS_WIRE_E_INVALID, 1, "StaticNames %llu: the name of static %llx is not "
+                   "UTF-8 text without control characters", (unsigned long long)b->seq,
+                   (unsigned long long)b->names[i]->object);
+    if (ig->check_only) continue;
+    if (gs_genfile_add_static(&ig->gens, section, b->names[i]->object, name, strlen(name)))
+      return fault(f, GS_WIRE_E_STORAGE, 1, "out of memory for the static fields' names");
+  }
+  return GS_OK;
+}
+
 static int on_roots(gsd_ingest *ig, const Gcsnap__RootBatch *b, gsd_fault *f) {
   size_t n = b->n_id_deltas, i, statics = 0, c = 0;
   uint64_t id = 0;
@@ -420,6 +449,7 @@ static int seq_of(const Gcsnap__Envelope *env, uint64_t *seq) {
   case GCSNAP__ENVELOPE__BODY_OBJECTS: *seq = env->objects->seq; return 1;
   case GCSNAP__ENVELOPE__BODY_ROOTS: *seq = env->roots->seq; return 1;
   case GCSNAP__ENVELOPE__BODY_GENERATIONS: *seq = env->generations->seq; return 1;
+  case GCSNAP__ENVELOPE__BODY_STATICS: *seq = env->statics->seq; return 1;
   case GCSNAP__ENVELOPE__BODY_SECTION_END: *seq = env->section_end->seq; return 1;
   case GCSNAP__ENVELOPE__BODY_SNAPSHOT_END: *seq = env->snapshot_end->seq; return 1;
   default: return 0;
@@ -507,6 +537,7 @@ int gsd_ingest_message(gsd_ingest *ig, const Gcsnap__Envelope *env, gsd_fault *f
     ig->c.generations += env->generations->n_ranges;
     if (ig->check_only || add_generations(ig, env->generations) == GS_OK) return GS_OK;
     return fault(f, GS_WIRE_E_STORAGE, 1, "out of memory for the generation ranges");
+  case GCSNAP__ENVELOPE__BODY_STATICS: return on_statics(ig, env->statics, f);
   case GCSNAP__ENVELOPE__BODY_SECTION_END:
     return emit_named(ig, GS_REC_END, 0, env->section_end->name, env->section_end->timestamp,
                       "AppDomain name");

@@ -12,7 +12,9 @@
  * 5+); section counts the dump's sections from 0; "statics" names the field of each static root that has
  * one (absent when none has). At most GS_GENFILE_MAX ranges are kept;
  * "dropped" counts the others. Field names are kept whole, at most
- * GS_GENFILE_NAME_MAX bytes each. */
+ * GS_GENFILE_NAME_MAX bytes each, for at most GS_GENFILE_STATICS_MAX
+ * statics and GS_GENFILE_NAMES_BYTES in all; "statics_dropped" counts the
+ * others. */
 #ifndef GS_GENFILE_H
 #define GS_GENFILE_H
 
@@ -20,6 +22,8 @@
 
 #define GS_GENFILE_MAX 1024
 #define GS_GENFILE_NAME_MAX 1024
+#define GS_GENFILE_STATICS_MAX 65536u
+#define GS_GENFILE_NAMES_BYTES (4u << 20)    /* of all field names together */
 
 typedef struct gs_genfile gs_genfile;
 

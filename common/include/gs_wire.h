@@ -54,7 +54,8 @@ typedef enum gs_wire_body {
   GS_WIRE_ERROR = 13,
   GS_WIRE_PING = 14,
   GS_WIRE_AUTH_CHALLENGE = 15,
-  GS_WIRE_AUTH_PROOF = 16
+  GS_WIRE_AUTH_PROOF = 16,
+  GS_WIRE_STATICS = 17
 } gs_wire_body;
 
 /* The device key proof (proto/README.md): AuthChallenge.nonce holds

@@ -58,6 +58,9 @@ int gs_wire_encoder_root(gs_wire_encoder *e, uint64_t id, unsigned kind, unsigne
 /* Sent on the wire only; the text format has no record for it. */
 int gs_wire_encoder_generation(gs_wire_encoder *e, unsigned generation, uint64_t start,
                                uint64_t used, uint64_t reserved);
+/* Sent on the wire only, like generation ranges: a static root's field. */
+int gs_wire_encoder_static_name(gs_wire_encoder *e, uint64_t object, const char *name,
+                                size_t name_len);
 int gs_wire_encoder_section_end(gs_wire_encoder *e, const char *name, size_t name_len,
                                 uint64_t timestamp);
 

@@ -202,6 +202,11 @@ static int wd_body(wd_state *s, const Gcsnap__Envelope *env) {
     if (env->generations->n_ranges == 0) return wd_fail(s, "empty GenerationRanges");
     s->generations += env->generations->n_ranges;
     return 0;
+  case GCSNAP__ENVELOPE__BODY_STATICS:
+    if (wd_seq(s, env->statics->seq, "StaticNames")) return -1;
+    if (env->statics->n_names == 0) return wd_fail(s, "empty StaticNames");
+    s->statics += env->statics->n_names;
+    return 0;
   case GCSNAP__ENVELOPE__BODY_SECTION_END:
     if (wd_seq(s, env->section_end->seq, "SectionEnd")) return -1;
     return wd_check(s, gs_writer_end(s->w, env->section_end->name,
@@ -223,7 +228,7 @@ int wd_envelope(wd_state *s, const uint8_t *data, size_t len) {
   if (!env) return wd_fail(s, "protobuf-c cannot decode frame %llu (%lu bytes)",
                            (unsigned long long)s->frames + 1, (unsigned long)len);
   s->frames++;
-  if ((unsigned)env->body_case < 16) s->by_kind[env->body_case]++;
+  if ((unsigned)env->body_case < 18) s->by_kind[env->body_case]++;
   if (env->body_case >= GCSNAP__ENVELOPE__BODY_TYPES &&
       env->body_case <= GCSNAP__ENVELOPE__BODY_GENERATIONS && len > s->largest_frame)
     s->largest_frame = len;

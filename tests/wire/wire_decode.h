@@ -25,7 +25,7 @@ typedef struct wd_state {
   char trigger[64];
   int begun, ended;
   uint64_t seq;                 /* the last data message's */
-  uint64_t sections, types, objects, references, roots, generations;
+  uint64_t sections, types, objects, references, roots, generations, statics;
   uint64_t continued_parts;     /* object parts sent with continues */
   uint64_t end_text_bytes;
   uint32_t end_crc32;
@@ -37,7 +37,7 @@ typedef struct wd_state {
   /* Frames. */
   uint64_t frames, wire_bytes;
   size_t largest_frame;         /* Envelope bytes of the largest data frame */
-  uint64_t by_kind[16];         /* frames per Envelope body */
+  uint64_t by_kind[18];         /* frames per Envelope body */
 
   char error[256];
 

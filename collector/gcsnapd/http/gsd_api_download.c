@@ -21,7 +21,7 @@
 #include "gsd_respond.h"
 
 #define DOWNLOAD_CHUNK (64u << 10)
-#define GENS_MAX_BYTES (1u << 20)   /* far above GS_GENFILE_MAX ranges */
+#define GENS_MAX_BYTES (16u << 20)  /* above GS_GENFILE_MAX ranges and the statics' bound */
 
 /* ---- store files --------------------------------------------------------- */
 

@@ -219,7 +219,7 @@ static int enc_flush(gs_wire_encoder *e) {
     case GS_WIRE_ROOTS:
       for (i = 0; i < 4; i++) enc_packed(&w, (uint32_t)(2 + i), &e->col[i]);
       break;
-    default:                                                /* generations */
+    default:                                                /* generations, statics */
       gs_pb_raw_bytes(&w, e->col[1].buf, e->col[1].len);
       break;
     }
@@ -381,6 +381,21 @@ int gs_wire_encoder_generation(gs_wire_encoder *e, unsigned generation, uint64_t
   gs_pb_end(c, mark);
   e->count++;
   e->counts.generations++;
+  return GS_OK;
+}
+
+int gs_wire_encoder_static_name(gs_wire_encoder *e, uint64_t object, const char *name,
+                                size_t name_len) {
+  gs_pb *c = &e->col[1];
+  size_t mark;
+  int err;
+  if ((err = enc_ready(e)) || (err = enc_name_ok(e, name_len))) return err;
+  if ((err = enc_batch(e, GS_WIRE_STATICS, WIRE_RECORD_MAX + name_len))) return err;
+  mark = gs_pb_begin(c, 2);
+  pb_opt_varint(c, 1, object);
+  gs_pb_bytes(c, 2, name, name_len);
+  gs_pb_end(c, mark);
+  e->count++;
   return GS_OK;
 }
 

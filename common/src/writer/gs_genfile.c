@@ -16,7 +16,7 @@ typedef struct field { uint64_t section, object; size_t name, len; } field;
 struct gs_genfile {
   range r[GS_GENFILE_MAX];
   size_t n;
-  uint64_t dropped;
+  uint64_t dropped, statics_dropped;
   field *fields;            /* static roots' names, in the arena names */
   size_t nfields, fields_cap;
   char *names;
@@ -54,6 +54,10 @@ int gs_genfile_add_static(gs_genfile **g, uint64_t section, uint64_t object, con
   if (len > GS_GENFILE_NAME_MAX) len = GS_GENFILE_NAME_MAX;
   if (!*g && !(*g = calloc(1, sizeof **g))) return GS_ENOMEM;
   x = *g;
+  if (x->nfields == GS_GENFILE_STATICS_MAX || x->names_len + len > GS_GENFILE_NAMES_BYTES) {
+    x->statics_dropped++;
+    return GS_OK;
+  }
   if (gs_array_reserve((void **)&x->fields, &x->fields_cap, x->nfields + 1, sizeof *f) ||
       gs_array_reserve((void **)&x->names, &x->names_cap, x->names_len + len, 1))
     return GS_ENOMEM;
@@ -86,6 +90,11 @@ static int put_statics(const gs_genfile *g, gs_port_file *f) {
   char line[96];
   size_t i;
   int err, n;
+  if (g->statics_dropped) {
+    n = snprintf(line, sizeof line, ",\"statics_dropped\":%llu",
+                 (unsigned long long)g->statics_dropped);
+    if ((err = gs_port_file_write(f, line, (size_t)n))) return err;
+  }
   if (!g->nfields) return GS_OK;
   if ((err = gs_port_file_write(f, ",\"statics\":[", 12))) return err;
   for (i = 0; i < g->nfields; i++) {
