@@ -11,6 +11,7 @@
 #include "gs_array.h"
 #include "gs_error.h"
 #include "gs_idmap.h"
+#include "gs_port.h"
 
 /* RPM root kinds and flags. */
 enum { KIND_INTERNAL = 0, KIND_LOCAL = 1, KIND_FINALIZER = 2, KIND_HANDLE = 3, KIND_STATIC = 4 };
@@ -18,9 +19,6 @@ enum { RUNTIME_STACK = 0, RUNTIME_FINALIZER = 1, RUNTIME_HANDLE = 2 };
 #define ROOT_FLAGS 7u               /* pinned 1, weak 2, interior 4: the same bits */
 #define BACKGROUND_GC 1u
 
-typedef struct dh_node {
-  uint64_t addr, size, type, edges;
-} dh_node;
 
 /* A dependent handle: key keeps value alive. next chains a key's values. */
 typedef struct dh_dependent {
@@ -45,20 +43,15 @@ struct gs_dheap {
   unsigned ptr;                 /* pointer size */
   uint64_t max_size;            /* of an object: what the pointers can address */
   size_t max_refs;
-  dh_node *nodes;               /* waiting for their edges: [nhead, nlen) */
-  size_t nhead, nlen, ncap;
-  uint64_t *edges;              /* waiting for their node: [ehead, elen) */
-  size_t ehead, elen, ecap;
-  uint64_t *refs;               /* an object's edges and dependents */
-  size_t refs_cap;
+  FILE *nodes, *edges;          /* the walk's objects until its end: see spill_open() */
+  uint64_t edges_owed;          /* the nodes' references, less the edges come so far */
+  uint64_t refs[GS_DHEAP_CHUNK]; /* references read back a chunk at a time */
   gs_idmap types;               /* type IDs handed to the visitor */
   gs_idmap keys;                /* dependent handles' keys: the first of their values */
   dh_dependent *deps;
   size_t ndeps, deps_cap;
   char *name;                   /* a name as UTF-8 */
   size_t name_cap;
-  FILE *spill;                  /* objects until the walk's end: see spill() */
-  uint64_t spilled;
   dh_range *ranges;
   size_t nranges, ranges_cap;
   uint32_t last_event;          /* the previous event's ID */
@@ -141,92 +134,80 @@ static int bulk_header(gs_dheap *h, dh_cur *c, unsigned kind, uint64_t *count, u
 
 /* ---- objects ---------------------------------------------------------------------- */
 
-/* Objects wait in a temporary file until the walk ends, because the
+/* Objects wait in two temporary files until the walk ends, because the
  * runtime sends the dependent handles (key keeps value alive) after the
- * objects, and a key's line must name its values. A record: address,
- * type, size and count (u64 each), then the references. */
-static int spill(gs_dheap *h, const dh_node *node, const uint64_t *edges) {
-  uint64_t head[4];
-  head[0] = node->addr;
-  head[1] = node->type;
-  head[2] = node->size;
-  head[3] = node->edges;
-  if (!h->spill && !(h->spill = tmpfile()))
-    return fail(h, 0, "cannot create a temporary file for the walk's objects");
-  if (fwrite(head, sizeof head, 1, h->spill) != 1 ||
-      fwrite(edges, sizeof *edges, (size_t)node->edges, h->spill) != (size_t)node->edges)
-    return fail(h, 0, "cannot write the walk's objects to a temporary file (disk full?)");
-  return GS_OK;
+ * objects, and a key's line must name its values: the nodes (address,
+ * type, size, count: u64 each) and, apart, the edges as they come, which
+ * follow the nodes' order. Paired again when read back, a chunk at a time,
+ * so that no array's references are ever held whole. */
+static int spill_open(gs_dheap *h) {
+  if (!h->nodes) h->nodes = gs_port_temp_file();
+  if (!h->edges) h->edges = gs_port_temp_file();
+  if (h->nodes && h->edges) return GS_OK;
+  return fail(h, 0, "cannot create a temporary file for the walk's objects");
 }
 
-/* Hands over every node whose edges are all there. */
-static int drain(gs_dheap *h) {
-  while (h->nhead < h->nlen) {
-    const dh_node *node = &h->nodes[h->nhead];
-    int rc;
-    if (h->elen - h->ehead < node->edges) break;
-    if ((rc = spill(h, node, h->edges + h->ehead)) < 0) return rc;
-    h->ehead += (size_t)node->edges;
-    h->nhead++;
-    h->spilled++;
-  }
-  if (h->nhead == h->nlen) h->nhead = h->nlen = 0;
-  if (h->ehead == h->elen) h->ehead = h->elen = 0;
-  return GS_OK;
+static int spill_write(gs_dheap *h, FILE *f, const uint64_t *v, size_t n) {
+  if (fwrite(v, sizeof *v, n, f) == n) return GS_OK;
+  return fail(h, 0, "cannot write the walk's objects to a temporary file (disk full?)");
 }
 
-/* Room for more entries at the end of a queue whose head has moved. */
-static int room(void **arr, size_t *head, size_t *len, size_t *cap, size_t more, size_t elem) {
-  if (*head && *head >= *len / 2) {
-    memmove(*arr, (char *)*arr + *head * elem, (*len - *head) * elem);
-    *len -= *head;
-    *head = 0;
+static int spill_read(gs_dheap *h, FILE *f, uint64_t *v, size_t n) {
+  if (fread(v, sizeof *v, n, f) == n) return GS_OK;
+  return fail(h, 0, "cannot read the walk's objects back from their temporary file");
+}
+
+static int node_checks(gs_dheap *h, const uint64_t *node, uint64_t at) {
+  if (node[2] > h->max_size) {
+    snprintf(h->error, sizeof h->error, "byte %llu: object %llx of %llu bytes, more than its "
+             "address space holds", (unsigned long long)at, (unsigned long long)node[0],
+             (unsigned long long)node[2]);
+    return GS_EFORMAT;
   }
-  return gs_array_reserve(arr, cap, *len + more, elem);
+  if (node[3] > h->max_refs) {
+    snprintf(h->error, sizeof h->error,
+             "byte %llu: object %llx has %llu references, above the limit of %lu (--max-refs)",
+             (unsigned long long)at, (unsigned long long)node[0], (unsigned long long)node[3],
+             (unsigned long)h->max_refs);
+    return GS_ELIMIT;
+  }
+  return GS_OK;
 }
 
 static int on_nodes(gs_dheap *h, dh_cur *c, uint64_t at) {
-  uint64_t count, i;
+  uint64_t count, i, node[4];
   int rc = bulk_header(h, c, BULK_NODES, &count, at);
-  if (rc < 0 || (rc = fits(h, c, count, h->ptr + 24u, at)) < 0) return rc;
-  if (room((void **)&h->nodes, &h->nhead, &h->nlen, &h->ncap, (size_t)count, sizeof *h->nodes))
-    return GS_ENOMEM;
+  if (rc < 0 || (rc = fits(h, c, count, h->ptr + 24u, at)) < 0 || (rc = spill_open(h)) < 0)
+    return rc;
   for (i = 0; i < count; i++) {
-    dh_node *node = &h->nodes[h->nlen++];
-    node->addr = get(c, h->ptr);
-    node->size = get(c, 8);
-    node->type = get(c, 8);
-    node->edges = get(c, 8);
-    if (node->size > h->max_size) {
-      snprintf(h->error, sizeof h->error, "byte %llu: object %llx of %llu bytes, more than its "
-               "address space holds", (unsigned long long)at, (unsigned long long)node->addr,
-               (unsigned long long)node->size);
-      return GS_EFORMAT;
-    }
-    if (node->edges > h->max_refs) {
-      snprintf(h->error, sizeof h->error,
-               "byte %llu: object %llx has %llu references, above the limit of %lu (--max-refs)",
-               (unsigned long long)at, (unsigned long long)node->addr,
-               (unsigned long long)node->edges, (unsigned long)h->max_refs);
-      return GS_ELIMIT;
-    }
+    node[0] = get(c, h->ptr);
+    node[2] = get(c, 8);                               /* size */
+    node[1] = get(c, 8);                               /* type */
+    node[3] = get(c, 8);                               /* edges */
+    if ((rc = node_checks(h, node, at)) < 0 || (rc = spill_write(h, h->nodes, node, 4)) < 0)
+      return rc;
+    h->edges_owed += node[3];
   }
   h->st.nodes += count;
-  return drain(h);
+  return GS_OK;
 }
 
 static int on_edges(gs_dheap *h, dh_cur *c, uint64_t at) {
   uint64_t count, i;
+  size_t n = 0;
   int rc = bulk_header(h, c, BULK_EDGES, &count, at);
-  if (rc < 0 || (rc = fits(h, c, count, h->ptr + 4u, at)) < 0) return rc;
-  if (room((void **)&h->edges, &h->ehead, &h->elen, &h->ecap, (size_t)count, sizeof *h->edges))
-    return GS_ENOMEM;
+  if (rc < 0 || (rc = fits(h, c, count, h->ptr + 4u, at)) < 0 || (rc = spill_open(h)) < 0)
+    return rc;
   for (i = 0; i < count; i++) {
-    h->edges[h->elen++] = get(c, h->ptr);
+    h->refs[n++] = get(c, h->ptr);
     (void)get(c, 4);                                   /* ReferencingFieldID */
+    if ((n == GS_DHEAP_CHUNK || i + 1 == count) && (rc = spill_write(h, h->edges, h->refs, n)) < 0)
+      return rc;
+    if (n == GS_DHEAP_CHUNK) n = 0;
   }
+  h->edges_owed -= count;                              /* wraps when edges outrun nodes */
   h->st.edges += count;
-  return drain(h);
+  return GS_OK;
 }
 
 /* ---- roots ------------------------------------------------------------------------------ */
@@ -369,7 +350,8 @@ static int on_gc_end(gs_dheap *h, dh_cur *c, int64_t ts) {
   if (!h->st.walking || cut(c) || count != h->walk_gc) return GS_OK;
   h->st.walking = 0;
   h->st.walk_end = ts;
-  h->st.unpaired = (h->nlen - h->nhead) + (h->elen - h->ehead);   /* a walk cut short */
+  /* A walk cut short leaves nodes without their edges (or edges over). */
+  h->st.unpaired = h->edges_owed < (1ull << 63) ? h->edges_owed : 0 - h->edges_owed;
   for (i = 0; i < h->nranges; i++) {
     const dh_range *r = &h->ranges[i];
     if ((rc = h->v.generation(h->v.ctx, r->gen, r->start, r->used, r->reserved)) < 0) return rc;
@@ -400,54 +382,54 @@ int gs_dheap_event(gs_dheap *h, uint32_t id, const unsigned char *p, size_t n,
 
 /* ---- the end ------------------------------------------------------------------------------ */
 
-/* The values of key's dependent handles, appended to refs[0..n). */
-static int add_values(gs_dheap *h, uint64_t key, size_t *n) {
+/* The values of key's dependent handles, as more references of its object. */
+static int add_values(gs_dheap *h, uint64_t key) {
   gs_idmap_slot *s = h->keys.count ? gs_idmap_find(&h->keys, key) : NULL;
   uint32_t i;
+  size_t n = 0;
+  int rc;
   if (!s) return GS_OK;
   for (i = s->value; i != NO_NEXT; i = h->deps[i].next) {
-    if (gs_array_reserve((void **)&h->refs, &h->refs_cap, *n + 1, sizeof *h->refs) < 0)
-      return GS_ENOMEM;
-    h->refs[(*n)++] = h->deps[i].value;
+    h->refs[n++] = h->deps[i].value;
+    if (n == GS_DHEAP_CHUNK && (rc = h->v.object_refs(h->v.ctx, h->refs, n)) < 0) return rc;
+    if (n == GS_DHEAP_CHUNK) n = 0;
   }
   s->value = NO_NEXT;                                 /* handed over */
-  return GS_OK;
+  return n ? h->v.object_refs(h->v.ctx, h->refs, n) : GS_OK;
 }
 
-/* One object back from the temporary file, to the visitor. */
-static int replay_one(gs_dheap *h, const uint64_t *head) {
-  size_t n = (size_t)head[3];
-  int rc;
-  if (gs_array_reserve((void **)&h->refs, &h->refs_cap, n + 1, sizeof *h->refs) < 0)
-    return GS_ENOMEM;
-  if (fread(h->refs, sizeof *h->refs, n, h->spill) != n)
-    return fail(h, 0, "cannot read the walk's objects back from their temporary file");
-  if ((rc = add_values(h, head[0], &n)) < 0) return rc;
-  return h->v.object(h->v.ctx, head[0], head[1], head[2], h->refs, n);
+/* One object back from the temporary files, to the visitor in parts. */
+static int replay_one(gs_dheap *h, const uint64_t *node) {
+  uint64_t left = node[3];
+  int rc = h->v.object_begin(h->v.ctx, node[0], node[1], node[2]);
+  while (rc >= 0 && left > 0) {
+    size_t n = left < GS_DHEAP_CHUNK ? (size_t)left : GS_DHEAP_CHUNK;
+    if ((rc = spill_read(h, h->edges, h->refs, n)) >= 0)
+      rc = h->v.object_refs(h->v.ctx, h->refs, n);
+    left -= n;
+  }
+  if (rc >= 0) rc = add_values(h, node[0]);
+  return rc < 0 ? rc : h->v.object_end(h->v.ctx);
 }
 
 static int replay(gs_dheap *h) {
-  uint64_t head[4], i;
+  uint64_t node[4], i;
   int rc;
-  if (!h->spill) return GS_OK;
-  if (fflush(h->spill) || fseek(h->spill, 0, SEEK_SET))
+  if (!h->nodes) return GS_OK;
+  if (fflush(h->nodes) || fflush(h->edges) || fseek(h->nodes, 0, SEEK_SET) ||
+      fseek(h->edges, 0, SEEK_SET))
     return fail(h, 0, "cannot read the walk's objects back from their temporary file");
-  for (i = 0; i < h->spilled; i++) {
-    if (fread(head, sizeof head, 1, h->spill) != 1)
-      return fail(h, 0, "cannot read the walk's objects back from their temporary file");
-    if ((rc = replay_one(h, head)) < 0) return rc;
-  }
+  for (i = 0; i < h->st.nodes; i++)
+    if ((rc = spill_read(h, h->nodes, node, 4)) < 0 || (rc = replay_one(h, node)) < 0) return rc;
   return GS_OK;
 }
 
 int gs_dheap_finish(gs_dheap *h) {
   size_t i;
   int rc;
-  if (h->nhead < h->nlen || h->ehead < h->elen) {
-    snprintf(h->error, sizeof h->error,
-             "the walk ended with %lu objects waiting for their references and %lu references "
-             "for their objects", (unsigned long)(h->nlen - h->nhead),
-             (unsigned long)(h->elen - h->ehead));
+  if (h->st.unpaired) {
+    snprintf(h->error, sizeof h->error, "the walk ended with %llu references more or fewer "
+             "than its objects have", (unsigned long long)h->st.unpaired);
     return GS_EFORMAT;
   }
   if ((rc = replay(h)) < 0) return rc;
@@ -485,12 +467,10 @@ const char *gs_dheap_error(const gs_dheap *h) { return h->error; }
 
 void gs_dheap_free(gs_dheap *h) {
   if (!h) return;
-  free(h->nodes);
-  free(h->edges);
-  free(h->refs);
+  if (h->nodes) fclose(h->nodes);
+  if (h->edges) fclose(h->edges);
   free(h->deps);
   free(h->ranges);
-  if (h->spill) fclose(h->spill);
   free(h->name);
   gs_idmap_free(&h->types);
   gs_idmap_free(&h->keys);

@@ -9,8 +9,9 @@
  * go to the visitor at once, objects only at the walk's end, because the
  * runtime sends the dependent handles (a key keeps its value alive: the
  * key's line names the value) after the objects. Until then objects wait
- * in a temporary file, not in memory: memory holds only nodes and edges
- * that wait for each other, dependent handles and types. Every
+ * in temporary files, not in memory, and they go to the visitor in parts
+ * (object_begin, object_refs, object_end): memory holds dependent handles,
+ * types and a chunk of references, whatever the heap. Every
  * bulk event carries an index; a gap is counted as lost events, which the
  * caller treats as a failed capture. Payloads come from another process:
  * every count is checked against the bytes there are. */
@@ -24,6 +25,7 @@
 #define GS_DHEAP_END 1              /* gs_dheap_event: the walk's collection ended */
 #define GS_DHEAP_NAME_MAX 65536u    /* UTF-16 units of a type or field name */
 #define GS_DHEAP_RANGES_MAX 65536u  /* generation ranges of a collection */
+#define GS_DHEAP_CHUNK 65536u       /* references handed over at a time */
 
 /* The runtime's event IDs the decoder reads. */
 enum {
@@ -42,8 +44,9 @@ typedef struct gs_dheap_stats {
   int walking;                  /* the walk's GCStart came, its GCEnd not yet */
 } gs_dheap_stats;
 
-/* A decoder that calls v (section opened and closed by the caller) for
- * payloads whose addresses are pointer_size (4 or 8) bytes. */
+/* A decoder that calls v (section opened and closed by the caller; its
+ * object_begin, object_refs and object_end are needed) for payloads whose
+ * addresses are pointer_size (4 or 8) bytes. */
 int gs_dheap_new(gs_dheap **out, const gs_heap_visitor *v, unsigned pointer_size,
                  size_t max_refs);
 

@@ -29,6 +29,10 @@ typedef struct gs_sink_ops {
   void (*free)(gs_sink *s);
   /* Optional (NULL: dropped): a static root's field name (gs_source.h). */
   int (*static_name)(gs_sink *s, uint64_t object, const char *name, size_t name_len);
+  /* An object in parts (gs_source.h), written as object would write it. */
+  int (*object_begin)(gs_sink *s, uint64_t id, uint64_t type, uint64_t size);
+  int (*object_refs)(gs_sink *s, const uint64_t *refs, size_t nrefs);
+  int (*object_end)(gs_sink *s);
 } gs_sink_ops;
 
 struct gs_sink {

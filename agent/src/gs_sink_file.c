@@ -72,6 +72,16 @@ static int sink_object(gs_sink *base, uint64_t id, uint64_t type, uint64_t size,
   return gs_writer_object(((file_sink *)base)->w, id, type, size, refs, nrefs);
 }
 
+static int sink_object_begin(gs_sink *base, uint64_t id, uint64_t type, uint64_t size) {
+  return gs_writer_object_begin(((file_sink *)base)->w, id, type, size);
+}
+
+static int sink_object_refs(gs_sink *base, const uint64_t *refs, size_t nrefs) {
+  return gs_writer_refs(((file_sink *)base)->w, refs, nrefs);
+}
+
+static int sink_object_end(gs_sink *base) { return gs_writer_object_end(((file_sink *)base)->w); }
+
 static int sink_root(gs_sink *base, uint64_t id, unsigned kind, unsigned flags,
                      uint64_t container) {
   return gs_writer_root(((file_sink *)base)->w, id, kind, flags, container);
@@ -144,7 +154,7 @@ static void sink_free(gs_sink *base) {
 
 static const gs_sink_ops file_sink_ops = {
   sink_section, sink_type, sink_object, sink_root, sink_generation, sink_section_end,
-  sink_commit, sink_free, sink_static_name
+  sink_commit, sink_free, sink_static_name, sink_object_begin, sink_object_refs, sink_object_end
 };
 
 /* ---- opening ---- */

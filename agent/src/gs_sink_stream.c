@@ -46,6 +46,18 @@ static int sink_object(gs_sink *base, uint64_t id, uint64_t type, uint64_t size,
   return err ? sink_result(base, err) : GS_OK;    /* the hot path: no bookkeeping */
 }
 
+static int sink_object_begin(gs_sink *base, uint64_t id, uint64_t type, uint64_t size) {
+  return sink_result(base, gs_wire_encoder_object_begin(ENC(base), id, type, size));
+}
+
+static int sink_object_refs(gs_sink *base, const uint64_t *refs, size_t nrefs) {
+  return sink_result(base, gs_wire_encoder_refs(ENC(base), refs, nrefs));
+}
+
+static int sink_object_end(gs_sink *base) {
+  return sink_result(base, gs_wire_encoder_object_end(ENC(base)));
+}
+
 static int sink_root(gs_sink *base, uint64_t id, unsigned kind, unsigned flags,
                      uint64_t container) {
   return sink_result(base, gs_wire_encoder_root(ENC(base), id, kind, flags, container));
@@ -77,7 +89,7 @@ static void sink_free(gs_sink *base) {
 
 static const gs_sink_ops stream_sink_ops = {
   sink_section, sink_type, sink_object, sink_root, sink_generation, sink_section_end,
-  sink_commit, sink_free, sink_static_name
+  sink_commit, sink_free, sink_static_name, sink_object_begin, sink_object_refs, sink_object_end
 };
 
 const gs_wire_counts *gs_sink_stream_counts(const gs_sink *base) {

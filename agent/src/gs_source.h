@@ -33,6 +33,13 @@ typedef struct gs_heap_visitor {
    * field through which the static root of object was found; the record
    * format has no place for it. */
   int (*static_name)(void *ctx, uint64_t object, const char *name, size_t name_len);
+  /* An object in parts, for a source that meets its references a batch at
+   * a time (so that none holds an array's references whole): begin, refs
+   * as often as needed, end, nothing else in between. The walker's visitor
+   * has them; a visitor of another kind may leave them NULL. */
+  int (*object_begin)(void *ctx, uint64_t id, uint64_t type, uint64_t size);
+  int (*object_refs)(void *ctx, const uint64_t *refs, size_t nrefs);
+  int (*object_end)(void *ctx);
 } gs_heap_visitor;
 
 typedef struct gs_source gs_source;

@@ -21,6 +21,9 @@ typedef struct walk_state {
   int has_timestamp;            /* the source gave the next record's time */
   uint64_t timestamp;
   size_t max_refs;              /* of one object */
+  int in_object;                /* between object_begin and object_end */
+  uint64_t object_id;           /* the object in parts, and its references so far */
+  size_t object_refs;
   gs_walk_failure failed;
 } walk_state;
 
@@ -44,6 +47,10 @@ static int walk_sink(walk_state *w, int err) {
 
 static int walk_need_section(walk_state *w, const char *record) {
   char msg[96];
+  if (w->in_object) {
+    snprintf(msg, sizeof msg, "the source gave %s inside an object's parts", record);
+    return walk_source_error(w, msg);
+  }
   if (w->in_section) return GS_OK;
   snprintf(msg, sizeof msg, "the source gave %s outside a section", record);
   return walk_source_error(w, msg);
@@ -114,21 +121,52 @@ static int on_type(void *ctx, uint64_t id, const char *name, size_t len) {
   return walk_sink(w, w->sink->ops->type(w->sink, id, name, len));
 }
 
+/* An object above the reference limit: the dump would not read back. */
+static int walk_too_many_refs(walk_state *w, uint64_t id, uint64_t nrefs) {
+  char msg[160];
+  snprintf(msg, sizeof msg, "the source gave object %llx with %llu references, above the "
+           "limit of %lu (--max-refs)", (unsigned long long)id, (unsigned long long)nrefs,
+           (unsigned long)w->max_refs);
+  return walk_source_error(w, msg);
+}
+
 static int on_object(void *ctx, uint64_t id, uint64_t type, uint64_t size,
                      const uint64_t *refs, size_t nrefs) {
   walk_state *w = ctx;
   int err;
   if ((err = walk_need_section(w, "an object"))) return err;
-  if (nrefs > w->max_refs) {   /* the dump would not read back */
-    char msg[160];
-    snprintf(msg, sizeof msg, "the source gave object %llx with %llu references, above the "
-             "limit of %lu (--max-refs)", (unsigned long long)id, (unsigned long long)nrefs,
-             (unsigned long)w->max_refs);
-    return walk_source_error(w, msg);
-  }
+  if (nrefs > w->max_refs) return walk_too_many_refs(w, id, nrefs);
   w->st->objects++;
   w->st->references += nrefs;
   return walk_sink(w, w->sink->ops->object(w->sink, id, type, size, refs, nrefs));
+}
+
+static int on_object_begin(void *ctx, uint64_t id, uint64_t type, uint64_t size) {
+  walk_state *w = ctx;
+  int err;
+  if ((err = walk_need_section(w, "an object"))) return err;
+  w->in_object = 1;
+  w->object_id = id;
+  w->object_refs = 0;
+  w->st->objects++;
+  return walk_sink(w, w->sink->ops->object_begin(w->sink, id, type, size));
+}
+
+static int on_object_refs(void *ctx, const uint64_t *refs, size_t nrefs) {
+  walk_state *w = ctx;
+  if (!w->in_object) return walk_source_error(w, "the source gave references outside an object");
+  if (nrefs > w->max_refs - w->object_refs)
+    return walk_too_many_refs(w, w->object_id, (uint64_t)w->object_refs + nrefs);
+  w->object_refs += nrefs;
+  w->st->references += nrefs;
+  return walk_sink(w, w->sink->ops->object_refs(w->sink, refs, nrefs));
+}
+
+static int on_object_end(void *ctx) {
+  walk_state *w = ctx;
+  if (!w->in_object) return walk_source_error(w, "the source ended an object it did not begin");
+  w->in_object = 0;
+  return walk_sink(w, w->sink->ops->object_end(w->sink));
 }
 
 static int on_root(void *ctx, uint64_t id, unsigned kind, unsigned flags, uint64_t container) {
@@ -205,6 +243,9 @@ int gs_walk(gs_source *src, gs_sink *sink, const gs_walk_options *opt, gs_walk_s
   v.section_end = on_section_end;
   v.timestamp = on_timestamp;
   v.static_name = on_static_name;
+  v.object_begin = on_object_begin;
+  v.object_refs = on_object_refs;
+  v.object_end = on_object_end;
   src->error[0] = '\0';
   src->use_stable_ids = opt->stable_ids;
   src->max_refs = w.max_refs = opt->max_refs ? opt->max_refs : GS_READER_DEFAULT_MAX_REFS;

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* ---- reading by file descriptor (the record reader) ---- */
 
@@ -46,6 +47,11 @@ int gs_port_file_create(gs_port_file **f, const char *path);
 int gs_port_file_open_write(gs_port_file **f, const char *path);
 /* Standard output, in binary mode. Closing it flushes but keeps it open. */
 int gs_port_file_stdout(gs_port_file **f);
+
+/* A temporary file, read and written through stdio, that is gone once
+ * closed (or when the process ends): in the system's folder for them
+ * (TMPDIR, or Windows' temporary path). NULL when none can be made. */
+FILE *gs_port_temp_file(void);
 
 /* Reads up to cap bytes; *got = 0 at end of file. */
 int gs_port_file_read(gs_port_file *f, void *buf, size_t cap, size_t *got);

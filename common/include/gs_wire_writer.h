@@ -53,6 +53,12 @@ int gs_wire_encoder_section(gs_wire_encoder *e, uint64_t version, const char *na
 int gs_wire_encoder_type(gs_wire_encoder *e, uint64_t id, const char *name, size_t name_len);
 int gs_wire_encoder_object(gs_wire_encoder *e, uint64_t id, uint64_t type, uint64_t size,
                            const uint64_t *refs, size_t nrefs);
+/* The same in parts (as gs_writer_object_begin, gs_writer_refs and
+ * gs_writer_object_end): for a source that meets an object's references a
+ * batch at a time; nothing else between begin and end. */
+int gs_wire_encoder_object_begin(gs_wire_encoder *e, uint64_t id, uint64_t type, uint64_t size);
+int gs_wire_encoder_refs(gs_wire_encoder *e, const uint64_t *refs, size_t nrefs);
+int gs_wire_encoder_object_end(gs_wire_encoder *e);
 int gs_wire_encoder_root(gs_wire_encoder *e, uint64_t id, unsigned kind, unsigned flags,
                          uint64_t container);
 /* Sent on the wire only; the text format has no record for it. */

@@ -65,6 +65,15 @@ static int ts_object(gs_sink *b, uint64_t id, uint64_t type, uint64_t size,
   return text_add((text_sink *)b, "o %llx %llx %llx +%zu\n", (unsigned long long)id,
                   (unsigned long long)type, (unsigned long long)size, nrefs);
 }
+static int ts_object_begin(gs_sink *b, uint64_t id, uint64_t type, uint64_t size) {
+  return text_add((text_sink *)b, "o %llx %llx %llx", (unsigned long long)id,
+                  (unsigned long long)type, (unsigned long long)size);
+}
+static int ts_object_refs(gs_sink *b, const uint64_t *refs, size_t nrefs) {
+  (void)refs;
+  return text_add((text_sink *)b, " +%zu", nrefs);
+}
+static int ts_object_end(gs_sink *b) { return text_add((text_sink *)b, "\n"); }
 static int ts_root(gs_sink *b, uint64_t id, unsigned kind, unsigned flags, uint64_t c) {
   return text_add((text_sink *)b, "r %llx %x %x %llx\n", (unsigned long long)id, kind, flags,
                   (unsigned long long)c);
@@ -83,8 +92,9 @@ static int ts_commit(gs_sink *b) {
 }
 static void ts_free(gs_sink *b) { free(((text_sink *)b)->text); }
 
-static const gs_sink_ops text_sink_ops = {ts_section, ts_type, ts_object, ts_root,
-                                          ts_generation, ts_end, ts_commit, ts_free, NULL};
+static const gs_sink_ops text_sink_ops = {
+  ts_section, ts_type, ts_object, ts_root, ts_generation, ts_end, ts_commit, ts_free, NULL,
+  ts_object_begin, ts_object_refs, ts_object_end};
 
 static void text_sink_init(text_sink *s) {
   memset(s, 0, sizeof *s);

@@ -65,6 +65,21 @@ static int v_object(void *ctx, uint64_t id, uint64_t type, uint64_t size, const 
   return GS_OK;
 }
 
+static int v_object_begin(void *ctx, uint64_t id, uint64_t type, uint64_t size) {
+  return v_object(ctx, id, type, size, NULL, 0);
+}
+
+static int v_object_refs(void *ctx, const uint64_t *refs, size_t n) {
+  FUZZ_CHECK(n > 0);
+  fold(ctx, refs, n * sizeof *refs);
+  return GS_OK;
+}
+
+static int v_object_end(void *ctx) {
+  fold(ctx, "", 1);
+  return GS_OK;
+}
+
 static int v_root(void *ctx, uint64_t id, unsigned kind, unsigned flags, uint64_t container) {
   uint64_t r[4];
   FUZZ_CHECK(kind <= 5 && flags <= 7);
@@ -121,6 +136,9 @@ static int run(const uint8_t *data, size_t size, size_t piece, seen *s, char *er
   v.root = v_root;
   v.generation = v_generation;
   v.static_name = v_static_name;
+  v.object_begin = v_object_begin;
+  v.object_refs = v_object_refs;
+  v.object_end = v_object_end;
   err[0] = '\0';
   if ((rc = gs_nt_open(&nt, src_read, &in, err, cap)) < 0) return rc;
   FUZZ_CHECK(gs_dheap_new(&h, &v, gs_nt_trace_of(nt)->pointer_size, 1u << 16) == GS_OK);

@@ -117,6 +117,22 @@ int gs_port_file_create(gs_port_file **f, const char *path) {
   return file_wrap(f, fd, 0);
 }
 
+/* mkstemp in TMPDIR (tmpfile() would take /tmp whatever TMPDIR says),
+ * unlinked at once so that nothing is left whatever happens. */
+FILE *gs_port_temp_file(void) {
+  const char *dir = getenv("TMPDIR");
+  char path[512];
+  FILE *f;
+  int fd;
+  if (!dir || !*dir) dir = "/tmp";
+  if ((size_t)snprintf(path, sizeof path, "%s/gcsnap-XXXXXX", dir) >= sizeof path) return NULL;
+  if ((fd = mkstemp(path)) < 0) return NULL;
+  unlink(path);
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  if (!(f = fdopen(fd, "w+b"))) close(fd);
+  return f;
+}
+
 int gs_port_file_open_write(gs_port_file **f, const char *path) {
   int fd;
   *f = NULL;

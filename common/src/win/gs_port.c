@@ -24,8 +24,11 @@
 #include <string.h>
 #include "gs_error.h"
 #include "gs_port.h"
+#include "gs_port_socket.h"
 
 static DWORD port_error;
+
+void gs_port_set_error(DWORD code) { port_error = code; }
 
 /* Remembers GetLastError() for gs_port_error_text() and returns err. */
 static int port_fail(int err) {
@@ -149,6 +152,19 @@ int gs_port_file_create(gs_port_file **f, const char *path) {
 int gs_port_file_open_write(gs_port_file **f, const char *path) {
   return file_open(f, path, GENERIC_WRITE, OPEN_EXISTING);
 }
+
+#ifdef UNDER_CE
+FILE *gs_port_temp_file(void) { return NULL; }
+#else
+/* msvcrt's tmpfile() writes to the drive's root, which a user may not:
+ * the temporary path instead, deleted on close ("D"). */
+FILE *gs_port_temp_file(void) {
+  char dir[MAX_PATH], path[MAX_PATH];
+  DWORD n = GetTempPathA(sizeof dir, dir);
+  if (n == 0 || n >= sizeof dir || !GetTempFileNameA(dir, "gcs", 0, path)) return NULL;
+  return fopen(path, "w+bTD");
+}
+#endif
 
 #ifdef UNDER_CE
 /* Most CE images have no console and no standard handles: output goes to a
@@ -393,9 +409,6 @@ uint64_t gs_port_peak_rss(void) {
 
 /* ---- network ---- */
 
-struct gs_port_socket {
-  SOCKET fd;
-};
 
 /* CE's Winsock resolves ANSI names only; elsewhere the wide call takes any
  * host name. */
@@ -517,6 +530,7 @@ int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, (const char *)&one, sizeof one);
       setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, (const char *)&one, sizeof one);
       (*out)->fd = fd;
+      (*out)->pipe = (*out)->event = NULL;
       return GS_OK;
     }
     closesocket(fd);
@@ -529,6 +543,7 @@ int gs_port_net_connect(gs_port_socket **out, const char *host, const char *port
 
 int gs_port_net_send(gs_port_socket *s, const void *buf, size_t len, unsigned stall_ms) {
   const char *p = buf;
+  if (s->pipe) return gs_port_pipe_send(s, buf, len, stall_ms);
   while (len > 0) {
     int chunk = len > 0x40000000u ? 0x40000000 : (int)len;
     int n = send(s->fd, p, chunk, 0);
@@ -552,6 +567,7 @@ int gs_port_net_send(gs_port_socket *s, const void *buf, size_t len, unsigned st
 int gs_port_net_recv(gs_port_socket *s, void *buf, size_t cap, size_t *got, int timeout_ms) {
   int n, ready;
   *got = 0;
+  if (s->pipe) return gs_port_pipe_recv(s, buf, cap, got, timeout_ms);
   ready = net_wait(s->fd, 0, timeout_ms);
   if (ready < 0) return net_fail(GS_EIO);
   if (ready == 0) return GS_OK;
@@ -567,7 +583,8 @@ int gs_port_net_recv(gs_port_socket *s, void *buf, size_t cap, size_t *got, int 
 
 void gs_port_net_close(gs_port_socket *s) {
   if (!s) return;
-  closesocket(s->fd);
+  if (s->pipe) gs_port_pipe_close(s);
+  else closesocket(s->fd);
   free(s);
 }
 

@@ -1,11 +1,13 @@
 /* gs_port_dotnet.c - .NET programs' diagnostics endpoints on Windows
- * (gs_port_dotnet.h): the named pipes \\.\pipe\dotnet-diagnostic-PID.
- * Connecting to a pipe is not part of this port yet: the socket type here
- * is Winsock's. */
+ * (gs_port_dotnet.h): the named pipes \\.\pipe\dotnet-diagnostic-PID,
+ * connected to as the port's sockets (gs_port_pipe.c). */
+#include "gs_port_socket.h"   /* first: winsock2.h before windows.h */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <windows.h>
+#ifndef UNDER_CE
+#include <psapi.h>
+#endif
 #include "gs_error.h"
 #include "gs_port_dotnet.h"
 
@@ -45,12 +47,20 @@ int gs_port_dotnet_list(gs_port_dotnet_fn fn, void *ctx) {
 }
 
 int gs_port_dotnet_connect(gs_port_socket **s, const char *endpoint, char *err, size_t errcap) {
-  *s = NULL;
-  snprintf(err, errcap, "%.200s: named pipes are not supported by this build", endpoint);
-  return GS_EINVAL;
+  return gs_port_pipe_connect(s, endpoint, err, errcap);
 }
 
 uint64_t gs_port_proc_rss(unsigned long pid) {
+#ifdef UNDER_CE
   (void)pid;
   return 0;
+#else
+  PROCESS_MEMORY_COUNTERS pmc;
+  HANDLE h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+  uint64_t rss = 0;
+  if (!h) return 0;
+  if (GetProcessMemoryInfo(h, &pmc, sizeof pmc)) rss = (uint64_t)pmc.WorkingSetSize;
+  CloseHandle(h);
+  return rss;
+#endif
 }

@@ -86,6 +86,9 @@ struct gs_wire_encoder {
   size_t count;                 /* records in it */
   uint64_t prev_id;             /* the base of the next ID delta */
   int continues;                /* its last object goes on in the next batch */
+  int in_object;                /* between gs_wire_encoder_object_begin and _end */
+  uint64_t obj_id, obj_type, obj_size;   /* the object being written */
+  size_t part_refs, part_budget;         /* its references in this batch, their room */
   int open;                     /* between begin and end */
   int failed;
   gs_wire_counts counts;
@@ -260,6 +263,7 @@ int gs_wire_encoder_begin(gs_wire_encoder *e, const gs_wire_snapshot *s) {
   e->count = 0;
   e->prev_id = 0;
   e->continues = 0;
+  e->in_object = 0;
   e->open = 1;
   frame_open(&w, e->frame, WIRE_FRAME_CAP);
   pb_opt_varint(&w, 1, s->request_id);
@@ -315,6 +319,52 @@ int gs_wire_encoder_type(gs_wire_encoder *e, uint64_t id, const char *name, size
   return GS_OK;
 }
 
+/* An object's entry opened in a batch with room for it and few references;
+ * part_budget is what its references may take of the batch. */
+static int part_start(gs_wire_encoder *e, size_t few) {
+  int err = enc_batch(e, GS_WIRE_OBJECTS, WIRE_RECORD_MAX + few * GS_PB_VARINT_MAX);
+  if (err) return err;
+  gs_pb_raw_varint(&e->col[0], gs_pb_zigzag(e->obj_id - e->prev_id));
+  gs_pb_raw_varint(&e->col[1], e->obj_type);
+  gs_pb_raw_varint(&e->col[2], e->obj_size);
+  e->prev_id = e->obj_id;
+  e->part_refs = 0;
+  /* The longest reference must still fit, the count's varint kept aside. */
+  e->part_budget = GS_WIRE_BATCH_BYTES - GS_PB_VARINT_MAX - (enc_batch_bytes(e) - e->col[4].len);
+  return GS_OK;
+}
+
+/* References into the entry while they fit; returns how many went in. */
+static size_t part_fill(gs_wire_encoder *e, const uint64_t *refs, size_t n) {
+  gs_pb *deltas = &e->col[4];
+  size_t i = 0;
+  while (i < n && deltas->len + GS_PB_VARINT_MAX <= e->part_budget)
+    gs_pb_raw_varint(deltas, gs_pb_zigzag(refs[i++] - e->obj_id));
+  e->part_refs += i;
+  return i;
+}
+
+static void part_close(gs_wire_encoder *e) {
+  gs_pb_raw_varint(&e->col[3], e->part_refs);
+  e->count++;
+}
+
+/* The batch is full: the entry ends, and the object goes on in the next. */
+static int part_next(gs_wire_encoder *e, size_t few) {
+  int err;
+  part_close(e);
+  e->continues = 1;
+  if ((err = enc_flush(e))) return err;
+  return part_start(e, few);
+}
+
+static void part_object(gs_wire_encoder *e, uint64_t id, uint64_t type, uint64_t size) {
+  e->obj_id = id;
+  e->obj_type = type;
+  e->obj_size = size;
+  e->counts.objects++;
+}
+
 /* Writes one object, or as many parts of it as its references need: each
  * part but the last fills a batch and sets continues. */
 int gs_wire_encoder_object(gs_wire_encoder *e, uint64_t id, uint64_t type, uint64_t size,
@@ -323,30 +373,44 @@ int gs_wire_encoder_object(gs_wire_encoder *e, uint64_t id, uint64_t type, uint6
   int err;
   if ((err = enc_ready(e))) return err;
   if ((err = enc_text(e, gs_writer_object(e->text, id, type, size, refs, nrefs)))) return err;
-  e->counts.objects++;
+  part_object(e, id, type, size);
   e->counts.references += nrefs;
-  for (;;) {
-    size_t left = nrefs - done, start = done, budget;
-    gs_pb *deltas = &e->col[4];
-    /* Room for the object and a few references, or a fresh batch. */
-    if ((err = enc_batch(e, GS_WIRE_OBJECTS,
-                         WIRE_RECORD_MAX + (left < 8 ? left : 8) * GS_PB_VARINT_MAX)))
-      return err;
-    gs_pb_raw_varint(&e->col[0], gs_pb_zigzag(id - e->prev_id));
-    gs_pb_raw_varint(&e->col[1], type);
-    gs_pb_raw_varint(&e->col[2], size);
-    e->prev_id = id;
-    /* References go in while the longest one still fits under the bound,
-     * the count's varint kept aside. */
-    budget = GS_WIRE_BATCH_BYTES - GS_PB_VARINT_MAX - (enc_batch_bytes(e) - deltas->len);
-    while (done < nrefs && deltas->len + GS_PB_VARINT_MAX <= budget)
-      gs_pb_raw_varint(deltas, gs_pb_zigzag(refs[done++] - id));
-    gs_pb_raw_varint(&e->col[3], done - start);
-    e->count++;
-    if (done == nrefs) break;
-    e->continues = 1;
-    if ((err = enc_flush(e))) return err;
-  }
+  if ((err = part_start(e, nrefs < 8 ? nrefs : 8))) return err;
+  while ((done += part_fill(e, refs + done, nrefs - done)) < nrefs)
+    if ((err = part_next(e, nrefs - done < 8 ? nrefs - done : 8))) return err;
+  part_close(e);
+  return GS_OK;
+}
+
+int gs_wire_encoder_object_begin(gs_wire_encoder *e, uint64_t id, uint64_t type, uint64_t size) {
+  int err;
+  if ((err = enc_ready(e))) return err;
+  if (e->in_object) return enc_fail(e, GS_EINVAL, "an object began inside another");
+  if ((err = enc_text(e, gs_writer_object_begin(e->text, id, type, size)))) return err;
+  part_object(e, id, type, size);
+  e->in_object = 1;
+  return part_start(e, 8);
+}
+
+int gs_wire_encoder_refs(gs_wire_encoder *e, const uint64_t *refs, size_t nrefs) {
+  size_t done = 0;
+  int err;
+  if ((err = enc_ready(e))) return err;
+  if (!e->in_object) return enc_fail(e, GS_EINVAL, "references outside an object");
+  if ((err = enc_text(e, gs_writer_refs(e->text, refs, nrefs)))) return err;
+  e->counts.references += nrefs;
+  while ((done += part_fill(e, refs + done, nrefs - done)) < nrefs)
+    if ((err = part_next(e, 8))) return err;
+  return GS_OK;
+}
+
+int gs_wire_encoder_object_end(gs_wire_encoder *e) {
+  int err;
+  if ((err = enc_ready(e))) return err;
+  if (!e->in_object) return enc_fail(e, GS_EINVAL, "an object ended that did not begin");
+  if ((err = enc_text(e, gs_writer_object_end(e->text)))) return err;
+  part_close(e);
+  e->in_object = 0;
   return GS_OK;
 }
 
