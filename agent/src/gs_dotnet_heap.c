@@ -38,8 +38,19 @@ typedef struct dh_range {
 /* The bulk events whose Index counts them from 0. */
 enum { BULK_ROOTS, BULK_DEPENDENTS, BULK_NODES, BULK_EDGES, BULK_KINDS };
 
+/* Type names from earlier walks of the process, NUL-ended in an arena:
+ * while sessions overlap (a --trigger's watch), the runtime names each
+ * type once, not in every walk; a type's ID is its method table, fixed
+ * for the process's life. */
+struct gs_dheap_names {
+  gs_idmap map;                 /* ID -> offset in arena */
+  char *arena;
+  size_t len, cap;
+};
+
 struct gs_dheap {
   gs_heap_visitor v;
+  gs_dheap_names *names;        /* NULL: none kept */
   unsigned ptr;                 /* pointer size */
   uint64_t max_size;            /* of an object: what the pointers can address */
   size_t max_refs;
@@ -289,6 +300,50 @@ static int on_statics(gs_dheap *h, dh_cur *c, uint64_t at) {
 
 /* ---- types, generations, collections ------------------------------------------------- */
 
+static int names_put(gs_dheap_names *n, uint64_t id, const char *name, size_t len) {
+  gs_idmap_slot *s;
+  int rc;
+  if (n->len + len + 1 > GS_DHEAP_NAMES_BYTES || gs_idmap_find(&n->map, id)) return GS_OK;
+  if (gs_array_reserve((void **)&n->arena, &n->cap, n->len + len + 1, 1) < 0 ||
+      (rc = gs_idmap_put(&n->map, id, &s)) < 0)
+    return GS_ENOMEM;
+  s->value = (uint32_t)n->len;
+  memcpy(n->arena + n->len, name, len);
+  n->arena[n->len + len] = '\0';
+  n->len += len + 1;
+  return GS_OK;
+}
+
+/* The type of an object, described from an earlier walk where this one
+ * has not named it. */
+static int known_type(gs_dheap *h, uint64_t id) {
+  gs_idmap_slot *s, *t;
+  const char *name;
+  int rc;
+  if (!h->names || gs_idmap_find(&h->types, id) || !(s = gs_idmap_find(&h->names->map, id)))
+    return GS_OK;
+  if (gs_idmap_put(&h->types, id, &t) < 0) return GS_ENOMEM;
+  name = h->names->arena + s->value;
+  if ((rc = h->v.type(h->v.ctx, id, name, strlen(name))) < 0) return rc;
+  h->st.types++;
+  return GS_OK;
+}
+
+int gs_dheap_names_new(gs_dheap_names **out) {
+  *out = calloc(1, sizeof **out);
+  if (*out && gs_idmap_init(&(*out)->map, 1024) == GS_OK) return GS_OK;
+  free(*out);
+  *out = NULL;
+  return GS_ENOMEM;
+}
+
+void gs_dheap_names_free(gs_dheap_names *n) {
+  if (!n) return;
+  gs_idmap_free(&n->map);
+  free(n->arena);
+  free(n);
+}
+
 static int on_types(gs_dheap *h, dh_cur *c, uint64_t at) {
   uint64_t count = get(c, 4), i;
   int rc;
@@ -303,6 +358,7 @@ static int on_types(gs_dheap *h, dh_cur *c, uint64_t at) {
     params = get(c, 4);
     if ((rc = fits(h, c, params, 8, at)) < 0) return rc;
     c->p += params * 8;
+    if (h->names && names_put(h->names, id, h->name, len) < 0) return GS_ENOMEM;
     if ((rc = gs_idmap_put(&h->types, id, &s)) < 0) return GS_ENOMEM;
     if (rc == 0) continue;                             /* described already */
     if ((rc = h->v.type(h->v.ctx, id, h->name, len)) < 0) return rc;
@@ -401,7 +457,8 @@ static int add_values(gs_dheap *h, uint64_t key) {
 /* One object back from the temporary files, to the visitor in parts. */
 static int replay_one(gs_dheap *h, const uint64_t *node) {
   uint64_t left = node[3];
-  int rc = h->v.object_begin(h->v.ctx, node[0], node[1], node[2]);
+  int rc = known_type(h, node[1]);
+  if (rc >= 0) rc = h->v.object_begin(h->v.ctx, node[0], node[1], node[2]);
   while (rc >= 0 && left > 0) {
     size_t n = left < GS_DHEAP_CHUNK ? (size_t)left : GS_DHEAP_CHUNK;
     if ((rc = spill_read(h, h->edges, h->refs, n)) >= 0)
@@ -446,7 +503,7 @@ int gs_dheap_finish(gs_dheap *h) {
 }
 
 int gs_dheap_new(gs_dheap **out, const gs_heap_visitor *v, unsigned pointer_size,
-                 size_t max_refs) {
+                 size_t max_refs, gs_dheap_names *names) {
   gs_dheap *h = calloc(1, sizeof *h);
   *out = NULL;
   if (!h) return GS_ENOMEM;
@@ -455,6 +512,7 @@ int gs_dheap_new(gs_dheap **out, const gs_heap_visitor *v, unsigned pointer_size
     return GS_ENOMEM;
   }
   h->v = *v;
+  h->names = names;
   h->ptr = pointer_size == 4 ? 4 : 8;
   h->max_size = h->ptr == 4 ? UINT32_MAX : (uint64_t)1 << 56;
   h->max_refs = max_refs;

@@ -36,6 +36,13 @@ enum {
 
 typedef struct gs_dheap gs_dheap;
 
+/* Type names kept from one walk of a process to the next (the runtime may
+ * name a type in only one of them), at most GS_DHEAP_NAMES_BYTES. */
+typedef struct gs_dheap_names gs_dheap_names;
+#define GS_DHEAP_NAMES_BYTES (16u << 20)
+int gs_dheap_names_new(gs_dheap_names **out);
+void gs_dheap_names_free(gs_dheap_names *n);
+
 typedef struct gs_dheap_stats {
   uint64_t nodes, edges, roots, statics, types, dependents;
   uint64_t index_gaps;          /* bulk events missing by their index */
@@ -46,9 +53,10 @@ typedef struct gs_dheap_stats {
 
 /* A decoder that calls v (section opened and closed by the caller; its
  * object_begin, object_refs and object_end are needed) for payloads whose
- * addresses are pointer_size (4 or 8) bytes. */
+ * addresses are pointer_size (4 or 8) bytes; names (NULL: none) are the
+ * process's type names from earlier walks, and learn this one's. */
 int gs_dheap_new(gs_dheap **out, const gs_heap_visitor *v, unsigned pointer_size,
-                 size_t max_refs);
+                 size_t max_refs, gs_dheap_names *names);
 
 /* One event of the runtime's provider (others are the caller's to drop):
  * GS_OK, GS_DHEAP_END at the walk's GCEnd, GS_EFORMAT (or GS_ENOMEM,

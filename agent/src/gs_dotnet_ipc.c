@@ -20,6 +20,7 @@ typedef struct msg {
   unsigned char b[GS_DIPC_MESSAGE_MAX];
   size_t n;
   int overflow;
+  unsigned reply_ms;                /* how long its reply may take */
 } msg;
 
 static void put(msg *m, const void *p, size_t n) {
@@ -47,6 +48,7 @@ static void put_string(msg *m, const char *s) {
 static void begin(msg *m, unsigned set, unsigned id) {
   m->n = 0;
   m->overflow = 0;
+  m->reply_ms = GS_DIPC_REPLY_MS;
   put(m, MAGIC, sizeof MAGIC);
   put_le(m, 0, 2);                                  /* the size, set by finish */
   put_le(m, set, 1);
@@ -56,15 +58,17 @@ static void begin(msg *m, unsigned set, unsigned id) {
 
 /* ---- the exchange ---- */
 
-static int recv_all(gs_port_socket *s, unsigned char *b, size_t n, const char *endpoint,
-                    char *err, size_t errcap) {
+static int recv_all(gs_port_socket *s, unsigned char *b, size_t n, unsigned ms,
+                    const char *endpoint, char *err, size_t errcap) {
   while (n > 0) {
     size_t got = 0;
-    int rc = gs_port_net_recv(s, b, n, &got, (int)GS_DIPC_REPLY_MS);
+    int rc = gs_port_net_recv(s, b, n, &got, (int)ms);
     if (rc == GS_EOF || rc < 0 || got == 0) {
-      snprintf(err, errcap, "%.200s: %s", endpoint,
-               rc == GS_EOF ? "the program closed the connection before its reply"
-               : rc < 0 ? gs_port_error_text() : "no reply within 10 s");
+      if (rc == GS_EOF || rc < 0)
+        snprintf(err, errcap, "%.200s: %s", endpoint, rc == GS_EOF ?
+                 "the program closed the connection before its reply" : gs_port_error_text());
+      else
+        snprintf(err, errcap, "%.200s: no reply within %u s", endpoint, ms / 1000);
       return GS_EIO;
     }
     b += got;
@@ -94,12 +98,13 @@ static int exchange(const char *endpoint, msg *m, gs_port_socket **out, char *er
     gs_port_net_close(s);
     return GS_EIO;
   }
-  rc = recv_all(s, m->b, HEADER, endpoint, err, errcap);
+  rc = recv_all(s, m->b, HEADER, m->reply_ms, endpoint, err, errcap);
   if (rc == GS_OK && (memcmp(m->b, MAGIC, sizeof MAGIC) || (size = le(m->b + 14, 2)) < HEADER)) {
     snprintf(err, errcap, "%.200s: not a .NET diagnostics reply", endpoint);
     rc = GS_EFORMAT;
   }
-  if (rc == GS_OK && (rc = recv_all(s, m->b + HEADER, size - HEADER, endpoint, err, errcap)) == 0)
+  if (rc == GS_OK && (rc = recv_all(s, m->b + HEADER, size - HEADER, m->reply_ms, endpoint, err,
+                                         errcap)) == 0)
     m->n = size;
   if (rc == GS_OK && m->b[16] != SET_SERVER) {
     snprintf(err, errcap, "%.200s: a reply of command set %u", endpoint, m->b[16]);
@@ -175,12 +180,13 @@ int gs_dipc_process_info(const char *endpoint, gs_dipc_process *info, char *err,
 /* ---- tracing ---- */
 
 int gs_dipc_collect(const char *endpoint, uint32_t buffer_mb, const gs_dipc_provider *p,
-                    unsigned n, gs_port_socket **stream, uint64_t *session, char *err,
-                    size_t errcap) {
+                    unsigned n, unsigned reply_ms, gs_port_socket **stream, uint64_t *session,
+                    char *err, size_t errcap) {
   static msg m;
   unsigned i;
   int rc;
   begin(&m, SET_EVENTPIPE, EP_COLLECT2);
+  if (reply_ms > m.reply_ms) m.reply_ms = reply_ms;
   put_le(&m, buffer_mb, 4);
   put_le(&m, FORMAT_NETTRACE, 4);
   put_le(&m, 0, 1);                      /* no rundown: no method events needed */

@@ -34,10 +34,13 @@ typedef struct gs_dipc_provider {
 int gs_dipc_process_info(const char *endpoint, gs_dipc_process *info, char *err, size_t errcap);
 
 /* CollectTracing2 in the NetTrace format, without rundown: GS_OK with the
- * connection the events will come on and the session's ID. */
+ * connection the events will come on and the session's ID. The runtime
+ * may answer only after the collection that the session's keywords induce
+ * (seconds for a large heap): the reply may take reply_ms, at least
+ * GS_DIPC_REPLY_MS. */
 int gs_dipc_collect(const char *endpoint, uint32_t buffer_mb, const gs_dipc_provider *p,
-                    unsigned n, gs_port_socket **stream, uint64_t *session, char *err,
-                    size_t errcap);
+                    unsigned n, unsigned reply_ms, gs_port_socket **stream, uint64_t *session,
+                    char *err, size_t errcap);
 
 /* StopTracing of a session. */
 int gs_dipc_stop(const char *endpoint, uint64_t session, char *err, size_t errcap);

@@ -76,6 +76,7 @@ static int session_heap_bytes(gs_sess *s, uint64_t *bytes) {
 /* After a capture: growth is measured from here. */
 static void session_rebase(gs_sess *s) {
   uint64_t bytes;
+  if (!s->opt->growth_trigger) return;   /* no growth to measure: ask the source nothing */
   if (session_heap_bytes(s, &bytes) == GS_OK) {
     s->baseline = bytes;
     s->have_baseline = 1;

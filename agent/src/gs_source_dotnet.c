@@ -16,6 +16,7 @@
 #include <string.h>
 #include "gs_dotnet_heap.h"
 #include "gs_dotnet_ipc.h"
+#include "gs_dotnet_watch.h"
 #include "gs_error.h"
 #include "gs_knob.h"
 #include "gs_nettrace.h"
@@ -50,7 +51,9 @@ const char gs_source_dotnet_help[] =
   "                             A capture that loses any event fails and says\n"
   "                             which size to use\n"
   "                timeout=S    seconds without an event before the capture\n"
-  "                             fails, 1-3600 (default 30)\n";
+  "                             fails, 1-3600 (default 30); the runtime's\n"
+  "                             answer to the session, which comes once its\n"
+  "                             collection is over, may take as long\n";
 
 /* The default buffer for a program of rss bytes: the walk's events are
  * about 46 bytes an object, whose average size is rarely under 24 bytes. */
@@ -67,6 +70,8 @@ typedef struct dotnet_source {
   unsigned timeout_ms;
   gs_port_socket *sock;
   int timed_out, closed;
+  gs_dwatch *watch;                       /* the heap's size for --trigger, once asked */
+  gs_dheap_names *names;                  /* type names from earlier walks */
 } dotnet_source;
 
 static int fail(dotnet_source *s, int rc, const char *why) {
@@ -204,7 +209,8 @@ static int decode(capture *c, const gs_heap_visitor *v, const char *name, uint64
   const gs_dheap_stats *st;
   int rc = gs_nt_open(&c->nt, stream_read, c->s, c->err, sizeof c->err);
   if (rc < 0) return fail_stream(c, rc);
-  if ((rc = gs_dheap_new(&c->heap, v, gs_nt_trace_of(c->nt)->pointer_size, c->s->base.max_refs)))
+  if ((rc = gs_dheap_new(&c->heap, v, gs_nt_trace_of(c->nt)->pointer_size, c->s->base.max_refs,
+                         c->s->names)))
     return fail(c->s, rc, "out of memory");
   if ((rc = v->section(v->ctx, name, strlen(name))) < 0 || (rc = read_walk(c)) < 0) return rc;
   read_rest(c, session);
@@ -233,7 +239,8 @@ static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
     return fail(s, GS_EIO, err);
   section_name(&info, name, sizeof name);
   c.buffer_mb = buffer_of(s);
-  if (gs_dipc_collect(s->endpoint, c.buffer_mb, &p, 1, &s->sock, &session, err, sizeof err) < 0)
+  if (gs_dipc_collect(s->endpoint, c.buffer_mb, &p, 1, s->timeout_ms, &s->sock, &session, err,
+                      sizeof err) < 0)
     return fail(s, GS_EIO, err);
   rc = decode(&c, v, name, session);
   if (c.nt) {
@@ -249,14 +256,32 @@ static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
   return rc;
 }
 
+/* From the runtime's own collections (gs_dotnet_watch.h): GS_EOF until one
+ * has ended since the first call. A watch that broke is opened again. */
+static int dotnet_heap_bytes(gs_source *src, uint64_t *bytes) {
+  dotnet_source *s = (dotnet_source *)src;
+  int rc;
+  if (!s->watch && gs_dwatch_open(&s->watch, s->endpoint, s->base.error, sizeof s->base.error))
+    return GS_EIO;
+  rc = gs_dwatch_poll(s->watch, bytes, s->base.error, sizeof s->base.error);
+  if (rc == GS_EIO) {
+    gs_dwatch_close(s->watch);
+    s->watch = NULL;
+  }
+  return rc;
+}
+
 static void dotnet_free(gs_source *src) {
   dotnet_source *s = (dotnet_source *)src;
   if (!s) return;
+  gs_dwatch_close(s->watch);
+  gs_dheap_names_free(s->names);
   gs_port_net_close(s->sock);
   free(s);
 }
 
-static const gs_source_ops dotnet_ops = {"dotnet", dotnet_walk, dotnet_free, NULL, NULL};
+static const gs_source_ops dotnet_ops = {"dotnet", dotnet_walk, dotnet_free, dotnet_heap_bytes,
+                                         NULL};
 
 /* ---- options ---- */
 
@@ -305,11 +330,17 @@ int gs_source_dotnet_new(gs_source **out, const char *options, char *err, size_t
     return GS_ENOMEM;
   }
   s->base.ops = &dotnet_ops;
+  if (gs_dheap_names_new(&s->names)) {
+    free(s);
+    snprintf(err, errcap, "out of memory");
+    return GS_ENOMEM;
+  }
   s->base.max_refs = GS_READER_DEFAULT_MAX_REFS;   /* until a walker sets it */
   s->timeout_ms = TIMEOUT_MS;
   if ((rc = parse_knobs(s, comma ? comma + 1 : "", err, errcap)) == GS_OK)
     rc = parse_target(s, options, n, err, errcap);
   if (rc) {
+    gs_dheap_names_free(s->names);
     free(s);
     return rc;
   }

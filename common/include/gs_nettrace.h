@@ -55,6 +55,10 @@ const gs_nt_trace *gs_nt_trace_of(const gs_nt *nt);
 uint64_t gs_nt_lost(const gs_nt *nt);
 /* Bytes of the stream read so far. */
 uint64_t gs_nt_bytes(const gs_nt *nt);
+/* Whether the reader holds bytes it has not handed out yet (the rest of a
+ * block, or what it read ahead): the next gs_nt_next needs no input then
+ * until they are used up. For a caller that must not wait for events. */
+int gs_nt_buffered(const gs_nt *nt);
 
 void gs_nt_free(gs_nt *nt);
 

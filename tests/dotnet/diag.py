@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """diag.py - both ends of a .NET program's diagnostics IPC, for the tests
-of `gcsnap-agent --source dotnet` that need no .NET (replay_test.py and
-tests/cross/dotnet-replay.sh). Python 3 standard library only.
+of `gcsnap-agent --source dotnet` that need no .NET (replay_test.py,
+tests/cross/dotnet-replay.sh and dotnet-pipe.sh). Python 3 standard
+library only.
 
 usage: diag.py record --pid PID --out FILE [--buffer-mb N]
-       diag.py serve --socket PATH --trace FILE [--info FILE.info] [FAULTS]
+       diag.py serve (--socket PATH | --tcp HOST:PORT) --trace FILE [--info FILE.info] [FAULTS]
        diag.py blocks FILE
 
 record: a client of a running program's diagnostics socket
@@ -15,26 +16,28 @@ NetTrace stream that follows the session's reply to FILE. It stops the
 session (StopTracing on a connection of its own) once the stream has been
 quiet for 2 s (at the latest after 60 s) and saves the stream to its end.
 
-serve: a stand-in for the program, on a Unix socket: each connection
-carries one command, each served by a thread of its own. ProcessInfo2 is
-answered with FILE.info (or a made-up description of "Heap" on .NET
-10.0.0); ProcessInfo with its first three strings; CollectTracing2 with OK
-and a session ID, then the bytes of the trace (of FILE.gz: the bytes it
-holds compressed); StopTracing with OK, after which that session's
-connection is closed. Faults, on the trace's connection: --truncate N
-(close after N bytes), --stall-after N (send N bytes and then nothing, the
-connection kept open), --error-hresult HEX (refuse the session with that
-HRESULT), --garbage-at N (the 16 bytes at offset N replaced by 0xa5;
-repeatable), --close-after-reply (close right after the OK); and
---before-net6 (refuse ProcessInfo2 as a runtime before .NET 6 does, an
-unknown command, and answer ProcessInfo only). --once: exit when the first
-session has ended. Prints "listening PATH" once the socket accepts, then a
-line for each command: "process-info2" (or "process-info2 refused",
-"process-info"), "collect session=ID buffer-mb=N format=N rundown=N
-providers=N provider=NAME keywords=HEX level=N filter=TEXT" (or "collect
-refused ..."), "stop session=ID", and "end session=ID HOW" when a
-session's connection closes (HOW: stopped, client-closed, or cut by a
-fault). Exits 0 on SIGTERM or SIGINT.
+serve: a stand-in for the program, on a Unix socket (--socket PATH) or on
+TCP (--tcp HOST:PORT, port 0 for a free one: for tests/cross/pipe-relay.c,
+which serves it as a named pipe): each connection carries one command,
+each served by a thread of its own. ProcessInfo2 is answered with
+FILE.info (or a made-up description of "Heap" on .NET 10.0.0); ProcessInfo
+with its first three strings; CollectTracing2 with OK and a session ID,
+then the bytes of the trace (of FILE.gz: the bytes it holds compressed);
+StopTracing with OK, after which that session's connection is closed.
+Faults, on the trace's connection: --truncate N (close after N bytes),
+--stall-after N (send N bytes and then nothing, the connection kept open),
+--error-hresult HEX (refuse the session with that HRESULT), --garbage-at N
+(the 16 bytes at offset N replaced by 0xa5; repeatable),
+--close-after-reply (close right after the OK); and --before-net6 (refuse
+ProcessInfo2 as a runtime before .NET 6 does, an unknown command, and
+answer ProcessInfo only). --once: exit when the first session has ended.
+Prints "listening PATH" (or "listening HOST:PORT", with the port bound)
+once the socket accepts, then a line for each command: "process-info2" (or
+"process-info2 refused", "process-info"), "collect session=ID buffer-mb=N
+format=N rundown=N providers=N provider=NAME keywords=HEX level=N
+filter=TEXT" (or "collect refused ..."), "stop session=ID", and "end
+session=ID HOW" when a session's connection closes (HOW: stopped,
+client-closed, or cut by a fault). Exits 0 on SIGTERM or SIGINT.
 
 blocks: the objects of a stream's framing, a line each: type name (Trace,
 MetadataBlock, StackBlock, EventBlock, SPBlock), offset of its tag, offset
@@ -341,12 +344,27 @@ class Server:
             if a.once:
                 self.done.set()
 
-    def run(self):
+    def listen(self):
+        """The listening socket and the name it is printed by."""
+        if self.a.tcp:
+            host, port = self.a.tcp
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            lsock = socket.socket(family)
+            # Restarted on the same port (another fault), while the last
+            # run's connections linger in TIME_WAIT.
+            lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            lsock.bind((host, port))
+            port = lsock.getsockname()[1]
+            return lsock, ("[%s]:%d" if family == socket.AF_INET6 else "%s:%d") % (host, port)
         path = self.a.socket
         if os.path.lexists(path):
             os.unlink(path)
         lsock = socket.socket(socket.AF_UNIX)
         lsock.bind(path)
+        return lsock, path
+
+    def run(self):
+        lsock, name = self.listen()
         lsock.listen(16)
         lsock.settimeout(0.2)
 
@@ -354,7 +372,7 @@ class Server:
             self.done.set()
         signal.signal(signal.SIGTERM, stop)
         signal.signal(signal.SIGINT, stop)
-        print("listening %s" % path, flush=True)
+        print("listening %s" % name, flush=True)
         try:
             while not self.done.is_set():
                 try:
@@ -367,11 +385,20 @@ class Server:
                 threading.Thread(target=self.serve, args=(conn,), daemon=True).start()
         finally:
             lsock.close()
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+            if not self.a.tcp:
+                try:
+                    os.unlink(name)
+                except OSError:
+                    pass
         return 0
+
+
+def host_port(text):
+    """HOST:PORT (an IPv6 host in brackets) as (host, port)."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise argparse.ArgumentTypeError("not HOST:PORT: %r" % text)
+    return host.strip("[]"), int(port)
 
 
 def main():
@@ -384,7 +411,9 @@ def main():
     b = sub.add_parser("blocks", help="list the objects of a stream's framing")
     b.add_argument("trace")
     s = sub.add_parser("serve", help="stand in for a program, from a recorded stream")
-    s.add_argument("--socket", required=True)
+    where = s.add_mutually_exclusive_group(required=True)
+    where.add_argument("--socket", metavar="PATH")
+    where.add_argument("--tcp", type=host_port, metavar="HOST:PORT")
     s.add_argument("--trace", required=True)
     s.add_argument("--info")
     s.add_argument("--truncate", type=int, metavar="N")

@@ -11,8 +11,9 @@ strictly; streamed to gcsnapd too), small_buffer (a buffer too small: the
 capture fails, says which buffer-mb to use and leaves nothing; the program
 runs on and a capture with that size takes everything), repeat (several
 captures of one process, each complete), list (--list and --list --json),
-oracle (dotnet-gcdump, installed from NuGet into WORK_DIR, collects the same
-program: the same objects per type).
+oracle (dotnet-gcdump, installed from NuGet into BIN_DIR/../dotnet-tools, collects the same
+program: the same objects per type), trigger (--trigger heap-growth fires
+when the program's heap grows, read from its own collections).
 Exit 0 pass, 1 fail, 77 skipped (no dotnet, the programs not built, or no
 dotnet-gcdump for the oracle).
 """
@@ -244,6 +245,45 @@ def test_list():
     check(r.returncode == 1 and str(a.pid) in r.stderr, "a program gone: %s" % r.stderr.strip())
 
 
+def test_trigger():
+    """--trigger heap-growth on a program whose heap grows: the size comes
+    from the runtime's own collections (a light session kept open), no walk."""
+    port, http = free_port(), free_port()
+    url = "http://127.0.0.1:%d" % http
+    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
+                          "--http", "127.0.0.1:%d" % http, "--store", os.path.join(WORK, "store")],
+                         stderr=subprocess.DEVNULL)
+    procs.append(d)
+    wait_until(lambda: listening(port), "the collector")
+    app = App("Alloc", "1000")
+    log = open(os.path.join(WORK, "agent.log"), "w+")
+    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "dotnet:%d" % app.pid,
+                          "--connect", "127.0.0.1:%d" % port, "--device-id", "grow",
+                          "--trigger", "heap-growth=50%", "--check-interval", "200ms",
+                          "--cooldown", "1s"], stderr=log)
+    procs.append(a)
+    wait_until(lambda: "grow" in gcsnap("devices", "--collector", url).stdout, "the agent")
+    time.sleep(1)
+    listed = json.loads(gcsnap("snapshots", "--json", "--collector", url).stdout)["snapshots"]
+    check(not listed, "no capture while the heap stays as it is")
+    check(app.say("grow 3000000") == "ok", "the program grew its heap by three million nodes")
+
+    def stored():
+        return json.loads(gcsnap("snapshots", "--json", "--collector", url).stdout)["snapshots"]
+    wait_until(lambda: stored(), "a triggered capture", timeout=60)
+    snap = stored()[0]
+    log.seek(0)
+    text = log.read()
+    check(snap["objects"] > 1000000 and "heap-growth=50%: the heap holds" in text,
+          "the trigger fired and the capture holds the grown heap (%d objects): %s"
+          % (snap["objects"], text.strip().splitlines()[-1] if text.strip() else ""))
+    a.terminate()
+    a.wait()
+    check(app.finish() == 0, "the program exits")
+    d.terminate()
+    d.wait()
+
+
 def type_counts(summary):
     """Objects per type; PerfView's size classes (" (Bytes > 100K)") folded."""
     counts = {}
@@ -254,7 +294,7 @@ def type_counts(summary):
 
 
 def test_oracle():
-    tools = os.path.join(WORK, "tools")
+    tools = os.path.join(BIN, "..", "dotnet-tools")   # shared with tests/bench/dotnet.py
     gcdump = os.path.join(tools, "dotnet-gcdump")
     if not os.path.exists(gcdump):
         r = run("dotnet", "tool", "install", "--tool-path", tools, "dotnet-gcdump")
@@ -293,7 +333,7 @@ def main():
     os.makedirs(WORK)
     tests = {"net10": lambda: test_heap("net10"), "net8": lambda: test_heap("net8"),
              "small_buffer": test_small_buffer, "repeat": test_repeat, "list": test_list,
-             "oracle": test_oracle}
+             "oracle": test_oracle, "trigger": test_trigger}
     if suite not in tests:
         fail("unknown suite " + suite)
     tests[suite]()

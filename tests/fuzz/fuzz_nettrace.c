@@ -141,7 +141,7 @@ static int run(const uint8_t *data, size_t size, size_t piece, seen *s, char *er
   v.object_end = v_object_end;
   err[0] = '\0';
   if ((rc = gs_nt_open(&nt, src_read, &in, err, cap)) < 0) return rc;
-  FUZZ_CHECK(gs_dheap_new(&h, &v, gs_nt_trace_of(nt)->pointer_size, 1u << 16) == GS_OK);
+  FUZZ_CHECK(gs_dheap_new(&h, &v, gs_nt_trace_of(nt)->pointer_size, 1u << 16, NULL) == GS_OK);
   rc = decode(nt, h, s);
   if (rc < 0 && !err[0]) snprintf(err, cap, "%s", gs_dheap_error(h));
   fold(s, &rc, sizeof rc);

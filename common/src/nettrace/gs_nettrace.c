@@ -434,6 +434,10 @@ int gs_nt_open(gs_nt **out, gs_read_fn fn, void *ctx, char *err, size_t errcap) 
 
 const gs_nt_trace *gs_nt_trace_of(const gs_nt *nt) { return &nt->trace; }
 uint64_t gs_nt_lost(const gs_nt *nt) { return nt->lost; }
+
+int gs_nt_buffered(const gs_nt *nt) {
+  return (nt->kind != BLOCK_NONE && nt->pos < nt->block_len) || nt->s.pos < nt->s.len;
+}
 uint64_t gs_nt_bytes(const gs_nt *nt) { return nt->s.off; }
 
 void gs_nt_free(gs_nt *nt) {

@@ -19,6 +19,7 @@ namespace AllocTest
     static class Program
     {
         static Node[] all;
+        static readonly System.Collections.Generic.List<Node> grown = new System.Collections.Generic.List<Node>();
 
         static int Main(string[] args)
         {
@@ -50,6 +51,12 @@ namespace AllocTest
                 else if (line == "pause")
                 {
                     Console.WriteLine("pause " + GC.GetTotalPauseDuration().Ticks / 10);
+                }
+                else if (line.StartsWith("grow ") && int.TryParse(line.Substring(5), out int more))
+                {
+                    for (int i = 0; i < more; i++)
+                        grown.Add(new Node { Index = i, Prev = grown.Count > 0 ? grown[grown.Count - 1] : null });
+                    Console.WriteLine("ok");
                 }
                 else
                 {
