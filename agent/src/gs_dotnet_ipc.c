@@ -7,14 +7,17 @@
 
 #include "gs_error.h"
 #include "gs_port_dotnet.h"
+#include "gs_port_local.h"
 
 #define MAGIC "DOTNET_IPC_V1"       /* and its NUL: 14 bytes */
 #define HEADER 20u
 enum { SET_EVENTPIPE = 0x02, SET_PROCESS = 0x04, SET_SERVER = 0xff };
 enum { EP_STOP = 0x01, EP_COLLECT2 = 0x03 };
-enum { PROCESS_INFO = 0x00, PROCESS_INFO2 = 0x04 };
+enum { PROCESS_INFO = 0x00, PROCESS_RESUME = 0x01, PROCESS_INFO2 = 0x04 };
 enum { REPLY_OK = 0x00, REPLY_ERROR = 0xff };
 #define FORMAT_NETTRACE 1u
+#define ADVERT_MAGIC "ADVR_V1"      /* and its NUL: 8 bytes */
+#define ADVERT_BYTES 34u
 
 typedef struct msg {
   unsigned char b[GS_DIPC_MESSAGE_MAX];
@@ -84,15 +87,44 @@ static uint64_t le(const unsigned char *p, unsigned n) {
 }
 
 /* Sends m on a new connection and reads the reply's payload into m. */
-static int exchange(const char *endpoint, msg *m, gs_port_socket **out, char *err,
+/* Reverse mode: the runtime's next connection and its advertisement
+ * ("ADVR_V1\0", a 16-byte cookie, its pid, two reserved bytes). */
+static int peer_accept(gs_dipc_peer *p, gs_port_socket **s, char *err, size_t errcap) {
+  unsigned char ad[ADVERT_BYTES];
+  int rc = gs_port_local_accept(p->listener, s, (int)p->wait_ms, err, errcap);
+  if (rc == GS_EOF)
+    snprintf(err, errcap, "%.200s: the program did not connect within %u s", p->endpoint,
+             p->wait_ms / 1000);
+  if (rc) return GS_EIO;
+  if ((rc = recv_all(*s, ad, sizeof ad, GS_DIPC_REPLY_MS, p->endpoint, err, errcap)) == GS_OK &&
+      memcmp(ad, ADVERT_MAGIC, sizeof ADVERT_MAGIC)) {
+    snprintf(err, errcap, "%.200s: a connection that is not a .NET runtime's", p->endpoint);
+    rc = GS_EFORMAT;
+  }
+  if (rc) {
+    gs_port_net_close(*s);
+    *s = NULL;
+    return rc;
+  }
+  p->pid = (unsigned long)le(ad + 24, 8);
+  return GS_OK;
+}
+
+static int peer_open(gs_dipc_peer *p, gs_port_socket **s, char *err, size_t errcap) {
+  return p->listener ? peer_accept(p, s, err, errcap)
+                     : gs_port_dotnet_connect(s, p->endpoint, err, errcap);
+}
+
+static int exchange(gs_dipc_peer *peer, msg *m, gs_port_socket **out, char *err,
                     size_t errcap) {
+  const char *endpoint = peer->endpoint;
   gs_port_socket *s;
   size_t size;
   int rc;
   if (m->overflow) return snprintf(err, errcap, "a message too long"), GS_EINVAL;
   m->b[14] = (unsigned char)m->n;
   m->b[15] = (unsigned char)(m->n >> 8);
-  if ((rc = gs_port_dotnet_connect(&s, endpoint, err, errcap)) < 0) return rc;
+  if ((rc = peer_open(peer, &s, err, errcap)) < 0) return rc;
   if (gs_port_net_send(s, m->b, m->n, GS_DIPC_REPLY_MS)) {
     snprintf(err, errcap, "%.200s: sending failed: %s", endpoint, gs_port_error_text());
     gs_port_net_close(s);
@@ -159,19 +191,19 @@ static int parse_info(const msg *m, int v2, gs_dipc_process *info) {
   return GS_OK;
 }
 
-int gs_dipc_process_info(const char *endpoint, gs_dipc_process *info, char *err, size_t errcap) {
+int gs_dipc_process_info(gs_dipc_peer *peer, gs_dipc_process *info, char *err, size_t errcap) {
   static msg m;                          /* 64 KiB: not on a device's stack */
   int v2 = 1, rc;
   memset(info, 0, sizeof *info);
   begin(&m, SET_PROCESS, PROCESS_INFO2);
-  rc = exchange(endpoint, &m, NULL, err, errcap);
+  rc = exchange(peer, &m, NULL, err, errcap);
   if (rc == GS_EINVAL) {                 /* before .NET 6 */
     v2 = 0;
     begin(&m, SET_PROCESS, PROCESS_INFO);
-    rc = exchange(endpoint, &m, NULL, err, errcap);
+    rc = exchange(peer, &m, NULL, err, errcap);
   }
   if (rc == GS_OK && parse_info(&m, v2, info)) {
-    snprintf(err, errcap, "%.200s: a malformed process information reply", endpoint);
+    snprintf(err, errcap, "%.200s: a malformed process information reply", peer->endpoint);
     rc = GS_EFORMAT;
   }
   return rc;
@@ -179,7 +211,7 @@ int gs_dipc_process_info(const char *endpoint, gs_dipc_process *info, char *err,
 
 /* ---- tracing ---- */
 
-int gs_dipc_collect(const char *endpoint, uint32_t buffer_mb, const gs_dipc_provider *p,
+int gs_dipc_collect(gs_dipc_peer *peer, uint32_t buffer_mb, const gs_dipc_provider *p,
                     unsigned n, unsigned reply_ms, gs_port_socket **stream, uint64_t *session,
                     char *err, size_t errcap) {
   static msg m;
@@ -197,20 +229,41 @@ int gs_dipc_collect(const char *endpoint, uint32_t buffer_mb, const gs_dipc_prov
     put_string(&m, p[i].name);
     put_string(&m, NULL);
   }
-  if ((rc = exchange(endpoint, &m, stream, err, errcap)) < 0) return rc;
+  if ((rc = exchange(peer, &m, stream, err, errcap)) < 0) return rc;
   if (m.n < HEADER + 8) {
     gs_port_net_close(*stream);
     *stream = NULL;
-    snprintf(err, errcap, "%.200s: a tracing reply without its session", endpoint);
+    snprintf(err, errcap, "%.200s: a tracing reply without its session", peer->endpoint);
     return GS_EFORMAT;
   }
   *session = le(m.b + HEADER, 8);
   return GS_OK;
 }
 
-int gs_dipc_stop(const char *endpoint, uint64_t session, char *err, size_t errcap) {
+int gs_dipc_stop(gs_dipc_peer *peer, uint64_t session, char *err, size_t errcap) {
   static msg m;
   begin(&m, SET_EVENTPIPE, EP_STOP);
   put_le(&m, session, 8);
-  return exchange(endpoint, &m, NULL, err, errcap);
+  return exchange(peer, &m, NULL, err, errcap);
+}
+
+int gs_dipc_listen(gs_dipc_peer *peer, const char *path, unsigned wait_ms, char *err,
+                   size_t errcap) {
+  static msg m;
+  int rc;
+  memset(peer, 0, sizeof *peer);
+  snprintf(peer->endpoint, sizeof peer->endpoint, "%s", path);
+  peer->wait_ms = wait_ms;
+  if ((rc = gs_port_local_listen(&peer->listener, path, err, errcap))) return rc;
+  begin(&m, SET_PROCESS, PROCESS_RESUME);               /* it waits for this, by default */
+  if ((rc = exchange(peer, &m, NULL, err, errcap))) {
+    gs_port_local_unlisten(peer->listener);
+    peer->listener = NULL;
+  }
+  return rc;
+}
+
+void gs_dipc_unlisten(gs_dipc_peer *peer) {
+  gs_port_local_unlisten(peer->listener);
+  peer->listener = NULL;
 }

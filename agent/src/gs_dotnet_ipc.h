@@ -23,6 +23,16 @@ typedef struct gs_dipc_process {
   char assembly[256], version[64];      /* empty before .NET 6 */
 } gs_dipc_process;
 
+/* Where the program is: an endpoint the agent connects to for each command,
+ * or (reverse mode, gs_dipc_listen) a socket the agent listens on, to which
+ * the runtime connects for each command. */
+typedef struct gs_dipc_peer {
+  char endpoint[256];                   /* the socket's path or pipe's name */
+  struct gs_port_listener *listener;    /* reverse mode; NULL otherwise */
+  unsigned wait_ms;                     /* reverse: for the runtime's connection */
+  unsigned long pid;                    /* reverse: from the runtime's advertisement */
+} gs_dipc_peer;
+
 typedef struct gs_dipc_provider {
   const char *name;
   uint64_t keywords;
@@ -31,18 +41,26 @@ typedef struct gs_dipc_provider {
 
 /* ProcessInfo2 (ProcessInfo where refused). GS_OK, or GS_EIO / GS_EFORMAT
  * with the reason in err. */
-int gs_dipc_process_info(const char *endpoint, gs_dipc_process *info, char *err, size_t errcap);
+int gs_dipc_process_info(gs_dipc_peer *peer, gs_dipc_process *info, char *err, size_t errcap);
 
 /* CollectTracing2 in the NetTrace format, without rundown: GS_OK with the
  * connection the events will come on and the session's ID. The runtime
  * may answer only after the collection that the session's keywords induce
  * (seconds for a large heap): the reply may take reply_ms, at least
  * GS_DIPC_REPLY_MS. */
-int gs_dipc_collect(const char *endpoint, uint32_t buffer_mb, const gs_dipc_provider *p,
+int gs_dipc_collect(gs_dipc_peer *peer, uint32_t buffer_mb, const gs_dipc_provider *p,
                     unsigned n, unsigned reply_ms, gs_port_socket **stream, uint64_t *session,
                     char *err, size_t errcap);
 
 /* StopTracing of a session. */
-int gs_dipc_stop(const char *endpoint, uint64_t session, char *err, size_t errcap);
+int gs_dipc_stop(gs_dipc_peer *peer, uint64_t session, char *err, size_t errcap);
+
+/* Reverse mode: listens on path, waits up to wait_ms for the runtime (a
+ * program started with DOTNET_DiagnosticPorts=path), and resumes it
+ * (ResumeRuntime: it waits for that before running any managed code).
+ * GS_OK, or an error with the reason. */
+int gs_dipc_listen(gs_dipc_peer *peer, const char *path, unsigned wait_ms, char *err,
+                   size_t errcap);
+void gs_dipc_unlisten(gs_dipc_peer *peer);
 
 #endif

@@ -48,9 +48,13 @@ static void put_json(FILE *f, unsigned long pid, const char *endpoint,
 
 static int list_one(void *ctx, unsigned long pid, const char *endpoint) {
   lister *l = ctx;
+  gs_dipc_peer peer;
   gs_dipc_process p;
   char err[300];
-  int rc = gs_dipc_process_info(endpoint, &p, err, sizeof err);
+  int rc;
+  memset(&peer, 0, sizeof peer);
+  snprintf(peer.endpoint, sizeof peer.endpoint, "%s", endpoint);
+  rc = gs_dipc_process_info(&peer, &p, err, sizeof err);
   if (l->json) {
     put_json(l->f, pid, endpoint, &p, rc ? err : NULL);
   } else {

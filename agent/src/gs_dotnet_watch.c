@@ -21,7 +21,7 @@
 #define AHEAD 65536u
 
 struct gs_dwatch {
-  char endpoint[256];
+  gs_dipc_peer *peer;
   gs_port_socket *sock;
   uint64_t session;
   gs_nt *nt;
@@ -93,7 +93,7 @@ int gs_dwatch_poll(gs_dwatch *w, uint64_t *bytes, char *err, size_t errcap) {
     }
   }
   if (rc < 0 || w->closed) {
-    snprintf(err, errcap, "%.200s: the heap size session ended (%.80s)", w->endpoint,
+    snprintf(err, errcap, "%.200s: the heap size session ended (%.80s)", w->peer->endpoint,
              w->closed ? "the program closed it" : w->err[0] ? w->err : gs_port_error_text());
     return GS_EIO;
   }
@@ -101,7 +101,7 @@ int gs_dwatch_poll(gs_dwatch *w, uint64_t *bytes, char *err, size_t errcap) {
   return w->have ? GS_OK : GS_EOF;
 }
 
-int gs_dwatch_open(gs_dwatch **out, const char *endpoint, char *err, size_t errcap) {
+int gs_dwatch_open(gs_dwatch **out, gs_dipc_peer *peer, char *err, size_t errcap) {
   gs_dipc_provider p = {RUNTIME_PROVIDER, GC_KEYWORD, LEVEL_INFORMATIONAL};
   gs_dwatch *w = calloc(1, sizeof *w);
   *out = NULL;
@@ -109,8 +109,8 @@ int gs_dwatch_open(gs_dwatch **out, const char *endpoint, char *err, size_t errc
     snprintf(err, errcap, "out of memory");
     return GS_ENOMEM;
   }
-  snprintf(w->endpoint, sizeof w->endpoint, "%s", endpoint);
-  if (gs_dipc_collect(endpoint, GS_DWATCH_BUFFER_MB, &p, 1, 0, &w->sock, &w->session, err, errcap)) {
+  w->peer = peer;
+  if (gs_dipc_collect(peer, GS_DWATCH_BUFFER_MB, &p, 1, 0, &w->sock, &w->session, err, errcap)) {
     free(w);
     return GS_EIO;
   }
@@ -121,7 +121,7 @@ int gs_dwatch_open(gs_dwatch **out, const char *endpoint, char *err, size_t errc
 void gs_dwatch_close(gs_dwatch *w) {
   char err[300];
   if (!w) return;
-  if (!w->closed) gs_dipc_stop(w->endpoint, w->session, err, sizeof err);
+  if (!w->closed) gs_dipc_stop(w->peer, w->session, err, sizeof err);
   gs_port_net_close(w->sock);
   gs_nt_free(w->nt);
   free(w);

@@ -10,13 +10,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "gs_dotnet_ipc.h"
 
 typedef struct gs_dwatch gs_dwatch;
 
 #define GS_DWATCH_BUFFER_MB 16u
 
-/* Opens the session on endpoint. GS_OK, or GS_EIO with the reason. */
-int gs_dwatch_open(gs_dwatch **out, const char *endpoint, char *err, size_t errcap);
+/* Opens the session with the program at peer (which must outlive it).
+ * GS_OK, or GS_EIO with the reason. */
+int gs_dwatch_open(gs_dwatch **out, gs_dipc_peer *peer, char *err, size_t errcap);
 
 /* The heap's bytes after the runtime's last collection: GS_OK; GS_EOF while
  * no collection has ended since the watch began; GS_EIO (reason in err)

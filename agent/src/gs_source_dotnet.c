@@ -36,11 +36,15 @@
 #define REST_MS 5000u                    /* reading the stream's end after the walk */
 
 const char gs_source_dotnet_help[] =
-  "  dotnet:PID[,KNOBS] or dotnet:PATH[,KNOBS]\n"
+  "  dotnet:PID[,KNOBS], dotnet:PATH[,KNOBS] or dotnet:listen=PATH[,KNOBS]\n"
   "                a running .NET 5+ program (CoreCLR: .NET 8, .NET 10, ...),\n"
   "                reached through its diagnostics socket (PATH: the socket,\n"
   "                $TMPDIR/dotnet-diagnostic-PID-KEY-socket; on Windows the pipe\n"
-  "                \\\\.\\pipe\\dotnet-diagnostic-PID). Each capture is a\n"
+  "                \\\\.\\pipe\\dotnet-diagnostic-PID). listen=PATH: the agent\n"
+  "                listens on the socket PATH first and waits (timeout=S) for\n"
+  "                a program started with DOTNET_DiagnosticPorts=PATH, which\n"
+  "                it resumes at once, then talks to it on the connections\n"
+  "                the runtime makes. Each capture is a\n"
   "                blocking full collection whose walk the runtime sends as\n"
   "                events; the program is stopped for the walk, and grows by\n"
   "                about 46 bytes an object while the events wait in its buffer.\n"
@@ -64,7 +68,7 @@ static uint32_t buffer_for(uint64_t rss) {
 
 typedef struct dotnet_source {
   gs_source base;
-  char endpoint[256];
+  gs_dipc_peer peer;                      /* where the program is */
   unsigned long pid;                      /* 0 when given the socket */
   uint32_t buffer_mb;                     /* 0: from the program's memory */
   unsigned timeout_ms;
@@ -177,7 +181,7 @@ static void read_rest(capture *c, uint64_t session) {
   unsigned timeout = s->timeout_ms;
   gs_nt_event ev;
   char err[300];
-  gs_dipc_stop(s->endpoint, session, err, sizeof err);
+  gs_dipc_stop(&s->peer, session, err, sizeof err);
   c->stopped = 1;
   s->timeout_ms = timeout < REST_MS ? timeout : REST_MS;
   while (gs_nt_next(c->nt, &ev) == GS_OK && gs_port_time_us() - t0 < REST_MS * 1000ull) {}
@@ -235,11 +239,11 @@ static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
   c.s = s;
   s->timed_out = s->closed = 0;
   s->base.pause_us = s->base.stream_bytes = s->base.lost_events = 0;
-  if (gs_dipc_process_info(s->endpoint, &info, err, sizeof err) < 0)
+  if (gs_dipc_process_info(&s->peer, &info, err, sizeof err) < 0)
     return fail(s, GS_EIO, err);
   section_name(&info, name, sizeof name);
   c.buffer_mb = buffer_of(s);
-  if (gs_dipc_collect(s->endpoint, c.buffer_mb, &p, 1, s->timeout_ms, &s->sock, &session, err,
+  if (gs_dipc_collect(&s->peer, c.buffer_mb, &p, 1, s->timeout_ms, &s->sock, &session, err,
                       sizeof err) < 0)
     return fail(s, GS_EIO, err);
   rc = decode(&c, v, name, session);
@@ -248,7 +252,7 @@ static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
     s->base.lost_events = lost_of(&c);
   }
   /* A walk that failed leaves the session to stop; closing ours ends it too. */
-  if (!c.stopped) gs_dipc_stop(s->endpoint, session, err, sizeof err);
+  if (!c.stopped) gs_dipc_stop(&s->peer, session, err, sizeof err);
   gs_port_net_close(s->sock);
   s->sock = NULL;
   gs_dheap_free(c.heap);
@@ -261,7 +265,7 @@ static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
 static int dotnet_heap_bytes(gs_source *src, uint64_t *bytes) {
   dotnet_source *s = (dotnet_source *)src;
   int rc;
-  if (!s->watch && gs_dwatch_open(&s->watch, s->endpoint, s->base.error, sizeof s->base.error))
+  if (!s->watch && gs_dwatch_open(&s->watch, &s->peer, s->base.error, sizeof s->base.error))
     return GS_EIO;
   rc = gs_dwatch_poll(s->watch, bytes, s->base.error, sizeof s->base.error);
   if (rc == GS_EIO) {
@@ -276,6 +280,7 @@ static void dotnet_free(gs_source *src) {
   if (!s) return;
   gs_dwatch_close(s->watch);
   gs_dheap_names_free(s->names);
+  gs_dipc_unlisten(&s->peer);
   gs_port_net_close(s->sock);
   free(s);
 }
@@ -303,19 +308,36 @@ static int parse_knobs(dotnet_source *s, const char *p, char *err, size_t errcap
   return rc;
 }
 
-/* PID or PATH, before the first comma. */
+/* listen=PATH: the agent listens and the program connects (reverse mode):
+ * it waits, suspended, until the agent resumes it, which is done here. */
+static int start_listening(dotnet_source *s, const char *path, size_t n, char *err,
+                           size_t errcap) {
+  char where[256];
+  if (n == 0 || n >= sizeof where) {
+    snprintf(err, errcap, "listen=PATH: give the socket's path (at most 255 bytes)");
+    return GS_EINVAL;
+  }
+  memcpy(where, path, n);
+  where[n] = '\0';
+  if (gs_dipc_listen(&s->peer, where, s->timeout_ms, err, errcap)) return GS_EIO;
+  s->pid = s->peer.pid;
+  return GS_OK;
+}
+
+/* PID, PATH or listen=PATH, before the first comma. */
 static int parse_target(dotnet_source *s, const char *spec, size_t n, char *err, size_t errcap) {
   size_t i;
+  if (n >= 7 && !memcmp(spec, "listen=", 7)) return start_listening(s, spec + 7, n - 7, err, errcap);
   for (i = 0; i < n && spec[i] >= '0' && spec[i] <= '9'; i++) s->pid = s->pid * 10 + (unsigned)(spec[i] - '0');
   if (n && i == n && n <= 9 && s->pid)
-    return gs_port_dotnet_endpoint(s->pid, s->endpoint, sizeof s->endpoint, err, errcap);
+    return gs_port_dotnet_endpoint(s->pid, s->peer.endpoint, sizeof s->peer.endpoint, err, errcap);
   s->pid = 0;
-  if (n == 0 || n >= sizeof s->endpoint) {
+  if (n == 0 || n >= sizeof s->peer.endpoint) {
     snprintf(err, errcap, "give the program's process ID or its diagnostics socket: dotnet:PID");
     return GS_EINVAL;
   }
-  memcpy(s->endpoint, spec, n);
-  s->endpoint[n] = '\0';
+  memcpy(s->peer.endpoint, spec, n);
+  s->peer.endpoint[n] = '\0';
   return GS_OK;
 }
 

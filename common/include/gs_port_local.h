@@ -16,4 +16,17 @@
  * path too long for the platform. */
 int gs_port_local_connect(gs_port_socket **s, const char *path, char *err, size_t errcap);
 
+/* The other way round, for a program that connects to the agent (a .NET
+ * runtime started with DOTNET_DiagnosticPorts=PATH): a socket file made at
+ * path (a socket left there by an earlier run is replaced; any other file
+ * is not), accepting one connection at a time. */
+typedef struct gs_port_listener gs_port_listener;
+int gs_port_local_listen(gs_port_listener **l, const char *path, char *err, size_t errcap);
+/* The next connection within timeout_ms (-1: no bound): GS_OK, GS_EOF when
+ * none came in time, GS_EIO with the reason. */
+int gs_port_local_accept(gs_port_listener *l, gs_port_socket **s, int timeout_ms, char *err,
+                         size_t errcap);
+/* Closes l and removes its socket file (NULL is fine). */
+void gs_port_local_unlisten(gs_port_listener *l);
+
 #endif

@@ -13,7 +13,8 @@ runs on and a capture with that size takes everything), repeat (several
 captures of one process, each complete), list (--list and --list --json),
 oracle (dotnet-gcdump, installed from NuGet into BIN_DIR/../dotnet-tools, collects the same
 program: the same objects per type), trigger (--trigger heap-growth fires
-when the program's heap grows, read from its own collections).
+when the program's heap grows, read from its own collections), reverse
+(dotnet:listen=PATH with a program started with DOTNET_DiagnosticPorts).
 Exit 0 pass, 1 fail, 77 skipped (no dotnet, the programs not built, or no
 dotnet-gcdump for the oracle).
 """
@@ -284,6 +285,53 @@ def test_trigger():
     d.wait()
 
 
+def test_reverse():
+    """dotnet:listen=PATH: the agent listens first; the program, started with
+    DOTNET_DiagnosticPorts=PATH (suspended until resumed, the default),
+    connects; captures asked through the collector hold its heap."""
+    sock = os.path.join(WORK, "diag.sock")
+    r = agent("--source", "dotnet:listen=%s,timeout=1" % sock, "--out",
+              os.path.join(WORK, "none.gclog"))
+    check(r.returncode == 1 and "did not connect within 1 s" in r.stderr and
+          not os.path.exists(sock), "no program connects: exit 1, %s" % r.stderr.strip())
+    port, http = free_port(), free_port()
+    url = "http://127.0.0.1:%d" % http
+    store = os.path.join(WORK, "store")
+    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
+                          "--http", "127.0.0.1:%d" % http, "--store", store],
+                         stderr=subprocess.DEVNULL)
+    procs.append(d)
+    wait_until(lambda: listening(port), "the collector")
+    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "dotnet:listen=" + sock,
+                          "--connect", "127.0.0.1:%d" % port, "--device-id", "reverse"],
+                         stderr=open(os.path.join(WORK, "agent.log"), "w"))
+    procs.append(a)
+    wait_until(lambda: os.path.exists(sock), "the agent's socket")
+    os.environ["DOTNET_DiagnosticPorts"] = sock
+    try:
+        app = App("Heap")
+    finally:
+        del os.environ["DOTNET_DiagnosticPorts"]
+    check(True, "the program was resumed and started (pid %d)" % app.pid)
+    for i in range(2):
+        r = gcsnap("capture", "reverse", "--wait", "--collector", url)
+        check(r.returncode == 0, "capture %d through the runtime's connections (%s)"
+              % (i + 1, (r.stdout + r.stderr).strip()))
+    stored = sorted(os.path.join(dp, f) for dp, _, fs in os.walk(store) for f in fs
+                    if f.endswith(".gclog.zst"))
+    plain = os.path.join(WORK, "last.gclog")
+    check(len(stored) == 2 and gcsnap("convert", stored[-1], plain).returncode == 0,
+          "two snapshots stored")
+    shutil.copy(stored[-1] + ".gens.json", plain + ".gens.json")
+    problems = heapcheck.check(plain, expect("net10"))
+    check(not problems, "the second holds the program's heap (%s)" % "; ".join(problems))
+    check(app.finish() == 0, "the program exits")
+    a.terminate()
+    a.wait()
+    d.terminate()
+    d.wait()
+
+
 def type_counts(summary):
     """Objects per type; PerfView's size classes (" (Bytes > 100K)") folded."""
     counts = {}
@@ -333,7 +381,7 @@ def main():
     os.makedirs(WORK)
     tests = {"net10": lambda: test_heap("net10"), "net8": lambda: test_heap("net8"),
              "small_buffer": test_small_buffer, "repeat": test_repeat, "list": test_list,
-             "oracle": test_oracle, "trigger": test_trigger}
+             "oracle": test_oracle, "trigger": test_trigger, "reverse": test_reverse}
     if suite not in tests:
         fail("unknown suite " + suite)
     tests[suite]()
