@@ -319,10 +319,9 @@ static int on_statics(gs_dheap *h, dh_cur *c, uint64_t at) {
 
 static int names_put(gs_dheap_names *n, uint64_t id, const char *name, size_t len) {
   gs_idmap_slot *s;
-  int rc;
   if (n->len + len + 1 > GS_DHEAP_NAMES_BYTES || gs_idmap_find(&n->map, id)) return GS_OK;
   if (gs_array_reserve((void **)&n->arena, &n->cap, n->len + len + 1, 1) < 0 ||
-      (rc = gs_idmap_put(&n->map, id, &s)) < 0)
+      gs_idmap_put(&n->map, id, &s) < 0)
     return GS_ENOMEM;
   s->value = (uint32_t)n->len;
   memcpy(n->arena + n->len, name, len);
