@@ -30,7 +30,8 @@ enum {
   EXIT_CAPTURE = 1,         /* the source failed: heap not captured */
   EXIT_USAGE = 2,
   EXIT_OUTPUT = 3,          /* the dump could not be written */
-  EXIT_REFUSED = 4          /* --once: the collector refused the device's key */
+  EXIT_REFUSED = 4,         /* --once: the collector refused the device's key */
+  EXIT_GONE = 5             /* a session's program exited (GS_SESSION_GONE) */
 };
 
 #define AGENT_CONNECT_TIMEOUT_MS 10000u
@@ -139,7 +140,8 @@ static void agent_usage(FILE *f) {
     "  --key HEX      the key itself: less safe, as other users of the device\n"
     "                 may see the command line\n"
     "  --app NAME     the application's name in the hello (default: the\n"
-    "                 source's name)\n"
+    "                 program and its runtime where the source knows them,\n"
+    "                 \"Contacts (.NET 10.0.12)\", else the source's name)\n"
     "  --once         connect, send one snapshot unasked, wait for the\n"
     "                 collector's verdict and exit\n"
     "  --connect-timeout S  give up a connection attempt, and the wait for\n"
@@ -196,7 +198,8 @@ static void agent_usage(FILE *f) {
     "capture failed or the link dropped, 2 usage error, 3 could not connect,\n"
     "4 the collector refused the device's key (or wants one and none was given).\n"
     "Without --once the agent runs until it is stopped; it exits with 2 for a\n"
-    "usage error and 3 when the --spool folder cannot be created or read.\n");
+    "usage error, 3 when the --spool folder cannot be created or read, and 5\n"
+    "when the program behind the source has exited (dotnet:PID, listen=PATH).\n");
 }
 
 static int agent_usage_error(const char *fmt, const char *arg) {
@@ -613,7 +616,7 @@ static int agent_session(const agent_args *a, gs_source *src) {
   o.naddrs = a->naddrs;
   o.device_id = a->device_id;
   o.key = a->has_key ? a->key : NULL;
-  o.app_name = a->app_name ? a->app_name : src->ops->name;
+  o.app_name = a->app_name ? a->app_name : src->program[0] ? src->program : src->ops->name;
   o.connect_timeout_ms = a->connect_timeout_ms;
   o.retry_max_ms = a->retry_max_ms < GS_SESSION_BACKOFF_MS ? GS_SESSION_BACKOFF_MS
                                                             : a->retry_max_ms;
@@ -662,7 +665,7 @@ int main(int argc, char **argv) {
     rc = agent_session(&a, src);
     gs_sha256_wipe(a.key, sizeof a.key);
     src->ops->free(src);
-    return rc == GS_SESSION_REFUSED ? EXIT_REFUSED : rc;
+    return rc == GS_SESSION_REFUSED ? EXIT_REFUSED : rc == GS_SESSION_GONE ? EXIT_GONE : rc;
   }
   if (gs_sink_file_new(&sink, a.out, err, sizeof err)) {
     fprintf(stderr, AGENT_NAME ": %s\n", err);

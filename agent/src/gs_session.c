@@ -416,5 +416,6 @@ gs_session_result gs_session_run(gs_source *src, const gs_session_options *opt) 
     return r;
   }
   gs_sess_loop(&s);
-  return GS_SESSION_FAILED;
+  gs_link_close(s.link);
+  return GS_SESSION_GONE;
 }

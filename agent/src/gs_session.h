@@ -43,6 +43,8 @@
 /* A spooled snapshot whose upload broke the link this many times running
  * is taken for damaged and dropped, so that it cannot block the spool. */
 #define GS_SESSION_UPLOAD_TRIES 5u
+/* How often a session asks the source whether its program still runs. */
+#define GS_SESSION_GONE_MS 1000u
 
 struct gs_spool;
 
@@ -77,7 +79,8 @@ typedef enum gs_session_result {
   GS_SESSION_STORED = 0,        /* the collector acknowledged the snapshot */
   GS_SESSION_FAILED = 1,        /* refused, the capture failed or the link dropped */
   GS_SESSION_UNREACHABLE = 3,   /* could not connect */
-  GS_SESSION_REFUSED = 4        /* the collector refused the device's key, or wants one */
+  GS_SESSION_REFUSED = 4,       /* the collector refused the device's key, or wants one */
+  GS_SESSION_GONE = 5           /* the program behind the source exited */
 } gs_session_result;
 
 gs_session_result gs_session_run(gs_source *src, const gs_session_options *opt);

@@ -25,6 +25,7 @@ typedef struct gs_sess {
   /* the long-running session's clocks, in gs_port_time_us() */
   unsigned backoff;
   uint64_t next_connect, next_ping, next_every, next_check, cooldown_until;
+  uint64_t next_gone;           /* when to ask the source whether its program exited */
   uint64_t upload_after;        /* uploads wait until then */
   /* heap bytes after the last capture: what growth is measured from */
   uint64_t baseline;
@@ -55,6 +56,8 @@ int gs_sess_capture(gs_sess *s, uint64_t request_id, int stable_ids, const char 
                     uint64_t *snapshot_id, int *sent);
 
 /* gs_session_loop.c: runs until the agent is stopped. */
+/* Runs until the agent is stopped, or until the source's program is gone
+ * (then returns). */
 void gs_sess_loop(gs_sess *s);
 
 #endif

@@ -297,6 +297,18 @@ static uint64_t session_min(uint64_t a, uint64_t b) {
   return a < b ? a : b;
 }
 
+/* Whether the source's program exited: then the session ends, the link
+ * closed (the collector shows the device gone), rather than answering
+ * every capture after with a failure. */
+static int session_gone(gs_sess *s, uint64_t now) {
+  if (!s->src->ops->gone || now < s->next_gone) return 0;
+  s->next_gone = now + (uint64_t)GS_SESSION_GONE_MS * 1000u;
+  if (!s->src->ops->gone(s->src)) return 0;
+  fprintf(stderr, AGENT_NAME ": %s: the session ends\n", s->src->error);
+  fflush(stderr);
+  return 1;
+}
+
 /* The next moment something is due. */
 static uint64_t session_next(const gs_sess *s, uint64_t now) {
   uint64_t t = now + (uint64_t)GS_SESSION_IDLE_MS * 1000u;
@@ -308,10 +320,10 @@ static uint64_t session_next(const gs_sess *s, uint64_t now) {
   }
   if (s->opt->every_ms) t = session_min(t, s->next_every);
   if (s->opt->check_ms) t = session_min(t, s->next_check);
+  if (s->src->ops->gone) t = session_min(t, s->next_gone);
   return t;
 }
 
-/* Runs until the agent is stopped. */
 void gs_sess_loop(gs_sess *s) {
   const gs_session_options *o = s->opt;
   uint64_t now = gs_port_time_us();
@@ -322,6 +334,7 @@ void gs_sess_loop(gs_sess *s) {
     gs_wire_control m;
     uint64_t next;
     now = gs_port_time_us();
+    if (session_gone(s, now)) break;
     if (!s->link && now >= s->next_connect) session_try_connect(s);
     if (o->every_ms && now >= s->next_every) {
       s->next_every += (uint64_t)o->every_ms * 1000u;

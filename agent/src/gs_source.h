@@ -59,6 +59,10 @@ typedef struct gs_source_ops {
    * checks, for a program that runs only when the agent lets it (the demo
    * runs its "every" steps). A walk after a run does not run it again. */
   int (*run)(gs_source *src);
+  /* Optional (NULL: never): whether the program behind the source is gone
+   * for good (it exited), so that a session with the collector ends rather
+   * than fail every capture after. */
+  int (*gone)(gs_source *src);
 } gs_source_ops;
 
 /* Every source starts with this header; backends extend it. */
@@ -76,6 +80,10 @@ struct gs_source {
   /* Set by walk, for sources that read the runtime's events (dotnet): the
    * bytes of the event stream and the events the runtime dropped. */
   uint64_t stream_bytes, lost_events;
+  /* Set by a source that knows it when opened: the program and its runtime
+   * ("Contacts (.NET 10.0.12)"), the application's name in a session's
+   * hello unless --app names one; empty otherwise. */
+  char program[400];
   char error[256];      /* set by walk when it fails for a reason of its own */
 };
 

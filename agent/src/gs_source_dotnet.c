@@ -204,6 +204,15 @@ static void section_name(const gs_dipc_process *p, char *name, size_t cap) {
   snprintf(name, cap, "%s (.NET%s%s)", *app ? app : "dotnet", *p->version ? " " : "", p->version);
 }
 
+/* The program's name and runtime, for a session's hello: a help, so a
+ * program that does not answer yet is no error here (its walk says why). */
+static void describe(dotnet_source *s) {
+  gs_dipc_process info;
+  char err[300];
+  if (gs_dipc_process_info(&s->peer, &info, err, sizeof err) == GS_OK)
+    section_name(&info, s->base.program, sizeof s->base.program);
+}
+
 static uint32_t buffer_of(const dotnet_source *s) {
   if (s->buffer_mb) return s->buffer_mb;
   return buffer_for(s->pid ? gs_port_proc_rss(s->pid) : 0);
@@ -285,8 +294,18 @@ static void dotnet_free(gs_source *src) {
   free(s);
 }
 
+/* dotnet:PID and listen=PATH know the program's process; a socket given
+ * by its path may be served by another. */
+static int dotnet_gone(gs_source *src) {
+  dotnet_source *s = (dotnet_source *)src;
+  if (!s->pid || gs_port_proc_alive(s->pid)) return 0;
+  snprintf(s->base.error, sizeof s->base.error, "the program (process %lu) has exited",
+           s->pid);
+  return 1;
+}
+
 static const gs_source_ops dotnet_ops = {"dotnet", dotnet_walk, dotnet_free, dotnet_heap_bytes,
-                                         NULL};
+                                         NULL, dotnet_gone};
 
 /* ---- options ---- */
 
@@ -366,6 +385,7 @@ int gs_source_dotnet_new(gs_source **out, const char *options, char *err, size_t
     free(s);
     return rc;
   }
+  describe(s);
   *out = &s->base;
   return GS_OK;
 }

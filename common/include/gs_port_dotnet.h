@@ -27,6 +27,9 @@ int gs_port_dotnet_list(gs_port_dotnet_fn fn, void *ctx);
  * the reason in err. */
 int gs_port_dotnet_connect(gs_port_socket **s, const char *endpoint, char *err, size_t errcap);
 
+/* Whether process pid still runs (1), or is gone (0). */
+int gs_port_proc_alive(unsigned long pid);
+
 /* The resident memory of process pid in bytes; 0 when unknown. */
 uint64_t gs_port_proc_rss(unsigned long pid);
 

@@ -313,6 +313,8 @@ def test_reverse():
     finally:
         del os.environ["DOTNET_DiagnosticPorts"]
     check(True, "the program was resumed and started (pid %d)" % app.pid)
+    wait_until(lambda: re.search(r"Heap \(\.NET 10\.", gcsnap("devices", "--collector", url).stdout),
+               "the device, shown with the program and its runtime")
     for i in range(2):
         r = gcsnap("capture", "reverse", "--wait", "--collector", url)
         check(r.returncode == 0, "capture %d through the runtime's connections (%s)"
@@ -326,8 +328,18 @@ def test_reverse():
     problems = heapcheck.check(plain, expect("net10"))
     check(not problems, "the second holds the program's heap (%s)" % "; ".join(problems))
     check(app.finish() == 0, "the program exits")
-    a.terminate()
-    a.wait()
+    try:
+        rc = a.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        rc = None
+    log = open(os.path.join(WORK, "agent.log")).read()
+    check(rc == 5 and "has exited: the session ends" in log,
+          "the agent ends (exit 5, %s) once the program has exited: %s" % (rc, log.strip()[-200:]))
+
+    def state():
+        rows = [ln.split() for ln in gcsnap("devices", "--collector", url).stdout.splitlines()]
+        return [r[1] for r in rows if r and r[0] == "reverse"]
+    wait_until(lambda: state() and state()[0] != "connected", "the device shown disconnected")
     d.terminate()
     d.wait()
 

@@ -173,6 +173,10 @@ int gs_port_dotnet_connect(gs_port_socket **s, const char *endpoint, char *err, 
   return gs_port_local_connect(s, endpoint, err, errcap);
 }
 
+int gs_port_proc_alive(unsigned long pid) {
+  return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+}
+
 uint64_t gs_port_proc_rss(unsigned long pid) {
   char path[64], line[128];
   unsigned long long kb = 0;

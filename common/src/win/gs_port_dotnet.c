@@ -50,6 +50,15 @@ int gs_port_dotnet_connect(gs_port_socket **s, const char *endpoint, char *err, 
   return gs_port_pipe_connect(s, endpoint, err, errcap);
 }
 
+int gs_port_proc_alive(unsigned long pid) {
+  HANDLE h = OpenProcess(SYNCHRONIZE, FALSE, (DWORD)pid);
+  int alive;
+  if (!h) return GetLastError() == ERROR_ACCESS_DENIED;
+  alive = WaitForSingleObject(h, 0) == WAIT_TIMEOUT;
+  CloseHandle(h);
+  return alive;
+}
+
 uint64_t gs_port_proc_rss(unsigned long pid) {
 #ifdef UNDER_CE
   (void)pid;
