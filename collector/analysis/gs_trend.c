@@ -16,6 +16,7 @@
 #include "gs_error.h"
 #include "gs_json.h"
 #include "gs_paths.h"
+#include "gs_retainers.h"
 #include "gs_gens.h"
 #include "gs_trend.h"
 
@@ -115,7 +116,17 @@ static char *type_copy(const gs_graph *g, uint32_t t) {
   return strdup(t == GS_GRAPH_MISSING || t >= g->ntypes ? "(not in the dump)" : gs_graph_type_name(g, t, buf, sizeof buf));
 }
 
-static int hold_section(gs_trend *t, const gs_graph *g) {
+/* The field of the static root that reaches v first, as the dump's side
+ * file names it (NULL: another kind of root, or no name). */
+static char *field_copy(const gs_graph *g, const gs_retention *ret, uint32_t v,
+                        const gs_retainers_at *at) {
+  const char *name;
+  if (ret->root[v] == GS_PATH_NONE || g->roots[ret->root[v]].kind != GS_ROOT_STATIC) return NULL;
+  name = gs_retainers_field(at, g, g->roots[ret->root[v]].node);
+  return name ? strdup(name) : NULL;
+}
+
+static int hold_section(gs_trend *t, const gs_graph *g, const gs_retainers_at *at) {
   gs_retention ret;
   uint8_t *is_type = calloc((size_t)g->ntypes + 1, 1);
   size_t i;
@@ -141,6 +152,7 @@ static int hold_section(gs_trend *t, const gs_graph *g) {
       s->held_count = groups[0].count;
       s->held_bytes = groups[0].bytes;
       s->path = path_json(g, &ret, groups[0].example);
+      s->root_field = field_copy(g, &ret, groups[0].example, at);
     }
     free(groups);
   }
@@ -239,19 +251,26 @@ static int last_snapshot(gs_trend *t, const char *path, const id_list *alive,
                          gs_file_fault *fault) {
   gs_file *f;
   gs_reader *r;
+  gs_fields *fields = NULL;
+  gs_retainers_at at;
   int code = gs_file_open_dump(path, &f, &r, fault);
+  if (!code && gs_fields_load(&fields, path)) code = gs_file_fault_text(fault, NULL, GS_ENOMEM, NULL);
+  at.section = 0;
+  at.fields = fields;
   while (!code) {
     gs_graph *g = NULL;
     gs_diag d;
     int err = gs_graph_load(r, &g, &d);
     if (err == GS_EOF) break;
     if (err) { code = gs_file_fault_set(fault, f, err, &d); break; }
-    err = hold_section(t, g);
+    err = hold_section(t, g, &at);
+    at.section++;
     if (!err && t->stable) err = count_survivors(t, g, alive);
     gs_graph_free(g);
     if (err) code = gs_file_fault_text(fault, NULL, err, NULL);
   }
   gs_file_close_dump(f, r);
+  gs_fields_free(fields);
   return code;
 }
 
@@ -287,6 +306,7 @@ json_t *gs_trend_json(const gs_trend *t) {
       gs_json_set(h, "root_kind", gs_json_cstring(s->root_kind));
       gs_json_set(h, "root_flags", gs_json_u64(s->root_flags));
       gs_json_set(h, "root_type", gs_json_cstring(s->root_type));
+      if (s->root_field) gs_json_set(h, "root_field", gs_json_cstring(s->root_field));
       gs_json_set(h, "first_hop_type", gs_json_cstring(s->hop_type));
       gs_json_set(h, "objects", gs_json_u64(s->held_count));
       gs_json_set(h, "bytes", gs_json_u64(s->held_bytes));
@@ -323,7 +343,7 @@ void gs_trend_free(gs_trend *t) {
   int f;
   for (i = 0; i < t->nrows; i++) {
     gs_trend_series *s = &t->rows[i];
-    free(s->count); free(s->bytes); free(s->root_kind); free(s->root_type); free(s->hop_type);
+    free(s->count); free(s->bytes); free(s->root_kind); free(s->root_type); free(s->root_field); free(s->hop_type);
     json_decref(s->path);
   }
   free(t->rows);

@@ -23,6 +23,7 @@ typedef struct gs_trend_series {
   /* what holds it in the last snapshot */
   int held;
   char *root_kind, *root_type, *hop_type;
+  char *root_field;          /* a static root's field, where the side file names it */
   uint32_t root_flags;       /* of the root that holds the most */
   uint64_t held_count, held_bytes;
   json_t *path;              /* [{id, type, size}] */

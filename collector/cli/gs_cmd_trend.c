@@ -98,8 +98,9 @@ static void print_text(const gs_trend *t) {
     print_series(s->bytes, t->nfiles);
     printf("\n");
     if (!s->held) continue;
-    printf("     %" PRIu64 " of them held by a %s root of type %s through %s, e.g.:\n", s->held_count,
-           s->root_kind, s->root_type, s->hop_type);
+    printf("     %" PRIu64 " of them held by a %s root%s%.200s of type %s through %s, e.g.:\n",
+           s->held_count, s->root_kind, s->root_field ? " field " : "",
+           s->root_field ? s->root_field : "", s->root_type, s->hop_type);
     for (k = 0; k < json_array_size(s->path); k++) {
       json_t *n = json_array_get(s->path, k);
       if (json_object_get(n, "elided"))

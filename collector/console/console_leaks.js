@@ -21,6 +21,7 @@
   function chain(ui, held) {
     var ol = ui.el('ol', 'chain');
     var root = ui.el('li', 'root', held.root_kind + ' root (' + flagText(held.root_flags) + ')' +
+                     (held.root_field ? ' field ' + held.root_field : '') +
                      (held.root_type && held.root_type !== '(not in the dump)' ? ' on ' + held.root_type : ''));
     ol.appendChild(root);
     (held.example_path || []).forEach(function (n, i, all) {

@@ -181,6 +181,11 @@ if [ "$csharp" = yes ]; then
   say "Leak suspects of the last 4 snapshots: gcsnap trend --device $device --last 4 --top 3"
   "$bin/gcsnap" trend --device "$device" --last 4 --top 3 --collector "$url" | tee "$out/demo-trend.txt"
   grep -q 'DetailView' "$out/demo-trend.txt" || die "the leak (DetailView) is not among the suspects"
+  # The runtime names static fields: the event that holds the leak is named.
+  if [ "$source" = dotnet ]; then
+    grep -q 'held by a static root field Changed ' "$out/demo-trend.txt" ||
+      die "the static event that holds the leak (Contacts.Changed) is not named"
+  fi
 fi
 
 say "Stopping the agent, the application and the collector"
