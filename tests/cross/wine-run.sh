@@ -20,13 +20,20 @@ wine=$(command -v wine64 || true)
 [ -n "$wine" ] ||
   { echo "wine-run: wine64 not found; run toolchains/install-deps.sh" >&2; exit 127; }
 
+server=$(dirname "$wine")/wineserver
+[ -x "$server" ] || server=/usr/lib/wine/wineserver
+
+# The processes wineboot leaves running must not inherit the lock (9>&-),
+# or they would hold it for as long as they live; and the prefix is whole
+# (system.reg written) only once its server has ended (-w).
 if [ ! -f "$prefix/system.reg" ]; then
   mkdir -p "$(dirname "$prefix")"
   (
     flock 9
     if [ ! -f "$prefix/system.reg" ]; then
-      "$wine" wineboot --init >/dev/null 2>&1 ||
+      "$wine" wineboot --init >/dev/null 2>&1 9>&- ||
         { echo "wine-run: wineboot could not make $prefix" >&2; exit 1; }
+      [ -x "$server" ] && "$server" -w 9>&-
     fi
   ) 9>"$prefix.lock" || exit 1
 fi
@@ -34,7 +41,5 @@ fi
 # starting just as it goes fails ("recvmsg: Connection reset by peer"). So
 # keep one running for the whole run (tests/run-all.sh stops it with -k);
 # when one runs already, this exits at once.
-server=$(dirname "$wine")/wineserver
-[ -x "$server" ] || server=/usr/lib/wine/wineserver
-[ -x "$server" ] && "$server" -p >/dev/null 2>&1
+[ -x "$server" ] && "$server" -p >/dev/null 2>&1 9>&-
 exec "$wine" "$@"
