@@ -34,6 +34,7 @@
 #define TIMEOUT_MS 30000u
 #define AFTER_LOSS_MS 10000u             /* reading on to count what was lost */
 #define REST_MS 5000u                    /* reading the stream's end after the walk */
+#define EXIT_WAIT_STEPS 25u              /* of 20 ms, for a program that is exiting */
 
 const char gs_source_dotnet_help[] =
   "  dotnet:PID[,KNOBS], dotnet:PATH[,KNOBS] or dotnet:listen=PATH[,KNOBS]\n"
@@ -237,8 +238,7 @@ static int decode(capture *c, const gs_heap_visitor *v, const char *name, uint64
   return v->section_end(v->ctx);
 }
 
-static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
-  dotnet_source *s = (dotnet_source *)src;
+static int walk_once(dotnet_source *s, const gs_heap_visitor *v) {
   gs_dipc_provider p = {RUNTIME_PROVIDER, HEAP_KEYWORDS, LEVEL_VERBOSE};
   gs_dipc_process info;
   capture c;
@@ -267,6 +267,27 @@ static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
   s->sock = NULL;
   gs_dheap_free(c.heap);
   gs_nt_free(c.nt);
+  return rc;
+}
+
+/* Whether the program has exited, allowing for one that is still going:
+ * its sockets close before its process is gone. */
+static int exited(unsigned long pid) {
+  unsigned i;
+  for (i = 0; i < EXIT_WAIT_STEPS && gs_port_proc_alive(pid); i++) gs_port_sleep_ms(20);
+  return i == EXIT_WAIT_STEPS ? 0 : 1;
+}
+
+/* A walk that failed because the program died says so first. */
+static int dotnet_walk(gs_source *src, const gs_heap_visitor *v) {
+  dotnet_source *s = (dotnet_source *)src;
+  char why[sizeof s->base.error];
+  int rc = walk_once(s, v);
+  if (rc < 0 && s->pid && exited(s->pid)) {
+    memcpy(why, s->base.error, sizeof why);
+    snprintf(s->base.error, sizeof s->base.error, "the program (process %lu) exited during the "
+             "capture (%.180s)", s->pid, why);
+  }
   return rc;
 }
 

@@ -14,7 +14,8 @@ captures of one process, each complete), list (--list and --list --json),
 oracle (dotnet-gcdump, installed from NuGet into BIN_DIR/../dotnet-tools, collects the same
 program: the same objects per type), trigger (--trigger heap-growth fires
 when the program's heap grows, read from its own collections), reverse
-(dotnet:listen=PATH with a program started with DOTNET_DiagnosticPorts).
+(dotnet:listen=PATH with a program started with DOTNET_DiagnosticPorts),
+killed (the program killed during a capture asked through the collector).
 Exit 0 pass, 1 fail, 77 skipped (no dotnet, the programs not built, or no
 dotnet-gcdump for the oracle).
 """
@@ -344,6 +345,45 @@ def test_reverse():
     d.wait()
 
 
+def test_killed():
+    """A program killed while a capture asked through the collector runs:
+    the capture fails with the reason, nothing is stored as complete, and
+    the session ends (exit 5) rather than failing every capture after."""
+    port, http = free_port(), free_port()
+    url = "http://127.0.0.1:%d" % http
+    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
+                          "--http", "127.0.0.1:%d" % http, "--store", os.path.join(WORK, "store")],
+                         stderr=subprocess.DEVNULL)
+    procs.append(d)
+    wait_until(lambda: listening(port), "the collector")
+    app = App("Alloc", "3000000")
+    log = os.path.join(WORK, "agent.log")
+    a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "dotnet:%d" % app.pid,
+                          "--connect", "127.0.0.1:%d" % port, "--device-id", "killed"],
+                         stderr=open(log, "w"))
+    procs.append(a)
+    wait_until(lambda: "killed" in gcsnap("devices", "--collector", url).stdout, "the agent")
+    cap = subprocess.Popen([os.path.join(BIN, "gcsnap"), "capture", "killed", "--wait",
+                            "--collector", url], stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+    time.sleep(0.5)
+    app.p.kill()
+    app.p.wait()
+    out = cap.communicate(timeout=120)[0]
+    listed = json.loads(gcsnap("snapshots", "--json", "--status", "complete", "--collector",
+                               url).stdout)["snapshots"]
+    check(cap.returncode != 0 and not listed and "exited during the capture" in out,
+          "the capture failed, saying why (%s), no complete snapshot" % out.strip())
+    try:
+        rc = a.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        rc = None
+    text = open(log).read()
+    check(rc == 5 and "has exited" in text, "the agent ended with 5: %s" % text.strip()[-300:])
+    d.terminate()
+    d.wait()
+
+
 def type_counts(summary):
     """Objects per type; PerfView's size classes (" (Bytes > 100K)") folded."""
     counts = {}
@@ -393,7 +433,8 @@ def main():
     os.makedirs(WORK)
     tests = {"net10": lambda: test_heap("net10"), "net8": lambda: test_heap("net8"),
              "small_buffer": test_small_buffer, "repeat": test_repeat, "list": test_list,
-             "oracle": test_oracle, "trigger": test_trigger, "reverse": test_reverse}
+             "oracle": test_oracle, "trigger": test_trigger, "reverse": test_reverse,
+             "killed": test_killed}
     if suite not in tests:
         fail("unknown suite " + suite)
     tests[suite]()

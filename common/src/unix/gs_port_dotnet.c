@@ -173,8 +173,19 @@ int gs_port_dotnet_connect(gs_port_socket **s, const char *endpoint, char *err, 
   return gs_port_local_connect(s, endpoint, err, errcap);
 }
 
+/* A zombie (exited, not yet reaped by its parent) is gone too. */
 int gs_port_proc_alive(unsigned long pid) {
-  return kill((pid_t)pid, 0) == 0 || errno != ESRCH;
+  char path[64], line[256], *paren;
+  FILE *f;
+  int zombie = 0;
+  if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) return 0;
+  snprintf(path, sizeof path, "/proc/%lu/stat", pid);
+  if ((f = fopen(path, "r"))) {
+    if (fgets(line, sizeof line, f) && (paren = strrchr(line, ')')))
+      zombie = paren[1] == ' ' && paren[2] == 'Z';
+    fclose(f);
+  }
+  return !zombie;
 }
 
 uint64_t gs_port_proc_rss(unsigned long pid) {
