@@ -616,6 +616,7 @@ static int agent_session(const agent_args *a, gs_source *src) {
   o.naddrs = a->naddrs;
   o.device_id = a->device_id;
   o.key = a->has_key ? a->key : NULL;
+  if (!a->app_name && src->ops->describe) src->ops->describe(src);
   o.app_name = a->app_name ? a->app_name : src->program[0] ? src->program : src->ops->name;
   o.connect_timeout_ms = a->connect_timeout_ms;
   o.retry_max_ms = a->retry_max_ms < GS_SESSION_BACKOFF_MS ? GS_SESSION_BACKOFF_MS

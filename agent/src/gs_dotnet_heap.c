@@ -97,7 +97,8 @@ static uint64_t get(dh_cur *c, unsigned n) {
     return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24 |
            (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 |
            (uint64_t)p[7] << 56;
-  if (n == 4) return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+  if (n == 4)
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
   for (i = n; i-- > 0;) v = v << 8 | p[i];
   return v;
 }

@@ -63,6 +63,9 @@ typedef struct gs_source_ops {
    * for good (it exited), so that a session with the collector ends rather
    * than fail every capture after. */
   int (*gone)(gs_source *src);
+  /* Optional: fills src->program, asked once before a session's hello
+   * (a one-shot capture needs no name but its section's). */
+  void (*describe)(gs_source *src);
 } gs_source_ops;
 
 /* Every source starts with this header; backends extend it. */
@@ -80,7 +83,7 @@ struct gs_source {
   /* Set by walk, for sources that read the runtime's events (dotnet): the
    * bytes of the event stream and the events the runtime dropped. */
   uint64_t stream_bytes, lost_events;
-  /* Set by a source that knows it when opened: the program and its runtime
+  /* Set by describe where the source knows it: the program and its runtime
    * ("Contacts (.NET 10.0.12)"), the application's name in a session's
    * hello unless --app names one; empty otherwise. */
   char program[400];

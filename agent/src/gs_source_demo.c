@@ -164,7 +164,7 @@ static int demo_run(gs_source *src) {
 }
 
 static const gs_source_ops demo_ops = {"demo", demo_walk, demo_free, demo_heap_bytes,
-                                       demo_run, NULL};
+                                       demo_run, NULL, NULL};
 
 int gs_source_demo_new(gs_source **out, const char *options, char *err, size_t errcap) {
   demo_source *s;

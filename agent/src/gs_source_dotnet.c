@@ -208,7 +208,8 @@ static void section_name(const gs_dipc_process *p, char *name, size_t cap) {
 
 /* The program's name and runtime, for a session's hello: a help, so a
  * program that does not answer yet is no error here (its walk says why). */
-static void describe(dotnet_source *s) {
+static void dotnet_describe(gs_source *src) {
+  dotnet_source *s = (dotnet_source *)src;
   gs_dipc_process info;
   char err[300];
   if (gs_dipc_process_info(&s->peer, &info, err, sizeof err) == GS_OK)
@@ -327,7 +328,7 @@ static int dotnet_gone(gs_source *src) {
 }
 
 static const gs_source_ops dotnet_ops = {"dotnet", dotnet_walk, dotnet_free, dotnet_heap_bytes,
-                                         NULL, dotnet_gone};
+                                         NULL, dotnet_gone, dotnet_describe};
 
 /* ---- options ---- */
 
@@ -368,8 +369,10 @@ static int start_listening(dotnet_source *s, const char *path, size_t n, char *e
 /* PID, PATH or listen=PATH, before the first comma. */
 static int parse_target(dotnet_source *s, const char *spec, size_t n, char *err, size_t errcap) {
   size_t i;
-  if (n >= 7 && !memcmp(spec, "listen=", 7)) return start_listening(s, spec + 7, n - 7, err, errcap);
-  for (i = 0; i < n && spec[i] >= '0' && spec[i] <= '9'; i++) s->pid = s->pid * 10 + (unsigned)(spec[i] - '0');
+  if (n >= 7 && !memcmp(spec, "listen=", 7))
+    return start_listening(s, spec + 7, n - 7, err, errcap);
+  for (i = 0; i < n && spec[i] >= '0' && spec[i] <= '9'; i++)
+    s->pid = s->pid * 10 + (unsigned)(spec[i] - '0');
   if (n && i == n && n <= 9 && s->pid)
     return gs_port_dotnet_endpoint(s->pid, s->peer.endpoint, sizeof s->peer.endpoint, err, errcap);
   s->pid = 0;
@@ -407,7 +410,6 @@ int gs_source_dotnet_new(gs_source **out, const char *options, char *err, size_t
     free(s);
     return rc;
   }
-  describe(s);
   *out = &s->base;
   return GS_OK;
 }

@@ -159,7 +159,7 @@ static void file_free(gs_source *src) {
   free(fs);
 }
 
-static const gs_source_ops file_ops = {"file", file_walk, file_free, NULL, NULL, NULL};
+static const gs_source_ops file_ops = {"file", file_walk, file_free, NULL, NULL, NULL, NULL};
 
 int gs_source_file_new(gs_source **out, const char *options, char *err, size_t errcap) {
   file_source *fs;

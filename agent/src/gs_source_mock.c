@@ -664,7 +664,7 @@ static void mock_free(gs_source *src) {
   free(m);
 }
 
-static const gs_source_ops mock_ops = {"mock", mock_walk, mock_free, NULL, NULL, NULL};
+static const gs_source_ops mock_ops = {"mock", mock_walk, mock_free, NULL, NULL, NULL, NULL};
 
 int gs_source_mock_new(gs_source **out, const char *options, char *err, size_t errcap) {
   gs_mock *m;

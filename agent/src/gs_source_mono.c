@@ -296,7 +296,8 @@ static void mono_free(gs_source *src) {
   free(s);
 }
 
-static const gs_source_ops mono_ops = {"mono", mono_walk, mono_free, mono_heap_bytes, NULL, NULL};
+static const gs_source_ops mono_ops = {"mono", mono_walk, mono_free, mono_heap_bytes, NULL, NULL,
+                                       NULL};
 
 int gs_source_mono_new(gs_source **out, const char *options, char *err, size_t errcap) {
   mono_source *s;

@@ -146,7 +146,8 @@ static int script_walk(gs_source *src, const gs_heap_visitor *v) {
 
 static void script_free(gs_source *src) { (void)src; }
 
-static const gs_source_ops script_ops = {"script", script_walk, script_free, NULL, NULL, NULL};
+static const gs_source_ops script_ops = {"script", script_walk, script_free, NULL, NULL, NULL,
+                                         NULL};
 
 static void script_init(script_source *s, const char *script, int stable_ids) {
   memset(s, 0, sizeof *s);

@@ -271,7 +271,8 @@ def test_trigger():
     check(app.say("grow 3000000") == "ok", "the program grew its heap by three million nodes")
 
     def stored():
-        return json.loads(gcsnap("snapshots", "--json", "--collector", url).stdout)["snapshots"]
+        return json.loads(gcsnap("snapshots", "--json", "--status", "complete", "--collector",
+                                 url).stdout)["snapshots"]
     wait_until(lambda: stored(), "a triggered capture", timeout=60)
     snap = stored()[0]
     log.seek(0)
