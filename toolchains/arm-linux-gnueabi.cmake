@@ -15,7 +15,10 @@ set(GS_CROSS_TRIPLE arm-linux-gnueabi)
 set(CMAKE_C_COMPILER ${GS_CROSS_TRIPLE}-gcc)
 set(CMAKE_STRIP ${GS_CROSS_TRIPLE}-strip CACHE FILEPATH "strip for the target")
 # ARMv5TE, the instruction set of XScale and of the ARMV4I devices' successors.
-set(CMAKE_C_FLAGS_INIT "-march=armv5te -marm -mfloat-abi=soft")
+# Each function and object in a section of its own, and the linker drops
+# those nothing uses: the device's flash holds only what the agent calls.
+set(CMAKE_C_FLAGS_INIT "-march=armv5te -marm -mfloat-abi=soft -ffunction-sections -fdata-sections")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-Wl,--gc-sections")
 
 set(CMAKE_FIND_ROOT_PATH /usr/${GS_CROSS_TRIPLE})
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)

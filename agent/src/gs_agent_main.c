@@ -78,7 +78,9 @@ static void agent_usage(FILE *f) {
   fprintf(f,
     "usage: " AGENT_NAME " --source SPEC --out FILE|- [--stable-ids] [--clock MS] [--json]\n"
     "                    [--max-refs N]\n"
+#ifndef GS_AGENT_MINIMAL
     "       " AGENT_NAME " --list [--json]\n"
+#endif
     "       " AGENT_NAME " --source SPEC --connect HOST[:PORT][,...] --device-id ID [--app NAME]\n"
     "                    [--key-file PATH | --key HEX]\n"
     "                    [--once] [--stable-ids] [--clock MS] [--json] [--max-refs N]\n"
@@ -111,14 +113,17 @@ static void agent_usage(FILE *f) {
     "                 object is read\n"
     "  --json         print one line of JSON statistics: objects, references,\n"
     "                 roots, types, sections, bytes, seconds, pause_us,\n"
-    "                 stream_bytes and lost_events (what a dotnet source read\n"
-    "                 and lost), peak_rss_kb; on standard output, or on standard error when\n"
-    "                 the dump goes to standard output. With --connect, one line\n"
-    "                 per snapshot sent, with text_bytes, wire_bytes, wire_ratio,\n"
-    "                 crc32, request_id and snapshot_id instead of bytes\n"
+    "                 stream_bytes, lost_events (what a dotnet source read and\n"
+    "                 lost), peak_rss_kb; on standard output, or on standard\n"
+    "                 error when the dump goes to standard output. With\n"
+    "                 --connect, one line per snapshot sent, with text_bytes,\n"
+    "                 wire_bytes, wire_ratio, crc32, request_id and snapshot_id\n"
+    "                 instead of bytes\n"
+#ifndef GS_AGENT_MINIMAL
     "  --list         list the .NET programs this user can capture with\n"
     "                 --source dotnet:PID: pid, name, runtime version, command\n"
     "                 line (with --json: a JSON object per line)\n"
+#endif
     "  -h, --help     this text\n"
     "  --version      the version\n"
     "\n"
@@ -198,8 +203,11 @@ static void agent_usage(FILE *f) {
     "capture failed or the link dropped, 2 usage error, 3 could not connect,\n"
     "4 the collector refused the device's key (or wants one and none was given).\n"
     "Without --once the agent runs until it is stopped; it exits with 2 for a\n"
-    "usage error, 3 when the --spool folder cannot be created or read, and 5\n"
-    "when the program behind the source has exited (dotnet:PID, listen=PATH).\n");
+    "usage error, 3 when the --spool folder cannot be created or read"
+#ifndef GS_AGENT_MINIMAL
+    ", and 5\nwhen the program behind the source has exited (dotnet:PID, listen=PATH)"
+#endif
+    ".\n");
 }
 
 static int agent_usage_error(const char *fmt, const char *arg) {
