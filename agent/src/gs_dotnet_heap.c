@@ -235,7 +235,6 @@ static int on_edges(gs_dheap *h, dh_cur *c, uint64_t at) {
     if (n == GS_DHEAP_CHUNK) n = 0;
   }
   h->edges_owed -= count;                              /* wraps when edges outrun nodes */
-  h->st.edges += count;
   return GS_OK;
 }
 
@@ -260,7 +259,6 @@ static int on_roots(gs_dheap *h, dh_cur *c, uint64_t at) {
     (void)get(c, h->ptr);                              /* GCRootID: the handle */
     if (!addr) continue;                               /* a cleared slot */
     if ((rc = h->v.root(h->v.ctx, addr, root_kind(kind), flags & ROOT_FLAGS, 0)) < 0) return rc;
-    h->st.roots++;
   }
   return GS_OK;
 }
@@ -277,7 +275,6 @@ static int add_dependent(gs_dheap *h, uint64_t key, uint64_t value) {
   h->deps[h->ndeps].value = value;
   h->deps[h->ndeps].next = rc == 1 ? NO_NEXT : s->value;
   s->value = (uint32_t)h->ndeps++;
-  h->st.dependents++;
   return GS_OK;
 }
 
@@ -311,7 +308,6 @@ static int on_statics(gs_dheap *h, dh_cur *c, uint64_t at) {
     if (!obj) continue;
     if ((rc = h->v.root(h->v.ctx, obj, KIND_STATIC, 0, type)) < 0) return rc;
     if (h->v.static_name && (rc = h->v.static_name(h->v.ctx, obj, h->name, len)) < 0) return rc;
-    h->st.statics++;
   }
   return GS_OK;
 }
@@ -342,7 +338,6 @@ static int known_type(gs_dheap *h, uint64_t id) {
   if (gs_idmap_put(&h->types, id, &t) < 0) return GS_ENOMEM;
   name = h->names->arena + s->value;
   if ((rc = h->v.type(h->v.ctx, id, name, strlen(name))) < 0) return rc;
-  h->st.types++;
   return GS_OK;
 }
 
@@ -379,8 +374,7 @@ static int on_types(gs_dheap *h, dh_cur *c, uint64_t at) {
     if ((rc = gs_idmap_put(&h->types, id, &s)) < 0) return GS_ENOMEM;
     if (rc == 0) continue;                             /* described already */
     if ((rc = h->v.type(h->v.ctx, id, h->name, len)) < 0) return rc;
-    h->st.types++;
-  }
+    }
   return GS_OK;
 }
 

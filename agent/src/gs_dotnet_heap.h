@@ -44,7 +44,7 @@ int gs_dheap_names_new(gs_dheap_names **out);
 void gs_dheap_names_free(gs_dheap_names *n);
 
 typedef struct gs_dheap_stats {
-  uint64_t nodes, edges, roots, statics, types, dependents;
+  uint64_t nodes;               /* objects of the walk */
   uint64_t index_gaps;          /* bulk events missing by their index */
   uint64_t unpaired;            /* at the walk's end: nodes and edges without each other */
   int64_t walk_start, walk_end; /* timestamps of the walk's GCStart and GCEnd */

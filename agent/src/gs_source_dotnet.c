@@ -80,6 +80,12 @@ typedef struct dotnet_source {
   gs_dheap_names *names;                  /* type names from earlier walks */
 } dotnet_source;
 
+/* The default buffer for the program as it is now (its memory unknown
+ * when given only its socket). */
+static uint32_t buffer_for_program(const dotnet_source *s) {
+  return buffer_for(s->pid ? gs_port_proc_rss(s->pid) : 0);
+}
+
 static int fail(dotnet_source *s, int rc, const char *why) {
   snprintf(s->base.error, sizeof s->base.error, "%.250s", why);
   return rc;
@@ -104,7 +110,6 @@ typedef struct capture {
   gs_nt *nt;
   gs_dheap *heap;
   uint32_t buffer_mb;
-  uint64_t events;
   int stopped;                            /* StopTracing sent */
   char err[300];
 } capture;
@@ -122,7 +127,7 @@ static uint64_t lost_of(const capture *c) {
 static int fail_lost(capture *c) {
   const gs_dheap_stats *st = gs_dheap_stats_of(c->heap);
   uint64_t numbered = gs_nt_lost(c->nt) + st->index_gaps;
-  uint64_t want = buffer_for(c->s->pid ? gs_port_proc_rss(c->s->pid) : 0);
+  uint64_t want = buffer_for_program(c->s);
   if (want < 4ull * c->buffer_mb) want = 4ull * c->buffer_mb;
   if (want > BUFFER_MAX_MB) want = BUFFER_MAX_MB;
   snprintf(c->s->base.error, sizeof c->s->base.error,
@@ -157,7 +162,6 @@ static int read_walk(capture *c) {
   int rc;
   for (;;) {
     if ((rc = gs_nt_next(c->nt, &ev)) != GS_OK) return fail_stream(c, rc);
-    c->events++;
     if (!lost_at && lost_of(c)) lost_at = gs_port_time_us();
     if (lost_at) {
       if (gs_port_time_us() - lost_at > AFTER_LOSS_MS * 1000ull) return fail_lost(c);
@@ -217,8 +221,7 @@ static void dotnet_describe(gs_source *src) {
 }
 
 static uint32_t buffer_of(const dotnet_source *s) {
-  if (s->buffer_mb) return s->buffer_mb;
-  return buffer_for(s->pid ? gs_port_proc_rss(s->pid) : 0);
+  return s->buffer_mb ? s->buffer_mb : buffer_for_program(s);
 }
 
 static int decode(capture *c, const gs_heap_visitor *v, const char *name, uint64_t session) {

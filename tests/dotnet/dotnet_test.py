@@ -144,16 +144,30 @@ def wait_until(cond, what, timeout=20):
         time.sleep(0.1)
 
 
+class Collector:
+    """gcsnapd on free ports, its store in WORK/store, stopped at exit."""
+
+    def __init__(self):
+        port, http = free_port(), free_port()
+        self.agent_addr = "127.0.0.1:%d" % port
+        self.url = "http://127.0.0.1:%d" % http
+        self.store = os.path.join(WORK, "store")
+        self.p = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", self.agent_addr,
+                                   "--http", "127.0.0.1:%d" % http, "--store", self.store],
+                                  stderr=subprocess.DEVNULL)
+        procs.append(self.p)
+        wait_until(lambda: listening(port), "the collector")
+
+    def stop(self):
+        self.p.terminate()
+        self.p.wait()
+
+
 def stream_to_collector(app, want, runtime):
     """--once to a gcsnapd: the stored snapshot is the same heap."""
-    port, http = free_port(), free_port()
-    store = os.path.join(WORK, "store")
-    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
-                          "--http", "127.0.0.1:%d" % http, "--store", store],
-                         stderr=subprocess.DEVNULL)
-    procs.append(d)
-    wait_until(lambda: listening(port), "the collector")
-    r = agent("--source", "dotnet:%d" % app.pid, "--connect", "127.0.0.1:%d" % port,
+    col = Collector()
+    store, url = col.store, col.url
+    r = agent("--source", "dotnet:%d" % app.pid, "--connect", col.agent_addr,
               "--device-id", "heap-" + runtime, "--once")
     check(r.returncode == 0, "streamed to gcsnapd with --once (%s)" % r.stderr.strip())
     stored = [os.path.join(dp, f) for dp, _, fs in os.walk(store) for f in fs
@@ -167,15 +181,13 @@ def stream_to_collector(app, want, runtime):
     shutil.copy(side, plain + ".gens.json")
     problems = heapcheck.check(plain, want)
     check(not problems, "the stored snapshot holds the same heap (%s)" % "; ".join(problems))
-    sid = json.loads(gcsnap("snapshots", "--json", "--collector", "http://127.0.0.1:%d" % http)
-                     .stdout)["snapshots"][0]["id"]
-    url = "http://127.0.0.1:%d/api/snapshots/%s/paths?type=HeapTest.Config" % (http, sid)
-    body = json.load(urllib.request.urlopen(url, timeout=30))
+    sid = json.loads(gcsnap("snapshots", "--json", "--collector", url).stdout)["snapshots"][0]["id"]
+    body = json.load(urllib.request.urlopen("%s/api/snapshots/%s/paths?type=HeapTest.Config"
+                                            % (url, sid), timeout=30))
     fields = sorted(g.get("root_field") for s in body["sections"] for g in s["groups"])
     check(fields == ["Primary", "Secondary"], "the API names the static fields that hold "
           "HeapTest.Config: %s" % fields)
-    d.terminate()
-    d.wait()
+    col.stop()
 
 
 def test_heap(runtime):
@@ -250,17 +262,12 @@ def test_list():
 def test_trigger():
     """--trigger heap-growth on a program whose heap grows: the size comes
     from the runtime's own collections (a light session kept open), no walk."""
-    port, http = free_port(), free_port()
-    url = "http://127.0.0.1:%d" % http
-    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
-                          "--http", "127.0.0.1:%d" % http, "--store", os.path.join(WORK, "store")],
-                         stderr=subprocess.DEVNULL)
-    procs.append(d)
-    wait_until(lambda: listening(port), "the collector")
+    col = Collector()
+    url = col.url
     app = App("Alloc", "1000")
     log = open(os.path.join(WORK, "agent.log"), "w+")
     a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "dotnet:%d" % app.pid,
-                          "--connect", "127.0.0.1:%d" % port, "--device-id", "grow",
+                          "--connect", col.agent_addr, "--device-id", "grow",
                           "--trigger", "heap-growth=50%", "--check-interval", "200ms",
                           "--cooldown", "1s"], stderr=log)
     procs.append(a)
@@ -283,8 +290,7 @@ def test_trigger():
     a.terminate()
     a.wait()
     check(app.finish() == 0, "the program exits")
-    d.terminate()
-    d.wait()
+    col.stop()
 
 
 def test_reverse():
@@ -296,16 +302,10 @@ def test_reverse():
               os.path.join(WORK, "none.gclog"))
     check(r.returncode == 1 and "did not connect within 1 s" in r.stderr and
           not os.path.exists(sock), "no program connects: exit 1, %s" % r.stderr.strip())
-    port, http = free_port(), free_port()
-    url = "http://127.0.0.1:%d" % http
-    store = os.path.join(WORK, "store")
-    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
-                          "--http", "127.0.0.1:%d" % http, "--store", store],
-                         stderr=subprocess.DEVNULL)
-    procs.append(d)
-    wait_until(lambda: listening(port), "the collector")
+    col = Collector()
+    url, store = col.url, col.store
     a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "dotnet:listen=" + sock,
-                          "--connect", "127.0.0.1:%d" % port, "--device-id", "reverse"],
+                          "--connect", col.agent_addr, "--device-id", "reverse"],
                          stderr=open(os.path.join(WORK, "agent.log"), "w"))
     procs.append(a)
     wait_until(lambda: os.path.exists(sock), "the agent's socket")
@@ -342,25 +342,19 @@ def test_reverse():
         rows = [ln.split() for ln in gcsnap("devices", "--collector", url).stdout.splitlines()]
         return [r[1] for r in rows if r and r[0] == "reverse"]
     wait_until(lambda: state() and state()[0] != "connected", "the device shown disconnected")
-    d.terminate()
-    d.wait()
+    col.stop()
 
 
 def test_killed():
     """A program killed while a capture asked through the collector runs:
     the capture fails with the reason, nothing is stored as complete, and
     the session ends (exit 5) rather than failing every capture after."""
-    port, http = free_port(), free_port()
-    url = "http://127.0.0.1:%d" % http
-    d = subprocess.Popen([os.path.join(BIN, "gcsnapd"), "--listen", "127.0.0.1:%d" % port,
-                          "--http", "127.0.0.1:%d" % http, "--store", os.path.join(WORK, "store")],
-                         stderr=subprocess.DEVNULL)
-    procs.append(d)
-    wait_until(lambda: listening(port), "the collector")
+    col = Collector()
+    url = col.url
     app = App("Alloc", "3000000")
     log = os.path.join(WORK, "agent.log")
     a = subprocess.Popen([os.path.join(BIN, "gcsnap-agent"), "--source", "dotnet:%d" % app.pid,
-                          "--connect", "127.0.0.1:%d" % port, "--device-id", "killed"],
+                          "--connect", col.agent_addr, "--device-id", "killed"],
                          stderr=open(log, "w"))
     procs.append(a)
     wait_until(lambda: "killed" in gcsnap("devices", "--collector", url).stdout, "the agent")
@@ -381,8 +375,7 @@ def test_killed():
         rc = None
     text = open(log).read()
     check(rc == 5 and "has exited" in text, "the agent ended with 5: %s" % text.strip()[-300:])
-    d.terminate()
-    d.wait()
+    col.stop()
 
 
 def type_counts(summary):

@@ -16,26 +16,10 @@
 #include "gs_writer.h"
 #include "gsf_gcdump.h"
 
-typedef struct src {
-  const uint8_t *p;
-  size_t len, pos, piece;   /* piece: most bytes a call hands out, 0: all */
-} src;
-
 typedef struct sink {
   char *p;
   size_t len, cap;
 } sink;
-
-static int src_read(void *ctx, void *buf, size_t cap, size_t *got) {
-  src *s = ctx;
-  size_t n = s->len - s->pos;
-  if (n > cap) n = cap;
-  if (s->piece && n > s->piece) n = s->piece;
-  memcpy(buf, s->p + s->pos, n);
-  s->pos += n;
-  *got = n;
-  return GS_OK;
-}
 
 static int sink_write(void *ctx, const void *buf, size_t len) {
   sink *k = ctx;
@@ -55,12 +39,12 @@ static int sink_write(void *ctx, const void *buf, size_t len) {
  * converter refuses them before writing, never its writer midway. */
 static int convert(const uint8_t *data, size_t size, size_t piece, sink *out, char *err,
                    size_t cap) {
-  src in = {data, size, 0, piece};
+  fuzz_src in = {data, size, 0, piece};
   gs_writer *w;
   int rc;
   FUZZ_CHECK(gs_writer_new(&w, sink_write, out) == GS_OK);
   gs_writer_set_max_refs(w, size % 2 ? 4 : GS_READER_DEFAULT_MAX_REFS);
-  rc = gsf_gcdump_convert(src_read, &in, w, err, cap);
+  rc = gsf_gcdump_convert(fuzz_src_read, &in, w, err, cap);
   FUZZ_CHECK(gs_writer_free(w) == GS_OK);
   return rc;
 }

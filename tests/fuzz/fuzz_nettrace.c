@@ -16,22 +16,6 @@
 #include "gs_error.h"
 #include "gs_nettrace.h"
 
-typedef struct src {
-  const uint8_t *p;
-  size_t len, pos, piece;   /* piece: most bytes a call hands out, 0: all */
-} src;
-
-static int src_read(void *ctx, void *buf, size_t cap, size_t *got) {
-  src *s = ctx;
-  size_t n = s->len - s->pos;
-  if (n > cap) n = cap;
-  if (s->piece && n > s->piece) n = s->piece;
-  memcpy(buf, s->p + s->pos, n);
-  s->pos += n;
-  *got = n;
-  return GS_OK;
-}
-
 /* What a run saw, folded into a CRC: equal runs give equal results. */
 typedef struct seen {
   uint32_t crc;
@@ -123,7 +107,7 @@ static int decode(gs_nt *nt, gs_dheap *h, seen *s) {
 }
 
 static int run(const uint8_t *data, size_t size, size_t piece, seen *s, char *err, size_t cap) {
-  src in = {data, size, 0, piece};
+  fuzz_src in = {data, size, 0, piece};
   gs_heap_visitor v;
   gs_nt *nt = NULL;
   gs_dheap *h = NULL;
@@ -140,7 +124,7 @@ static int run(const uint8_t *data, size_t size, size_t piece, seen *s, char *er
   v.object_refs = v_object_refs;
   v.object_end = v_object_end;
   err[0] = '\0';
-  if ((rc = gs_nt_open(&nt, src_read, &in, err, cap)) < 0) return rc;
+  if ((rc = gs_nt_open(&nt, fuzz_src_read, &in, err, cap)) < 0) return rc;
   FUZZ_CHECK(gs_dheap_new(&h, &v, gs_nt_trace_of(nt)->pointer_size, 1u << 16, NULL) == GS_OK);
   rc = decode(nt, h, s);
   if (rc < 0 && !err[0]) snprintf(err, cap, "%s", gs_dheap_error(h));

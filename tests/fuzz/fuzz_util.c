@@ -52,3 +52,14 @@ uint8_t *fuzz_read_file(const char *path, size_t *len) {
   *len = n;
   return buf;
 }
+
+int fuzz_src_read(void *ctx, void *buf, size_t cap, size_t *got) {
+  fuzz_src *s = ctx;
+  size_t n = s->len - s->pos;
+  if (n > cap) n = cap;
+  if (s->piece && n > s->piece) n = s->piece;
+  memcpy(buf, s->p + s->pos, n);
+  s->pos += n;
+  *got = n;
+  return 0;
+}

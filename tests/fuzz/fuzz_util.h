@@ -24,6 +24,15 @@
  * when the process exits. */
 void fuzz_temp_path(char *out, size_t cap, const char *name);
 
+/* An input handed to a reader (gs_read_fn) in pieces of at most piece
+ * bytes (0: as much as asked), so that a target can check that a reader
+ * gives the same result however its input is cut. */
+typedef struct fuzz_src {
+  const uint8_t *p;
+  size_t len, pos, piece;
+} fuzz_src;
+int fuzz_src_read(void *ctx, void *buf, size_t cap, size_t *got);
+
 /* The file's bytes (malloc'd), or NULL. */
 uint8_t *fuzz_read_file(const char *path, size_t *len);
 
